@@ -1,0 +1,150 @@
+// Package exitcode is the one place where an error becomes an exit status and
+// a one-line message on stderr, so every command in every binary reports
+// failure the same way (CLI.md: "Exit codes").
+package exitcode
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/version"
+)
+
+// The exit statuses CLI.md promises to scripts.
+const (
+	OK          = 0
+	Failed      = 1  // the request failed: rejected job, unknown id, timeout
+	Usage       = 2  // bad flag or argument
+	Unavailable = 69 // store busy or instance unreachable (sysexits EX_UNAVAILABLE)
+)
+
+// Error carries an explicit exit status with its message.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// WithCode wraps err so that it exits with code.
+func WithCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err}
+}
+
+// UsageErrorf reports a bad flag or argument (exit 2).
+func UsageErrorf(format string, a ...any) error {
+	return &Error{Code: Usage, Err: fmt.Errorf(format, a...)}
+}
+
+// Code maps an error to its exit status: an explicit code wins, then an
+// exit status a job reported (cli.ExitCoder), else Failed.
+func Code(err error) int {
+	if err == nil {
+		return OK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	return Failed
+}
+
+// Run runs app with args and returns the exit status, printing a failure as
+// one line "bin: command: message" on the app's ErrWriter. It installs the
+// house defaults: -V/--version (so -v stays free for commands' verbose
+// flags), usage errors as exit 2 without a help dump, and no os.Exit inside
+// urfave/cli.
+func Run(app *cli.App, args []string) int {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version", DisableDefaultText: true}
+	if app.Version == "" {
+		app.Version = version.String()
+	}
+	if app.ErrWriter == nil {
+		app.ErrWriter = os.Stderr
+	}
+	app.ExitErrHandler = func(*cli.Context, error) {}
+	app.OnUsageError = onUsageError
+	setUsageHandler(app.Commands)
+
+	err := app.Run(args)
+	if err == nil {
+		return OK
+	}
+	code := Code(err)
+	// A job's own exit status is returned silently, as `flux run` does.
+	var e *Error
+	if msg := err.Error(); msg != "" && !(errors.As(err, &e) && e.Err == errSilent) {
+		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, oneLine(msg))
+	}
+	if code == Usage {
+		fmt.Fprintf(app.ErrWriter, "Try '%s --help' for more information.\n", strings.Join(commandPath(app, args), " "))
+	}
+	return code
+}
+
+// errSilent marks an exit status that needs no message.
+var errSilent = errors.New("")
+
+// Silent exits with code and prints nothing: for `fluxq run`, `attach` and
+// `wait`, whose exit status is the job's.
+func Silent(code int) error { return &Error{Code: code, Err: errSilent} }
+
+func onUsageError(c *cli.Context, err error, _ bool) error {
+	// The root command carries the app's name, which Run prints already.
+	name := ""
+	if c != nil && c.Command != nil && c.Command.Name != "" && (c.App == nil || c.Command.Name != c.App.Name) {
+		name = c.Command.Name + ": "
+	}
+	return &Error{Code: Usage, Err: fmt.Errorf("%s%w", name, err)}
+}
+
+func setUsageHandler(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.OnUsageError == nil {
+			c.OnUsageError = onUsageError
+		}
+		setUsageHandler(c.Subcommands)
+	}
+}
+
+// commandPath is the binary plus the subcommands named in args, for the hint.
+func commandPath(app *cli.App, args []string) []string {
+	path := []string{app.Name}
+	cmds := app.Commands
+	for _, a := range args[1:] {
+		var next *cli.Command
+		for _, c := range cmds {
+			if c.HasName(a) {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		path = append(path, next.Name)
+		cmds = next.Subcommands
+	}
+	return path
+}
+
+// oneLine keeps a message to one line, as CLI.md requires.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}

@@ -1,0 +1,24 @@
+// Package fluxsched builds the fluxsched command: the foreground loop that
+// holds the store and runs the job manager, scheduler and exec service
+// (CLI.md, "fluxsched — the instance").
+package fluxsched
+
+import (
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+)
+
+// New returns the fluxsched application.
+func New() *cli.App {
+	return &cli.App{
+		Name:  "fluxsched",
+		Usage: "run the job manager, scheduler and exec service on this machine",
+		Description: "fluxsched keeps the machine busy: it schedules the jobs submitted with\n" +
+			"fluxq onto this machine's cores and GPUs and runs them.",
+		Commands: []*cli.Command{},
+	}
+}
+
+// Main runs fluxsched with args and returns its exit status.
+func Main(args []string) int { return exitcode.Run(New(), args) }
