@@ -1,0 +1,152 @@
+// Package eventlog reads and writes RFC 18 event logs: one JSON object per
+// line, each with a positive "timestamp", a "name" and an optional "context"
+// object. Job eventlogs (RFC 21) are the main use.
+package eventlog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+)
+
+// Event is one eventlog entry.
+type Event struct {
+	Timestamp float64
+	Name      string
+	// Context is the event's data; nil when the event has none. Values are
+	// what encoding/json decodes into any, except numbers, which stay
+	// json.Number so that integers such as job ids keep every digit.
+	Context map[string]any
+}
+
+// maxLine bounds one event, so a corrupt or hostile log cannot make a reader
+// hold an unbounded line.
+const maxLine = 1 << 20
+
+// Validate checks the RFC 18 rules for one event.
+func (e Event) Validate() error {
+	switch {
+	case math.IsNaN(e.Timestamp) || math.IsInf(e.Timestamp, 0) || e.Timestamp <= 0:
+		return fmt.Errorf("event %q: timestamp must be greater than zero", e.Name)
+	case e.Name == "":
+		return fmt.Errorf("event has an empty name")
+	}
+	return nil
+}
+
+// MarshalJSON encodes the event as RFC 18 shows it: timestamp, name, then
+// context, with the context's keys sorted.
+func (e Event) MarshalJSON() ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"timestamp":`)
+	b.WriteString(strconv.FormatFloat(e.Timestamp, 'f', -1, 64))
+	b.WriteString(`,"name":`)
+	name, _ := json.Marshal(e.Name)
+	b.Write(name)
+	if e.Context != nil {
+		ctx, err := json.Marshal(e.Context)
+		if err != nil {
+			return nil, fmt.Errorf("event %q: context: %w", e.Name, err)
+		}
+		b.WriteString(`,"context":`)
+		b.Write(ctx)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// UnmarshalJSON decodes one event and checks it.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Timestamp json.RawMessage `json:"timestamp"`
+		Name      *string         `json:"name"`
+		Context   json.RawMessage `json:"context"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return fmt.Errorf("invalid event: %w", err)
+	}
+	if raw.Timestamp == nil {
+		return fmt.Errorf("event has no timestamp")
+	}
+	if raw.Name == nil {
+		return fmt.Errorf("event has no name")
+	}
+	// A RawMessage keeps the JSON type: "1" (a string) is not a number.
+	ts, err := strconv.ParseFloat(string(raw.Timestamp), 64)
+	if err != nil || !isJSONNumber(raw.Timestamp) {
+		return fmt.Errorf("event %q: timestamp %s is not a number", *raw.Name, raw.Timestamp)
+	}
+	ev := Event{Timestamp: ts, Name: *raw.Name}
+	if raw.Context != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw.Context))
+		dec.UseNumber()
+		var ctx map[string]any
+		if err := dec.Decode(&ctx); err != nil || ctx == nil {
+			return fmt.Errorf("event %q: context must be an object", ev.Name)
+		}
+		ev.Context = ctx
+	}
+	if err := ev.Validate(); err != nil {
+		return err
+	}
+	*e = ev
+	return nil
+}
+
+func isJSONNumber(b []byte) bool {
+	return len(b) > 0 && (b[0] == '-' || (b[0] >= '0' && b[0] <= '9'))
+}
+
+// Append encodes events as eventlog lines, each ending in a newline, onto b.
+func Append(b []byte, events ...Event) ([]byte, error) {
+	for _, e := range events {
+		line, err := e.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, line...)
+		b = append(b, '\n')
+	}
+	return b, nil
+}
+
+// Parse decodes a whole eventlog. Every line must be a complete event
+// ending in a newline: RFC 18 logs are only ever appended whole events, so a
+// partial last line means corruption, and is reported rather than dropped.
+func Parse(data []byte) ([]Event, error) {
+	var events []Event
+	for lineno := 1; len(data) > 0; lineno++ {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil, fmt.Errorf("eventlog line %d: not terminated by a newline", lineno)
+		}
+		line := data[:i]
+		data = data[i+1:]
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("eventlog line %d: longer than %d bytes", lineno, maxLine)
+		}
+		var e Event
+		if err := e.UnmarshalJSON(line); err != nil {
+			return nil, fmt.Errorf("eventlog line %d: %w", lineno, err)
+		}
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+// ContextKeys returns the event's context keys, sorted, for printing
+// "name key=value ..." lines in a stable order.
+func (e Event) ContextKeys() []string {
+	keys := make([]string, 0, len(e.Context))
+	for k := range e.Context {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

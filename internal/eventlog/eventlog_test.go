@@ -1,0 +1,129 @@
+package eventlog
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseRFC18Example(t *testing.T) {
+	// RFC 18 "Example": every line but the third is a valid event. The
+	// third is printed in the RFC with an unquoted key (context:{...}),
+	// which is not JSON, so a strict reader must reject it.
+	good := []string{
+		`{"timestamp":1552593348.073045,"name":"submit","context":{"urgency":16,"userid":5588,"flags":0}}`,
+		`{"timestamp":1552593547.411336,"name":"urgency","context":{"urgency":0,"userid":5588}}`,
+		`{"timestamp":1552593348.093541,"name":"free"}`,
+		`{"timestamp":1552593348.089787,"name":"start"}`,
+		`{"timestamp":1552593348.092830,"name":"release","context":{"ranks":"all","final":true}}`,
+		`{"timestamp":1552593348.090927,"name":"finish","context":{"status":0}}`,
+		`{"timestamp":1552593348.104432,"name":"clean"}`,
+	}
+	events, err := Parse([]byte(strings.Join(good, "\n") + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Event{
+		{1552593348.073045, "submit", map[string]any{"urgency": json.Number("16"), "userid": json.Number("5588"), "flags": json.Number("0")}},
+		{1552593547.411336, "urgency", map[string]any{"urgency": json.Number("0"), "userid": json.Number("5588")}},
+		{1552593348.093541, "free", nil},
+		{1552593348.089787, "start", nil},
+		{1552593348.092830, "release", map[string]any{"ranks": "all", "final": true}},
+		{1552593348.090927, "finish", map[string]any{"status": json.Number("0")}},
+		{1552593348.104432, "clean", nil},
+	}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+	bad := `{"timestamp":1552593348.088391,"name":"alloc",context:{"note":"rank0/core[0-1]"}}` + "\n"
+	if _, err := Parse([]byte(bad)); err == nil {
+		t.Error("RFC 18 example line 3 (unquoted key) was accepted")
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"no newline", `{"timestamp":1,"name":"a"}`, "eventlog line 1: not terminated by a newline"},
+		{"partial second line", "{\"timestamp\":1,\"name\":\"a\"}\n{\"timest", "eventlog line 2: not terminated by a newline"},
+		{"not json", "hello\n", "eventlog line 1: invalid event"},
+		{"empty line", "\n", "eventlog line 1: invalid event"},
+		{"no timestamp", `{"name":"a"}` + "\n", "eventlog line 1: event has no timestamp"},
+		{"zero timestamp", `{"timestamp":0,"name":"a"}` + "\n", `eventlog line 1: event "a": timestamp must be greater than zero`},
+		{"negative timestamp", `{"timestamp":-1,"name":"a"}` + "\n", "timestamp must be greater than zero"},
+		{"string timestamp", `{"timestamp":"1","name":"a"}` + "\n", `eventlog line 1: event "a": timestamp "1" is not a number`},
+		{"no name", `{"timestamp":1}` + "\n", "eventlog line 1: event has no name"},
+		{"empty name", `{"timestamp":1,"name":""}` + "\n", "eventlog line 1: event has an empty name"},
+		{"context array", `{"timestamp":1,"name":"a","context":[1]}` + "\n", `eventlog line 1: event "a": context must be an object`},
+		{"context null", `{"timestamp":1,"name":"a","context":null}` + "\n", `context must be an object`},
+		{"not an object", "[]\n", "eventlog line 1: invalid event"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Parse(%q) error = %v, want it to contain %q", tc.in, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestAppend(t *testing.T) {
+	tests := []struct {
+		name  string
+		event Event
+		want  string
+	}{
+		// RFC 21 examples, in RFC 18 key order.
+		{"submit", Event{1552593348.073045, "submit", map[string]any{"urgency": 16, "userid": 5588, "flags": 0, "version": 1}},
+			`{"timestamp":1552593348.073045,"name":"submit","context":{"flags":0,"urgency":16,"userid":5588,"version":1}}`},
+		{"no context", Event{1605115080.0358412, "validate", nil},
+			`{"timestamp":1605115080.0358412,"name":"validate"}`},
+		{"empty context kept", Event{1, "memo", map[string]any{}}, `{"timestamp":1,"name":"memo","context":{}}`},
+		{"escaped name", Event{2, "a\nb", nil}, `{"timestamp":2,"name":"a\nb"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Append(nil, tc.event)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want+"\n", string(got)); diff != "" {
+				t.Errorf("Append (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := Append(nil, Event{0, "x", nil}); err == nil {
+		t.Error("Append accepted a zero timestamp")
+	}
+}
+
+func FuzzParseEventlog(f *testing.F) {
+	f.Add([]byte(`{"timestamp":1552593348.073045,"name":"submit","context":{"urgency":16,"userid":5588,"flags":0}}` + "\n"))
+	f.Add([]byte(`{"timestamp":1,"name":"a"}` + "\n" + `{"timestamp":2.5,"name":"b","context":{"x":{"y":[1,2,null]}}}` + "\n"))
+	f.Add([]byte("\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		events, err := Parse(data)
+		if err != nil {
+			return
+		}
+		out, err := Append(nil, events...)
+		if err != nil {
+			t.Fatalf("Append of parsed events: %v", err)
+		}
+		again, err := Parse(out)
+		if err != nil {
+			t.Fatalf("Parse(Append(v)) = %v on %q", err, out)
+		}
+		if diff := cmp.Diff(events, again); diff != "" {
+			t.Fatalf("round trip (-first +second):\n%s", diff)
+		}
+		out2, _ := Append(nil, again...)
+		if string(out) != string(out2) {
+			t.Fatalf("not canonical: %q then %q", out, out2)
+		}
+	})
+}
