@@ -1,0 +1,384 @@
+// Package store is fluxq's state on disk: one bbolt file that the loop holds
+// while it runs and the CLIs open directly while it does not.
+//
+// The bucket tree (schema version 1):
+//
+//	meta/
+//	    schema              uint64 BE   schema version of this file
+//	    epoch               uint64 BE   FLUID epoch, ms since the Unix epoch, fixed at creation
+//	    last-jobid          uint64 BE   the last job id issued; id generators restart past it
+//	jobs/
+//	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
+//	        jobspec                     a cursor walks jobs in submit order
+//	        eventlog                    RFC 18 lines, only ever appended
+//	        R                           R v1 JSON, once allocated
+//	        summary                     the listing record, kept beside the eventlog
+//	                                    it is derived from, in the same transaction
+//	queues/
+//	    <name>                          queue state JSON (enabled, started, reasons)
+//	resources/
+//	    inventory                       R v1 JSON of the whole instance
+//	    drain/<rank uint64 BE>          drain record JSON
+//
+// Values returned by bbolt are valid only inside their transaction, so every
+// getter here returns a copy.
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the layout this code reads and writes.
+const SchemaVersion = 1
+
+// Errors callers map to exit codes and messages.
+var (
+	// ErrBusy: another process holds the store (CLI.md: exit 69).
+	ErrBusy = errors.New("store is busy")
+	// ErrCorrupt: the file is not a readable fluxq store.
+	ErrCorrupt = errors.New("store is corrupt")
+	// ErrNotFound: no such record.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: a record that must be new already exists.
+	ErrExists = errors.New("already exists")
+)
+
+var (
+	bucketMeta      = []byte("meta")
+	bucketJobs      = []byte("jobs")
+	bucketQueues    = []byte("queues")
+	bucketResources = []byte("resources")
+	bucketDrain     = []byte("drain")
+
+	keySchema    = []byte("schema")
+	keyEpoch     = []byte("epoch")
+	keyLastJobID = []byte("last-jobid")
+	keyInventory = []byte("inventory")
+)
+
+// Job record keys.
+const (
+	JobJobspec  = "jobspec"
+	JobEventlog = "eventlog"
+	JobR        = "R"
+	JobSummary  = "summary"
+)
+
+// Options tune Open.
+type Options struct {
+	// Timeout bounds the wait for another process's lock; zero waits
+	// forever, as bbolt does.
+	Timeout time.Duration
+	// ReadOnly opens with a shared lock (still excluded by a writer).
+	ReadOnly bool
+	// Now gives the creation time of a new store; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is an open state file.
+type Store struct {
+	db *bolt.DB
+}
+
+// migration i brings a store from schema version i to i+1. Version 0 is an
+// empty file, so migrations[0] creates the layout above.
+var migrations = []func(tx *bolt.Tx, now time.Time) error{
+	func(tx *bolt.Tx, now time.Time) error {
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketQueues, bucketResources} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		res := tx.Bucket(bucketResources)
+		if _, err := res.CreateBucketIfNotExists(bucketDrain); err != nil {
+			return err
+		}
+		meta := tx.Bucket(bucketMeta)
+		if meta.Get(keyEpoch) == nil {
+			return meta.Put(keyEpoch, u64(uint64(now.UnixMilli())))
+		}
+		return nil
+	},
+}
+
+// Open opens or creates the store at path (mode 0600: the instance is
+// private to its owner) and brings its schema up to date.
+func Open(path string, opts Options) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	s := &Store{db: db}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	if err := s.migrate(now(), opts.ReadOnly); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func openError(path string, err error) error {
+	switch {
+	case errors.Is(err, berrors.ErrTimeout):
+		return fmt.Errorf("%s: %w (another process holds it)", path, ErrBusy)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	// bbolt reports a short or garbage file in several ways; all mean the
+	// file is not a store we can read.
+	return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
+}
+
+func (s *Store) migrate(now time.Time, readOnly bool) error {
+	var version uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			version = getU64(meta, keySchema)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case version > SchemaVersion:
+		return fmt.Errorf("store schema version %d is newer than this fluxq understands (%d)", version, SchemaVersion)
+	case version == SchemaVersion:
+		return s.verify()
+	case readOnly:
+		return fmt.Errorf("store schema version %d needs an upgrade to %d; open it read-write once", version, SchemaVersion)
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for v := version; v < SchemaVersion; v++ {
+			if err := migrations[v](tx, now); err != nil {
+				return fmt.Errorf("migrating store schema %d to %d: %w", v, v+1, err)
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
+	})
+}
+
+// verify checks that the buckets every Tx method relies on exist, so a
+// damaged file is reported once here instead of failing deep in a command.
+func (s *Store) verify() error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketQueues, bucketResources} {
+			if tx.Bucket(name) == nil {
+				return fmt.Errorf("%w: bucket %q is missing", ErrCorrupt, name)
+			}
+		}
+		if tx.Bucket(bucketResources).Bucket(bucketDrain) == nil {
+			return fmt.Errorf("%w: bucket \"resources/drain\" is missing", ErrCorrupt)
+		}
+		return nil
+	})
+}
+
+// Close releases the file and its lock.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Path is the store's file.
+func (s *Store) Path() string { return s.db.Path() }
+
+// Update runs fn in one read-write transaction: all of it commits, or none.
+// The loop calls it once per turn, so a turn's events cost one fsync.
+func (s *Store) Update(fn func(*Tx) error) error {
+	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+}
+
+// View runs fn in a read-only transaction: a consistent snapshot.
+func (s *Store) View(fn func(*Tx) error) error {
+	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+}
+
+// Tx is one transaction over the store.
+type Tx struct {
+	tx *bolt.Tx
+}
+
+// Writable reports whether the transaction may write.
+func (t *Tx) Writable() bool { return t.tx.Writable() }
+
+// Epoch is the FLUID epoch fixed when the store was created.
+func (t *Tx) Epoch() time.Time {
+	return time.UnixMilli(int64(getU64(t.tx.Bucket(bucketMeta), keyEpoch)))
+}
+
+// LastJobID is the last job id issued.
+func (t *Tx) LastJobID() uint64 { return getU64(t.tx.Bucket(bucketMeta), keyLastJobID) }
+
+// SetLastJobID records the last job id issued; it never moves backwards.
+func (t *Tx) SetLastJobID(id uint64) error {
+	if id < t.LastJobID() {
+		return fmt.Errorf("last job id would move backwards (%d < %d)", id, t.LastJobID())
+	}
+	return t.tx.Bucket(bucketMeta).Put(keyLastJobID, u64(id))
+}
+
+// CreateJob makes the record for a new job with its first values.
+func (t *Tx) CreateJob(id uint64, values map[string][]byte) error {
+	jobs := t.tx.Bucket(bucketJobs)
+	if jobs.Bucket(u64(id)) != nil {
+		return fmt.Errorf("job %d: %w", id, ErrExists)
+	}
+	b, err := jobs.CreateBucket(u64(id))
+	if err != nil {
+		return fmt.Errorf("job %d: %w", id, err)
+	}
+	for k, v := range values {
+		if err := b.Put([]byte(k), v); err != nil {
+			return fmt.Errorf("job %d: %s: %w", id, k, err)
+		}
+	}
+	return nil
+}
+
+// HasJob reports whether the job exists.
+func (t *Tx) HasJob(id uint64) bool { return t.tx.Bucket(bucketJobs).Bucket(u64(id)) != nil }
+
+// JobValue returns a copy of one value of a job's record; ErrNotFound when
+// the job does not exist, nil when the job has no such value.
+func (t *Tx) JobValue(id uint64, key string) ([]byte, error) {
+	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
+	if b == nil {
+		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return clone(b.Get([]byte(key))), nil
+}
+
+// PutJobValue sets one value of an existing job's record.
+func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
+	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
+	if b == nil {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return b.Put([]byte(key), value)
+}
+
+// AppendJobValue appends to one value of an existing job's record (the
+// eventlog: RFC 18 logs are only ever appended).
+func (t *Tx) AppendJobValue(id uint64, key string, more []byte) error {
+	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
+	if b == nil {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	old := b.Get([]byte(key))
+	v := make([]byte, 0, len(old)+len(more))
+	v = append(append(v, old...), more...)
+	return b.Put([]byte(key), v)
+}
+
+// ForEachJob calls fn for each job in id (submit) order, starting at the
+// first id >= from, until fn returns false or an error.
+func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []byte) (bool, error)) error {
+	c := t.tx.Bucket(bucketJobs).Cursor()
+	for k, _ := c.Seek(u64(from)); k != nil; k, _ = c.Next() {
+		b := t.tx.Bucket(bucketJobs).Bucket(k)
+		if b == nil {
+			continue
+		}
+		get := func(key string) []byte { return clone(b.Get([]byte(key))) }
+		more, err := fn(binary.BigEndian.Uint64(k), get)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeleteJob removes a job's whole record (RFC 21 invalidate, or a purge).
+func (t *Tx) DeleteJob(id uint64) error {
+	if err := t.tx.Bucket(bucketJobs).DeleteBucket(u64(id)); err != nil {
+		if errors.Is(err, berrors.ErrBucketNotFound) {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		return err
+	}
+	return nil
+}
+
+// Queue returns a copy of a queue's saved state, or nil.
+func (t *Tx) Queue(name string) []byte {
+	return clone(t.tx.Bucket(bucketQueues).Get([]byte(name)))
+}
+
+// PutQueue saves a queue's state.
+func (t *Tx) PutQueue(name string, state []byte) error {
+	if name == "" {
+		return fmt.Errorf("queue name is empty")
+	}
+	return t.tx.Bucket(bucketQueues).Put([]byte(name), state)
+}
+
+// ForEachQueue calls fn for each saved queue in name order.
+func (t *Tx) ForEachQueue(fn func(name string, state []byte) error) error {
+	return t.tx.Bucket(bucketQueues).ForEach(func(k, v []byte) error {
+		return fn(string(k), clone(v))
+	})
+}
+
+// Inventory returns a copy of the saved resource inventory, or nil.
+func (t *Tx) Inventory() []byte {
+	return clone(t.tx.Bucket(bucketResources).Get(keyInventory))
+}
+
+// PutInventory saves the resource inventory.
+func (t *Tx) PutInventory(r []byte) error {
+	return t.tx.Bucket(bucketResources).Put(keyInventory, r)
+}
+
+// Drain returns the drain record of a rank, or nil when it is not drained.
+func (t *Tx) Drain(rank uint64) []byte {
+	return clone(t.drain().Get(u64(rank)))
+}
+
+// PutDrain records a rank as drained; a nil record undrains it.
+func (t *Tx) PutDrain(rank uint64, record []byte) error {
+	if record == nil {
+		return t.drain().Delete(u64(rank))
+	}
+	return t.drain().Put(u64(rank), record)
+}
+
+// ForEachDrain calls fn for each drained rank in rank order.
+func (t *Tx) ForEachDrain(fn func(rank uint64, record []byte) error) error {
+	return t.drain().ForEach(func(k, v []byte) error {
+		return fn(binary.BigEndian.Uint64(k), clone(v))
+	})
+}
+
+func (t *Tx) drain() *bolt.Bucket { return t.tx.Bucket(bucketResources).Bucket(bucketDrain) }
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func getU64(b *bolt.Bucket, key []byte) uint64 {
+	v := b.Get(key)
+	if len(v) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(v)
+}
+
+func clone(v []byte) []byte {
+	if v == nil {
+		return nil
+	}
+	return bytes.Clone(v)
+}
