@@ -1,0 +1,172 @@
+// Package execproto is RFC 32, the job execution protocol between the job
+// manager and an exec service: its topics, and its payloads as Go types
+// whose JSON keys are exactly the RFC's.
+//
+// Beyond the RFC: a start request carries the job's R under "R" (an exec
+// service here has no KVS to read it from), and two notifications,
+// <service>.exception and <service>.kill, tell the exec service about a
+// job's fatal exception and ask it to signal a job; flux-core carries the
+// same information in its job-exception event and job-exec.kill RPC.
+package execproto
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// TopicHello is the exec service's registration with the job manager.
+const TopicHello = "job-manager.exec-hello"
+
+// Topic returns the topic of a method of the named exec service.
+func Topic(service, method string) string { return service + "." + method }
+
+// Methods of an exec service.
+const (
+	MethodStart     = "start"
+	MethodException = "exception"
+	MethodKill      = "kill"
+)
+
+// Hello is the exec-hello request.
+type Hello struct {
+	Service string `json:"service"`
+}
+
+// Start is the <service>.start request.
+type Start struct {
+	ID       fluid.ID        `json:"id"`
+	UserID   uint32          `json:"userid"`
+	Jobspec  json.RawMessage `json:"jobspec"`
+	Reattach bool            `json:"reattach"`
+	R        json.RawMessage `json:"R,omitempty"`
+}
+
+// Response types of <service>.start.
+const (
+	TypeStart     = "start"
+	TypeRelease   = "release"
+	TypeException = "exception"
+	TypeFinish    = "finish"
+)
+
+// Response is one <service>.start response.
+type Response struct {
+	ID   fluid.ID        `json:"id"`
+	Type string          `json:"type"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Release is the data of a release response.
+type Release struct {
+	Ranks string `json:"ranks"` // an idset, or "all"
+	Final bool   `json:"final"`
+}
+
+// Exception is the data of an exception response, and the payload of the
+// <service>.exception notification (with ID set).
+type Exception struct {
+	ID       fluid.ID `json:"id,omitempty"`
+	Severity int      `json:"severity"`
+	Type     string   `json:"type"`
+	Note     string   `json:"note,omitempty"`
+}
+
+// Finish is the data of a finish response.
+type Finish struct {
+	Status int `json:"status"`
+}
+
+// Kill is the <service>.kill request: send a signal to the job's tasks.
+type Kill struct {
+	ID     fluid.ID `json:"id"`
+	Signal int      `json:"signal"`
+}
+
+// NewResponse builds a <service>.start response with typed data.
+func NewResponse(service string, id fluid.ID, typ string, data any) (wire.Message, error) {
+	if data == nil {
+		data = struct{}{}
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return wire.Message{}, err
+	}
+	return wire.NewResponse(Topic(service, MethodStart), Response{ID: id, Type: typ, Data: b})
+}
+
+// DecodeHello reads an exec-hello request.
+func DecodeHello(m wire.Message) (Hello, error) {
+	var h Hello
+	if err := wire.Decode(m, &h, "service"); err != nil {
+		return h, err
+	}
+	if h.Service == "" {
+		return h, fmt.Errorf("%s: service name is empty", m.Topic)
+	}
+	return h, nil
+}
+
+// DecodeStart reads a start request.
+func DecodeStart(m wire.Message) (Start, error) {
+	var s Start
+	return s, wire.Decode(m, &s, "id", "userid", "jobspec", "reattach")
+}
+
+// DecodeResponse reads a start response and its data by type, returning
+// the data as *Release, *Exception, *Finish, or nil for start.
+func DecodeResponse(m wire.Message) (Response, any, error) {
+	var r Response
+	if err := wire.Decode(m, &r, "id", "type", "data"); err != nil {
+		return r, nil, err
+	}
+	dm := wire.Message{Topic: m.Topic + " " + r.Type, Type: wire.Response, Payload: r.Data}
+	switch r.Type {
+	case TypeStart:
+		if !isObject(r.Data) {
+			return r, nil, fmt.Errorf("%s: start data must be an object", m.Topic)
+		}
+		return r, nil, nil
+	case TypeRelease:
+		var d Release
+		if err := wire.Decode(dm, &d, "ranks", "final"); err != nil {
+			return r, nil, err
+		}
+		return r, &d, nil
+	case TypeException:
+		var d Exception
+		if err := wire.Decode(dm, &d, "severity", "type"); err != nil {
+			return r, nil, err
+		}
+		if d.Severity < 0 || d.Severity > 7 {
+			return r, nil, fmt.Errorf("%s: exception severity %d is not 0-7", m.Topic, d.Severity)
+		}
+		return r, &d, nil
+	case TypeFinish:
+		var d Finish
+		if err := wire.Decode(dm, &d, "status"); err != nil {
+			return r, nil, err
+		}
+		return r, &d, nil
+	}
+	return r, nil, fmt.Errorf("%s: unknown response type %q", m.Topic, r.Type)
+}
+
+// DecodeException reads a <service>.exception notification.
+func DecodeException(m wire.Message) (Exception, error) {
+	var e Exception
+	return e, wire.Decode(m, &e, "id", "severity", "type")
+}
+
+// DecodeKill reads a <service>.kill request.
+func DecodeKill(m wire.Message) (Kill, error) {
+	var k Kill
+	return k, wire.Decode(m, &k, "id", "signal")
+}
+
+func isObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}

@@ -1,0 +1,233 @@
+// Package schedproto is RFC 27, the resource allocation protocol between the
+// job manager and a scheduler: its topics, and its payloads as Go types
+// whose JSON keys are exactly the RFC's.
+//
+// Two keys go beyond the RFC because a fluxq scheduler owns no storage and
+// so cannot look R up in a KVS, as RFC 27 lets a Flux scheduler do: a hello
+// response carries the job's R under "R", and a SUCCESS response carries
+// the allocated R under "R", as current flux-core does. The job manager
+// commits that R before it posts the alloc event, so the guarantee RFC 27
+// gives a reader holds.
+package schedproto
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// Topics.
+const (
+	TopicHello      = "job-manager.sched-hello"
+	TopicReady      = "job-manager.sched-ready"
+	TopicAlloc      = "sched.alloc"
+	TopicCancel     = "sched.cancel"
+	TopicPrioritize = "sched.prioritize"
+	TopicFree       = "sched.free"
+)
+
+// Priority bounds (RFC 27).
+const (
+	PriorityMin = 0
+	PriorityMax = 4294967295
+	LimitMax    = 2147483647
+)
+
+// HelloJob is one response to job-manager.sched-hello: a job that holds
+// resources. The stream ends with an ENODATA error response.
+type HelloJob struct {
+	ID       fluid.ID        `json:"id"`
+	Priority int64           `json:"priority"`
+	UserID   uint32          `json:"userid"`
+	TSubmit  float64         `json:"t_submit"`
+	R        json.RawMessage `json:"R,omitempty"`
+}
+
+// Modes of job-manager.sched-ready.
+const (
+	ModeUnlimited = "unlimited"
+	ModeLimited   = "limited"
+)
+
+// Ready is the job-manager.sched-ready request.
+type Ready struct {
+	Mode  string `json:"mode"`
+	Limit int    `json:"limit,omitempty"` // REQUIRED in limited mode only
+}
+
+// ReadyResponse answers Ready with the queue depth.
+type ReadyResponse struct {
+	Count int `json:"count"`
+}
+
+// Alloc is the sched.alloc request. TSubmit is sent as flux-core does, so a
+// scheduler can order by submit time without a lookup.
+type Alloc struct {
+	ID       fluid.ID        `json:"id"`
+	Priority int64           `json:"priority"`
+	UserID   uint32          `json:"userid"`
+	TSubmit  float64         `json:"t_submit"`
+	Jobspec  json.RawMessage `json:"jobspec"`
+}
+
+// AllocType is the type of a sched.alloc response.
+type AllocType int
+
+// The four sched.alloc response types.
+const (
+	Success  AllocType = 0
+	Annotate AllocType = 1
+	Deny     AllocType = 2
+	Cancel   AllocType = 3
+)
+
+func (t AllocType) String() string {
+	switch t {
+	case Success:
+		return "SUCCESS"
+	case Annotate:
+		return "ANNOTATE"
+	case Deny:
+		return "DENY"
+	case Cancel:
+		return "CANCEL"
+	}
+	return fmt.Sprintf("AllocType(%d)", int(t))
+}
+
+// AllocResponse is one response to sched.alloc.
+type AllocResponse struct {
+	ID          fluid.ID        `json:"id"`
+	Type        AllocType       `json:"type"`
+	Annotations json.RawMessage `json:"annotations,omitempty"` // SUCCESS (optional), ANNOTATE (required)
+	Note        string          `json:"note,omitempty"`        // DENY (optional)
+	R           json.RawMessage `json:"R,omitempty"`           // SUCCESS: the allocation
+}
+
+// JobID is the payload of sched.cancel, sched.free and the sched.free response.
+type JobID struct {
+	ID fluid.ID `json:"id"`
+}
+
+// Prioritize is the sched.prioritize request: [id, priority] pairs.
+type Prioritize struct {
+	Jobs [][2]uint64 `json:"jobs"`
+}
+
+// DecodeHelloJob reads and checks one hello response.
+func DecodeHelloJob(m wire.Message) (HelloJob, error) {
+	var h HelloJob
+	if err := wire.Decode(m, &h, "id", "priority", "userid", "t_submit"); err != nil {
+		return h, err
+	}
+	return h, checkPriority(m.Topic, h.Priority)
+}
+
+// DecodeReady reads and checks a sched-ready request.
+func DecodeReady(m wire.Message) (Ready, error) {
+	var r Ready
+	if err := wire.Decode(m, &r, "mode"); err != nil {
+		return r, err
+	}
+	switch r.Mode {
+	case ModeUnlimited:
+		if r.Limit != 0 {
+			return r, fmt.Errorf("%s: limit is only for limited mode", m.Topic)
+		}
+	case ModeLimited:
+		if r.Limit < 1 || r.Limit > LimitMax {
+			return r, fmt.Errorf("%s: limit must be 1-%d", m.Topic, LimitMax)
+		}
+	default:
+		return r, fmt.Errorf("%s: unknown mode %q", m.Topic, r.Mode)
+	}
+	return r, nil
+}
+
+// DecodeReadyResponse reads the sched-ready response.
+func DecodeReadyResponse(m wire.Message) (ReadyResponse, error) {
+	var r ReadyResponse
+	return r, wire.Decode(m, &r, "count")
+}
+
+// DecodeAlloc reads and checks a sched.alloc request.
+func DecodeAlloc(m wire.Message) (Alloc, error) {
+	var a Alloc
+	if err := wire.Decode(m, &a, "id", "priority", "userid", "jobspec"); err != nil {
+		return a, err
+	}
+	return a, checkPriority(m.Topic, a.Priority)
+}
+
+// DecodeAllocResponse reads and checks a sched.alloc response by RFC 27's
+// per-type rules.
+func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
+	var r AllocResponse
+	if err := wire.Decode(m, &r, "id", "type"); err != nil {
+		return r, err
+	}
+	bad := func(why string) (AllocResponse, error) {
+		return r, fmt.Errorf("%s: %s response for job %d: %s", m.Topic, r.Type, uint64(r.ID), why)
+	}
+	if len(r.Annotations) > 0 && !isObject(r.Annotations) {
+		return bad("annotations must be an object")
+	}
+	switch r.Type {
+	case Success:
+		if r.Note != "" {
+			return bad("note is only for DENY")
+		}
+	case Annotate:
+		if len(r.Annotations) == 0 {
+			return bad("annotations are required")
+		}
+		if r.Note != "" || len(r.R) > 0 {
+			return bad("only annotations may accompany ANNOTATE")
+		}
+	case Deny:
+		if len(r.Annotations) > 0 || len(r.R) > 0 {
+			return bad("only a note may accompany DENY")
+		}
+	case Cancel:
+		if len(r.Annotations) > 0 || r.Note != "" || len(r.R) > 0 {
+			return bad("only the required keys are allowed in a CANCEL response")
+		}
+	default:
+		return r, fmt.Errorf("%s: response type %d is not 0-3", m.Topic, int(r.Type))
+	}
+	return r, nil
+}
+
+// DecodeJobID reads sched.cancel, sched.free and the sched.free response.
+func DecodeJobID(m wire.Message) (JobID, error) {
+	var j JobID
+	return j, wire.Decode(m, &j, "id")
+}
+
+// DecodePrioritize reads a sched.prioritize request.
+func DecodePrioritize(m wire.Message) (Prioritize, error) {
+	var p Prioritize
+	if err := wire.Decode(m, &p, "jobs"); err != nil {
+		return p, err
+	}
+	for _, j := range p.Jobs {
+		if j[1] > PriorityMax {
+			return p, fmt.Errorf("%s: priority %d of job %d is out of range", m.Topic, j[1], j[0])
+		}
+	}
+	return p, nil
+}
+
+func checkPriority(topic string, p int64) error {
+	if p < PriorityMin || p > PriorityMax {
+		return fmt.Errorf("%s: priority %d is out of range (%d-%d)", topic, p, PriorityMin, PriorityMax)
+	}
+	return nil
+}
+
+func isObject(b json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(b, &m) == nil && m != nil
+}

@@ -1,0 +1,340 @@
+// Package wire carries the job manager's conversations with the scheduler
+// (RFC 27) and the exec service (RFC 32): messages shaped like Flux's RFC 6
+// requests and responses, over an in-process pipe or as JSON lines over a
+// child process's stdin and stdout (`fluxsched run --sched-cmd PATH`).
+//
+// There is no matchtag: as RFC 27 and RFC 32 require, responses are matched
+// to requests by topic and by the job id in the payload.
+package wire
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Type says whether a message asks or answers.
+type Type string
+
+// Message types.
+const (
+	Request  Type = "request"
+	Response Type = "response"
+)
+
+// Errnum values the protocols use (Linux numbering, as Flux sends them).
+const (
+	ENOSYS  = 38 // no such service: the scheduler is not loaded
+	ENODATA = 61 // end of a streaming response (RFC 27 hello)
+	EPROTO  = 71 // the peer broke the protocol
+)
+
+// Message is one request or response. A response with a nonzero Errnum is
+// a conventional error response; its Payload is empty.
+type Message struct {
+	Topic   string          `json:"topic"`
+	Type    Type            `json:"type"`
+	Errnum  int             `json:"errnum,omitempty"`
+	Errstr  string          `json:"errstr,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// NewRequest builds a request whose payload is v encoded as JSON (nil for
+// an empty payload).
+func NewRequest(topic string, v any) (Message, error) { return build(topic, Request, v) }
+
+// NewResponse builds a successful response whose payload is v.
+func NewResponse(topic string, v any) (Message, error) { return build(topic, Response, v) }
+
+// NewError builds a conventional error response.
+func NewError(topic string, errnum int, errstr string) Message {
+	return Message{Topic: topic, Type: Response, Errnum: errnum, Errstr: errstr}
+}
+
+func build(topic string, t Type, v any) (Message, error) {
+	m := Message{Topic: topic, Type: t}
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return Message{}, fmt.Errorf("%s: %w", topic, err)
+		}
+		m.Payload = b
+	}
+	return m, nil
+}
+
+// IsError reports whether m is a conventional error response.
+func (m Message) IsError() bool { return m.Type == Response && m.Errnum != 0 }
+
+// Err returns the error an error response carries, or nil.
+func (m Message) Err() error {
+	if !m.IsError() {
+		return nil
+	}
+	return &Error{Topic: m.Topic, Errnum: m.Errnum, Errstr: m.Errstr}
+}
+
+// Error is an error response as a Go error.
+type Error struct {
+	Topic  string
+	Errnum int
+	Errstr string
+}
+
+func (e *Error) Error() string {
+	if e.Errstr != "" {
+		return fmt.Sprintf("%s: %s", e.Topic, e.Errstr)
+	}
+	return fmt.Sprintf("%s: error %d", e.Topic, e.Errnum)
+}
+
+// Validate checks the envelope.
+func (m Message) Validate() error {
+	switch {
+	case m.Topic == "":
+		return errors.New("message has no topic")
+	case m.Type != Request && m.Type != Response:
+		return fmt.Errorf("%s: message type %q is neither request nor response", m.Topic, m.Type)
+	case m.Type == Request && m.Errnum != 0:
+		return fmt.Errorf("%s: a request cannot carry an error", m.Topic)
+	}
+	return nil
+}
+
+// Conn is one end of a conversation. Send and Recv may be called from
+// different goroutines; Recv returns io.EOF once the other end has closed
+// and everything it sent has been received.
+type Conn interface {
+	Send(Message) error
+	Recv() (Message, error)
+	Close() error
+}
+
+// ErrClosed is returned by Send on a closed connection.
+var ErrClosed = errors.New("connection closed")
+
+// Pipe returns two connected in-process ends. Sends never block: each
+// direction is an unbounded queue, so two loops that each send to the other
+// cannot deadlock, which is the property the job manager and the scheduler
+// need when both may have many messages in flight.
+func Pipe() (Conn, Conn) {
+	ab, ba := newQueue(), newQueue()
+	return &pipeEnd{in: ba, out: ab}, &pipeEnd{in: ab, out: ba}
+}
+
+type pipeEnd struct {
+	in, out *queue
+}
+
+func (p *pipeEnd) Send(m Message) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	return p.out.put(m)
+}
+
+func (p *pipeEnd) Recv() (Message, error) { return p.in.get() }
+
+// Close ends both directions, as closing a socket would.
+func (p *pipeEnd) Close() error {
+	p.in.close()
+	p.out.close()
+	return nil
+}
+
+type queue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	msgs   []Message
+	closed bool
+}
+
+func newQueue() *queue {
+	q := &queue{}
+	q.cond = sync.NewCond(&q.mu)
+	return q
+}
+
+func (q *queue) put(m Message) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	q.msgs = append(q.msgs, m)
+	q.cond.Signal()
+	return nil
+}
+
+func (q *queue) get() (Message, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.msgs) == 0 && !q.closed {
+		q.cond.Wait()
+	}
+	if len(q.msgs) == 0 {
+		return Message{}, io.EOF
+	}
+	m := q.msgs[0]
+	q.msgs[0] = Message{}
+	q.msgs = q.msgs[1:]
+	return m, nil
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// MaxLine bounds one JSON-lines message; a jobspec with a large environment
+// or the R of a large instance fits many times over.
+const MaxLine = 64 << 20
+
+// NewLineConn speaks JSON lines: one Message per line on w, read from r.
+// closer, if not nil, is called by Close (e.g. to close a child's stdin).
+func NewLineConn(r io.Reader, w io.Writer, closer func() error) Conn {
+	return &lineConn{r: bufio.NewReaderSize(r, 64<<10), w: w, closer: closer}
+}
+
+type lineConn struct {
+	r      *bufio.Reader
+	rmu    sync.Mutex
+	wmu    sync.Mutex
+	w      io.Writer
+	closer func() error
+	once   sync.Once
+	closed bool
+}
+
+func (c *lineConn) Send(m Message) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	// No HTML escaping: a peer should see "&" as sent, not "\u0026".
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil { // Encode ends the line
+		return fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	b := buf.Bytes()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	if _, err := c.w.Write(b); err != nil {
+		return fmt.Errorf("sending %s: %w", m.Topic, err)
+	}
+	return nil
+}
+
+func (c *lineConn) Recv() (Message, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	for {
+		line, err := c.readLine()
+		if err != nil {
+			return Message{}, err
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue // a hand-written peer may send blank lines
+		}
+		var m Message
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			return Message{}, fmt.Errorf("bad message %q: %w", truncate(line), err)
+		}
+		if err := m.Validate(); err != nil {
+			return Message{}, err
+		}
+		if len(m.Payload) > 0 {
+			// Keep payloads compact, whatever spacing the peer used, so a
+			// message reads the same whichever transport carried it.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, m.Payload); err != nil {
+				return Message{}, fmt.Errorf("%s: bad payload: %w", m.Topic, err)
+			}
+			m.Payload = compact.Bytes()
+		}
+		return m, nil
+	}
+}
+
+func (c *lineConn) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := c.r.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLine {
+			return nil, fmt.Errorf("message longer than %d bytes", MaxLine)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+			continue
+		case err == io.EOF && len(bytes.TrimSpace(line)) > 0:
+			return nil, fmt.Errorf("connection closed inside a message")
+		case err != nil:
+			return nil, err
+		}
+		return line, nil
+	}
+}
+
+func (c *lineConn) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.wmu.Lock()
+		c.closed = true
+		c.wmu.Unlock()
+		if c.closer != nil {
+			err = c.closer()
+		}
+	})
+	return err
+}
+
+func truncate(b []byte) string {
+	if len(b) > 80 {
+		return string(b[:80]) + "..."
+	}
+	return string(b)
+}
+
+// Decode unmarshals m's payload into v after checking that every required
+// key is present, so a peer that leaves out a REQUIRED key of RFC 27 or
+// RFC 32 is caught by name instead of read as a zero value.
+func Decode(m Message, v any, required ...string) error {
+	if m.IsError() {
+		return m.Err()
+	}
+	if len(m.Payload) == 0 {
+		if len(required) > 0 {
+			return fmt.Errorf("%s: payload is missing (want %s)", m.Topic, required[0])
+		}
+		return nil
+	}
+	if len(required) > 0 {
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(m.Payload, &keys); err != nil {
+			return fmt.Errorf("%s: payload must be an object: %w", m.Topic, err)
+		}
+		for _, k := range required {
+			if _, ok := keys[k]; !ok {
+				return fmt.Errorf("%s: payload has no %q", m.Topic, k)
+			}
+		}
+	}
+	if err := json.Unmarshal(m.Payload, v); err != nil {
+		return fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	return nil
+}
