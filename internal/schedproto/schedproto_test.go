@@ -157,3 +157,24 @@ func TestRejects(t *testing.T) {
 		})
 	}
 }
+
+func TestAcquire(t *testing.T) {
+	a, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{"resources":{"version":1},"up":"0-3"}`), true)
+	if err != nil || string(a.Resources) != `{"version":1}` || a.Up == nil || *a.Up != "0-3" {
+		t.Errorf("first acquire = %+v, %v", a, err)
+	}
+	if _, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{"up":"0-3"}`), true); err == nil {
+		t.Error("first response without resources accepted")
+	}
+	a, err = DecodeAcquire(msg(TopicAcquire, wire.Response, `{"down":"2"}`), false)
+	if err != nil || a.Down == nil || *a.Down != "2" {
+		t.Errorf("update = %+v, %v", a, err)
+	}
+	if _, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{}`), false); err == nil {
+		t.Error("empty update accepted")
+	}
+	up := "1"
+	if diff := cmp.Diff([]string{"up"}, keys(t, Acquire{Up: &up})); diff != "" {
+		t.Errorf("update keys (-want +got):\n%s", diff)
+	}
+}
