@@ -1,0 +1,268 @@
+package rset
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/idset"
+)
+
+// group is one R_lite entry: ranks sharing identical children.
+type group struct {
+	ranks []idset.Range
+	kids  []child
+}
+
+// groups merges ranks with identical children into R_lite entries ordered
+// by their first rank, as flux-core's rlist_compressed does.
+func (r *R) groups() []group {
+	var gs []group
+	index := map[string]int{}
+	// Nodes decoded from one entry share a kids slice: key it once.
+	memo := map[*child]string{}
+	for _, n := range r.nodeList() {
+		key, ok := memo[&n.kids[0]]
+		if !ok {
+			key = kidsKey(n.kids)
+			memo[&n.kids[0]] = key
+		}
+		gi, ok := index[key]
+		if !ok {
+			gi = len(gs)
+			index[key] = gi
+			gs = append(gs, group{kids: n.kids})
+		}
+		g := &gs[gi]
+		if k := len(g.ranks) - 1; k >= 0 && g.ranks[k].Last+1 == n.rank {
+			g.ranks[k].Last = n.rank
+		} else {
+			g.ranks = append(g.ranks, idset.Range{First: n.rank, Last: n.rank})
+		}
+	}
+	return gs
+}
+
+// kidsKey is an unambiguous string for a child list: names are length
+// prefixed and idset strings hold only digits, '-' and ','.
+func kidsKey(kids []child) string {
+	var b strings.Builder
+	for _, k := range kids {
+		b.WriteString(strconv.Itoa(len(k.name)))
+		b.WriteByte(':')
+		b.WriteString(k.name)
+		b.WriteString(k.ids.String())
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+// MarshalJSON encodes r canonically: R_lite compressed as flux-core does,
+// the nodelist as one compressed hostlist, properties and all object keys
+// sorted, starttime and expiration always present (0 when unset). It fails
+// for an R that Parse would refuse, such as one where only some ranks have
+// a hostname or a property name has a forbidden character.
+func (r *R) MarshalJSON() ([]byte, error) {
+	nodelist, err := r.encodeNodelist()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"execution":{"R_lite":[`)
+	for i, g := range r.groups() {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"children":{`)
+		for j, k := range g.kids {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			writeString(&b, k.name)
+			b.WriteByte(':')
+			writeString(&b, k.ids.String())
+		}
+		b.WriteString(`},"rank":`)
+		writeString(&b, idset.FromRanges(g.ranks).String())
+		b.WriteByte('}')
+	}
+	b.WriteString(`],"expiration":`)
+	writeFloat(&b, r.Expiration())
+	if nodelist != nil {
+		b.WriteString(`,"nodelist":[`)
+		if len(r.nodeList()) > 0 {
+			writeString(&b, *nodelist)
+		}
+		b.WriteByte(']')
+	}
+	if n := r.NSlots(); n > 0 {
+		b.WriteString(`,"nslots":`)
+		b.WriteString(strconv.Itoa(n))
+	}
+	if names := r.Properties(); len(names) > 0 {
+		b.WriteString(`,"properties":{`)
+		for i, p := range names {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeString(&b, p)
+			b.WriteByte(':')
+			writeString(&b, r.props[p].String())
+		}
+		b.WriteByte('}')
+	}
+	b.WriteString(`,"starttime":`)
+	writeFloat(&b, r.StartTime())
+	b.WriteByte('}')
+	if s := r.schedulingRaw(); s != nil {
+		b.WriteString(`,"scheduling":`)
+		b.Write(s)
+	}
+	b.WriteString(`,"version":1}`)
+	return b.Bytes(), nil
+}
+
+// check refuses what Parse would refuse in an R built by New or With*.
+func (r *R) check() error {
+	if len(r.nodeList()) > MaxRanks {
+		return fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)
+	}
+	ranges := 0
+	memo := map[*child]int{}
+	for _, n := range r.nodeList() {
+		c, ok := memo[&n.kids[0]]
+		if !ok {
+			for _, k := range n.kids {
+				if k.name == "" {
+					return fmt.Errorf("rank %d: empty resource name", n.rank)
+				}
+				c += len(k.ids.Ranges())
+			}
+			memo[&n.kids[0]] = c
+		}
+		if ranges += c; ranges > MaxRanges {
+			return fmt.Errorf("execution.R_lite: more than %d child idset ranges over all ranks", MaxRanges)
+		}
+	}
+	for _, p := range r.Properties() {
+		if err := checkPropertyName(p); err != nil {
+			return err
+		}
+	}
+	if err := checkTime(r.StartTime(), "execution.starttime"); err != nil {
+		return err
+	}
+	if err := checkTime(r.Expiration(), "execution.expiration"); err != nil {
+		return err
+	}
+	return checkTimes(r.StartTime(), r.Expiration())
+}
+
+// encodeNodelist returns the compressed hostlist of r's hostnames, or nil
+// when no rank has one. A hostlist only some ranks are named in cannot be
+// written, since a nodelist maps every rank by position.
+func (r *R) encodeNodelist() (*string, error) {
+	ns := r.nodeList()
+	hosts := make([]string, 0, len(ns))
+	missing := -1
+	for i, n := range ns {
+		if n.host == "" {
+			if missing < 0 {
+				missing = i
+			}
+			continue
+		}
+		hosts = append(hosts, n.host)
+	}
+	switch {
+	case len(ns) == 0:
+		empty := ""
+		return &empty, nil
+	case len(hosts) == 0:
+		return nil, nil
+	case missing >= 0:
+		return nil, fmt.Errorf("nodelist: rank %d has no hostname while others do", ns[missing].rank)
+	}
+	hl := hostlist.New(hosts...)
+	// New drops names that are not host names, so a short list means one
+	// was dropped: find it for the message.
+	if hl.Count() != len(hosts) {
+		for i, h := range hosts {
+			if one, err := hostlist.Parse(h); err != nil || one.Count() != 1 {
+				return nil, fmt.Errorf("nodelist: rank %d: invalid hostname %q", ns[i].rank, h)
+			}
+		}
+	}
+	s := hl.String()
+	if back, err := hostlist.Parse(s); err != nil || !back.Equal(hl) || hl.Count() != len(hosts) {
+		return nil, fmt.Errorf("nodelist: hostnames do not encode as a hostlist: %q", s)
+	}
+	return &s, nil
+}
+
+// String returns r in flux-core's rlist_dumps form, such as
+// "rank[0-1]/core[0-3],gpu0 rank2/core[0-1]"; "" when empty.
+func (r *R) String() string {
+	var b strings.Builder
+	for i, g := range r.groups() {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString("rank")
+		b.WriteString(idset.FromRanges(g.ranks).Bracketed())
+		b.WriteByte('/')
+		// flux-core lists core first, then the others by name.
+		first := true
+		write := func(k child) {
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(k.name)
+			b.WriteString(k.ids.Bracketed())
+		}
+		for _, k := range g.kids {
+			if k.name == CoreKey {
+				write(k)
+			}
+		}
+		for _, k := range g.kids {
+			if k.name != CoreKey {
+				write(k)
+			}
+		}
+	}
+	return b.String()
+}
+
+// writeString writes s as a JSON string, quickly for the plain ASCII that
+// idsets and most names are.
+func writeString(b *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			enc, _ := json.Marshal(s) // a string always marshals
+			b.Write(enc)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(s)
+	b.WriteByte('"')
+}
+
+// writeFloat writes f as encoding/json does; check has refused NaN and
+// infinities.
+func writeFloat(b *bytes.Buffer, f float64) {
+	enc, err := json.Marshal(f)
+	if err != nil {
+		enc = []byte("0")
+	}
+	b.Write(enc)
+}

@@ -1,0 +1,402 @@
+package rset
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/idset"
+)
+
+// MaxRanks is the most ranks Parse accepts: each rank costs a record, so an
+// idset like "0-4000000000" must be refused before it is expanded.
+const MaxRanks = 1_000_000
+
+// MaxRanges is the most child idset ranges Parse accepts, summed over every
+// rank: a rank costs work in proportion to its ranges, and one short entry
+// can give a million ranks the same long core list.
+const MaxRanges = 10_000_000
+
+// Child resource names RFC 20 defines.
+const (
+	CoreKey = "core"
+	GPUKey  = "gpu"
+)
+
+// Node is the view of one rank of an R.
+type Node struct {
+	Rank     uint
+	Hostname string // "" when the R has no nodelist
+	Cores    idset.Set
+	GPUs     idset.Set
+	// Extra holds R_lite children other than core and gpu, by name; nil
+	// when there are none.
+	Extra map[string]idset.Set
+	// Properties are the RFC 20 properties naming this rank, sorted; nil
+	// when there are none.
+	Properties []string
+}
+
+// R is an RFC 20 version 1 resource set. The zero value and nil are empty.
+type R struct {
+	nodes      []node               // sorted by rank, ranks unique, none empty
+	ranks      idset.Set            // the ranks of nodes
+	props      map[string]idset.Set // property -> ranks, each non-empty and within ranks
+	start      float64              // 0: unset
+	expiration float64              // 0: unset
+	nslots     int                  // 0: unset
+	scheduling json.RawMessage      // compacted; nil when absent
+}
+
+// node is one rank; kids never share a name, are sorted by name and are
+// never empty. Kids slices are shared between nodes and never mutated.
+type node struct {
+	rank uint
+	host string
+	kids []child
+}
+
+type child struct {
+	name string
+	ids  idset.Set
+}
+
+// New builds an R from per-rank views. Ranks should be unique; a rank given
+// more than once is merged as Union would, its first hostname winning.
+// Nodes holding no resources, and ranks above idset.MaxID, are dropped.
+func New(nodes []Node) *R {
+	ns := make([]node, 0, len(nodes))
+	props := map[string][]idset.Range{}
+	for _, v := range nodes {
+		if v.Rank > idset.MaxID {
+			continue
+		}
+		kids := kidsOf(v)
+		if len(kids) == 0 {
+			continue
+		}
+		ns = append(ns, node{rank: v.Rank, host: v.Hostname, kids: kids})
+		for _, p := range v.Properties {
+			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
+		}
+	}
+	slices.SortStableFunc(ns, func(a, b node) int { return cmpUint(a.rank, b.rank) })
+	out := ns[:0]
+	for _, n := range ns {
+		if k := len(out) - 1; k >= 0 && out[k].rank == n.rank {
+			out[k].kids = unionKids(out[k].kids, n.kids)
+			if out[k].host == "" {
+				out[k].host = n.host
+			}
+			continue
+		}
+		out = append(out, n)
+	}
+	r := &R{nodes: out}
+	r.ranks = ranksOf(out)
+	for p, rs := range props {
+		if r.props == nil {
+			r.props = map[string]idset.Set{}
+		}
+		r.props[p] = idset.FromRanges(rs)
+	}
+	return r
+}
+
+// kidsOf gathers a view's children, sorted and without empty sets.
+func kidsOf(v Node) []child {
+	m := map[string]idset.Set{}
+	add := func(name string, ids idset.Set) {
+		if !ids.IsEmpty() {
+			m[name] = m[name].Union(ids)
+		}
+	}
+	add(CoreKey, v.Cores)
+	add(GPUKey, v.GPUs)
+	for name, ids := range v.Extra {
+		add(name, ids)
+	}
+	kids := make([]child, 0, len(m))
+	for name, ids := range m {
+		kids = append(kids, child{name, ids})
+	}
+	sortKids(kids)
+	return kids
+}
+
+func sortKids(kids []child) {
+	slices.SortFunc(kids, func(a, b child) int { return strings.Compare(a.name, b.name) })
+}
+
+func cmpUint(a, b uint) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ranksOf builds the rank set of nodes sorted by rank, one range per run.
+func ranksOf(nodes []node) idset.Set {
+	var rs []idset.Range
+	for _, n := range nodes {
+		if k := len(rs) - 1; k >= 0 && rs[k].Last+1 == n.rank {
+			rs[k].Last = n.rank
+			continue
+		}
+		rs = append(rs, idset.Range{First: n.rank, Last: n.rank})
+	}
+	return idset.FromRanges(rs)
+}
+
+// derive returns an R holding nodes, with the receiver's properties
+// restricted to them and its times; the scheduling key rides along only
+// when something is left, as flux-core's rlist_copy_* do.
+func (r *R) derive(nodes []node) *R {
+	out := &R{nodes: nodes, ranks: ranksOf(nodes)}
+	if r == nil {
+		return out
+	}
+	out.start, out.expiration = r.start, r.expiration
+	if len(nodes) > 0 {
+		out.scheduling = r.scheduling
+	}
+	out.props = restrictProps(r.props, out.ranks)
+	return out
+}
+
+func restrictProps(props map[string]idset.Set, ranks idset.Set) map[string]idset.Set {
+	var out map[string]idset.Set
+	for p, ids := range props {
+		ids = ids.Intersection(ranks)
+		if ids.IsEmpty() {
+			continue
+		}
+		if out == nil {
+			out = map[string]idset.Set{}
+		}
+		out[p] = ids
+	}
+	return out
+}
+
+func (r *R) nodeList() []node {
+	if r == nil {
+		return nil
+	}
+	return r.nodes
+}
+
+// find returns the index of rank in r's nodes, or -1.
+func (r *R) find(rank uint) int {
+	ns := r.nodeList()
+	i := sort.Search(len(ns), func(i int) bool { return ns[i].rank >= rank })
+	if i < len(ns) && ns[i].rank == rank {
+		return i
+	}
+	return -1
+}
+
+// view expands node n into its public form; names are r's property names,
+// sorted.
+func (r *R) view(n node, names []string) Node {
+	v := Node{Rank: n.rank, Hostname: n.host}
+	for _, k := range n.kids {
+		switch k.name {
+		case CoreKey:
+			v.Cores = k.ids
+		case GPUKey:
+			v.GPUs = k.ids
+		default:
+			if v.Extra == nil {
+				v.Extra = map[string]idset.Set{}
+			}
+			v.Extra[k.name] = k.ids
+		}
+	}
+	for _, p := range names {
+		if r.props[p].Contains(n.rank) {
+			v.Properties = append(v.Properties, p)
+		}
+	}
+	return v
+}
+
+// Nodes returns the per-rank views in rank order.
+func (r *R) Nodes() []Node {
+	ns := r.nodeList()
+	names := r.Properties()
+	out := make([]Node, len(ns))
+	for i, n := range ns {
+		out[i] = r.view(n, names)
+	}
+	return out
+}
+
+// Node returns the view of rank, or false when r does not hold it.
+func (r *R) Node(rank uint) (Node, bool) {
+	i := r.find(rank)
+	if i < 0 {
+		return Node{}, false
+	}
+	return r.view(r.nodes[i], r.Properties()), true
+}
+
+// Ranks returns the set of ranks r holds.
+func (r *R) Ranks() idset.Set {
+	if r == nil {
+		return idset.Set{}
+	}
+	return r.ranks
+}
+
+// Nodelist returns the hostnames in rank order; ranks without a hostname
+// are skipped.
+func (r *R) Nodelist() hostlist.Hostlist {
+	hosts := make([]string, 0, len(r.nodeList()))
+	for _, n := range r.nodeList() {
+		if n.host != "" {
+			hosts = append(hosts, n.host)
+		}
+	}
+	return hostlist.New(hosts...)
+}
+
+// Counts returns the number of ranks, cores and GPUs in r.
+func (r *R) Counts() (nnodes, ncores, ngpus int) {
+	for _, n := range r.nodeList() {
+		for _, k := range n.kids {
+			switch k.name {
+			case CoreKey:
+				ncores += k.ids.Count()
+			case GPUKey:
+				ngpus += k.ids.Count()
+			}
+		}
+	}
+	return len(r.nodeList()), ncores, ngpus
+}
+
+// IsEmpty reports whether r holds no ranks.
+func (r *R) IsEmpty() bool { return len(r.nodeList()) == 0 }
+
+// StartTime returns the time from which r is valid, in seconds since the
+// Unix epoch; 0 means unset.
+func (r *R) StartTime() float64 {
+	if r == nil {
+		return 0
+	}
+	return r.start
+}
+
+// Expiration returns the time at which r expires, in seconds since the
+// Unix epoch; 0 means unset.
+func (r *R) Expiration() float64 {
+	if r == nil {
+		return 0
+	}
+	return r.expiration
+}
+
+// WithTimes returns a copy of r with the given start and expiration times
+// (0 for unset); MarshalJSON refuses an expiration not after the start.
+func (r *R) WithTimes(start, expiration float64) *R {
+	c := r.Copy()
+	c.start, c.expiration = start, expiration
+	return c
+}
+
+// NSlots returns the number of task slots recorded in r by the scheduler
+// that built it (flux-core's execution.nslots); 0 means unset.
+func (r *R) NSlots() int {
+	if r == nil {
+		return 0
+	}
+	return r.nslots
+}
+
+// WithNSlots returns a copy of r recording n task slots; n <= 0 unsets it.
+func (r *R) WithNSlots(n int) *R {
+	c := r.Copy()
+	c.nslots = max(n, 0)
+	return c
+}
+
+// Scheduling returns a copy of the opaque scheduling value, or nil.
+func (r *R) Scheduling() json.RawMessage {
+	if r == nil || r.scheduling == nil {
+		return nil
+	}
+	return slices.Clone(r.scheduling)
+}
+
+// WithScheduling returns a copy of r carrying the opaque scheduling value
+// raw (nil or JSON null removes it); raw must be valid JSON.
+func (r *R) WithScheduling(raw json.RawMessage) (*R, error) {
+	s, err := compactScheduling(raw)
+	if err != nil {
+		return nil, err
+	}
+	c := r.Copy()
+	c.scheduling = s
+	return c, nil
+}
+
+func compactScheduling(raw []byte) (json.RawMessage, error) {
+	if raw == nil || kindOf(raw) == "null" {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, wrapf(err, "scheduling")
+	}
+	return json.RawMessage(b.Bytes()), nil
+}
+
+// Copy returns a copy of r; an R is never changed in place, so this is only
+// needed to hand out a distinct pointer.
+func (r *R) Copy() *R {
+	if r == nil {
+		return &R{}
+	}
+	c := *r
+	c.nodes = slices.Clone(r.nodes)
+	if r.props != nil {
+		c.props = make(map[string]idset.Set, len(r.props))
+		for p, ids := range r.props {
+			c.props[p] = ids
+		}
+	}
+	return &c
+}
+
+// Properties returns the names of the properties r holds, sorted.
+func (r *R) Properties() []string {
+	if r == nil || len(r.props) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(r.props))
+	for p := range r.props {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// HasProperty reports whether any rank of r has property name.
+func (r *R) HasProperty(name string) bool {
+	return !r.RanksWithProperty(name).IsEmpty()
+}
+
+// RanksWithProperty returns the ranks of r that have property name.
+func (r *R) RanksWithProperty(name string) idset.Set {
+	if r == nil {
+		return idset.Set{}
+	}
+	return r.props[name]
+}
