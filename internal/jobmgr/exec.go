@@ -1,0 +1,141 @@
+package jobmgr
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// ExecMessage handles one message from the exec service. An error means it
+// broke the protocol; it is suspended until its next hello (RFC 32).
+func (m *Manager) ExecMessage(tx *store.Tx, msg wire.Message) error {
+	switch {
+	case msg.Type == wire.Request && msg.Topic == execproto.TopicHello:
+		return m.execHello(tx, msg)
+	case msg.Type == wire.Response && m.exec.up && msg.Topic == execproto.Topic(m.exec.service, execproto.MethodStart):
+		if msg.IsError() {
+			// RFC 32: an error response is an exec service fatality.
+			m.ExecDisconnected()
+			return msg.Err()
+		}
+		if err := m.startResponse(tx, msg); err != nil {
+			m.ExecDisconnected()
+			return err
+		}
+		return nil
+	}
+	if msg.Type == wire.Request {
+		m.out.Exec = append(m.out.Exec, wire.NewError(msg.Topic, wire.ENOSYS, "unknown method"))
+	}
+	return fmt.Errorf("unexpected %s %s from the exec service", msg.Topic, msg.Type)
+}
+
+// ExecDisconnected suspends the exec service. Every start stream is gone
+// with it; the jobs are reattached after the next hello.
+func (m *Manager) ExecDisconnected() {
+	m.exec.up = false
+	for _, e := range m.active {
+		if e.startPending {
+			e.startPending, e.reattach, e.notified = false, true, false
+		}
+	}
+}
+
+func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
+	h, err := execproto.DecodeHello(msg)
+	if err != nil {
+		m.out.Exec = append(m.out.Exec, wire.NewError(msg.Topic, wire.EPROTO, err.Error()))
+		return err
+	}
+	// RFC 32: fail the hello while another service has starts outstanding.
+	if m.exec.up {
+		for _, e := range m.active {
+			if e.startPending {
+				m.out.Exec = append(m.out.Exec, wire.NewError(msg.Topic, 16 /* EBUSY */, "jobs have start requests outstanding"))
+				return nil
+			}
+		}
+	}
+	m.exec = execLink{up: true, service: h.Service}
+	m.respondExec(msg.Topic)
+	for _, e := range m.sortedActive() {
+		if e.j().State&job.Running != 0 {
+			if err := m.advanceRunning(tx, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// advanceRunning (re)starts a job in RUN or CLEANUP whose shell may need
+// the exec service: a job in CLEANUP that was started before a restart is
+// reattached so its shell is seen to its end before resources are freed.
+func (m *Manager) advanceRunning(tx *store.Tx, e *entry) error {
+	if e.j().State == job.Cleanup && e.reattach && !e.released && !e.startPending {
+		if err := m.start(e); err != nil {
+			return err
+		}
+	}
+	return m.advance(tx, e)
+}
+
+func (m *Manager) respondExec(topic string) {
+	msg, _ := wire.NewResponse(topic, nil)
+	m.out.Exec = append(m.out.Exec, msg)
+}
+
+func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
+	r, data, err := execproto.DecodeResponse(msg)
+	if err != nil {
+		return err
+	}
+	e, ok := m.lookup(r.ID)
+	if !ok || !e.startPending {
+		return fmt.Errorf("%s: response for job %s, which has no start request outstanding", msg.Topic, r.ID)
+	}
+	j := e.j()
+	switch d := data.(type) {
+	case nil: // start
+		// A reattached job was started before the restart: one start only.
+		if j.Started {
+			return nil
+		}
+		if j.State != job.Run {
+			return nil // an exception already ended it; the shell will be told
+		}
+		return m.post(tx, e, "start", nil)
+	case *execproto.Exception:
+		ctx := map[string]any{"type": d.Type, "severity": d.Severity, "note": d.Note}
+		if err := m.post(tx, e, "exception", ctx); err != nil {
+			return err
+		}
+		e.notified = true // the exec service raised it: it knows
+		return m.advance(tx, e)
+	case *execproto.Finish:
+		if j.Finished || !j.Started {
+			// A shell that ends before its start was posted (an
+			// exception raced it) leaves nothing to finish.
+			return nil
+		}
+		return m.post(tx, e, "finish", map[string]any{"status": d.Status})
+	case *execproto.Release:
+		ranks := d.Ranks
+		if strings.TrimSpace(ranks) == "" {
+			ranks = "all"
+		}
+		if err := m.post(tx, e, "release", map[string]any{"ranks": ranks, "final": d.Final}); err != nil {
+			return err
+		}
+		if d.Final {
+			// RFC 32: the final release ends the stream.
+			e.startPending, e.released = false, true
+			return m.advance(tx, e)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,371 @@
+// Package jobmgr is the job manager: it walks each job through the RFC 21
+// states, asks the scheduler for resources (RFC 27) and the exec service
+// to run the job (RFC 32), and records every step as an event.
+//
+// The Manager is a single-threaded state machine. The loop feeds it inputs
+// (messages from the scheduler and the exec service, users' requests),
+// each handled inside the loop turn's store transaction; the messages it
+// wants sent wait in its outbox until that transaction has committed. So a
+// scheduler never sees a request for a job whose submission is not yet
+// durable, and the exec service never starts a job whose alloc event could
+// still be lost.
+package jobmgr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
+	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// Config is what a Manager needs from the instance.
+type Config struct {
+	Inventory   *rset.R          // every resource of the instance
+	Down        idset.Set        // ranks drained or offline at start
+	Owner       uint32           // the instance owner's uid
+	ExecService string           // RFC 32 service name; default "job-exec"
+	Now         func() time.Time // default time.Now
+}
+
+// Errors users see (Flux's wording).
+var (
+	ErrInactive       = errors.New("job is inactive")
+	ErrPermission     = errors.New("permission denied")
+	ErrUrgencyRunning = errors.New("urgency cannot be changed once resources are allocated")
+)
+
+// Outbox is what a loop turn produced, to act on after the commit.
+type Outbox struct {
+	Sched   []wire.Message // to the scheduler
+	Exec    []wire.Message // to the exec service
+	Changed []fluid.ID     // jobs whose state changed (for waiters)
+}
+
+// Manager is the job manager.
+type Manager struct {
+	cfg    Config
+	active map[fluid.ID]*entry
+	sched  schedLink
+	exec   execLink
+	out    Outbox
+	dirty  bool // the SCHED queue needs another scheduling pass
+	down   idset.Set
+}
+
+// entry is an active job and its conversation state.
+type entry struct {
+	rec          *ops.Record
+	allocPending bool // a sched.alloc is outstanding
+	cancelSent   bool // a sched.cancel was sent for it
+	freePending  bool // a sched.free is outstanding
+	startPending bool // a start request's stream is open
+	reattach     bool // loaded holding resources: a shell may still run
+	released     bool // the exec service's final release arrived
+	notified     bool // the exec service was told of the fatal exception
+	strayR       bool // resources arrived after the job stopped wanting them
+}
+
+func (e *entry) id() fluid.ID      { return e.rec.Job.ID }
+func (e *entry) j() *job.Job       { return e.rec.Job }
+func (e *entry) shellMayRun() bool { return e.startPending || (e.reattach && !e.released) }
+
+type schedPhase int
+
+const (
+	schedDown  schedPhase = iota // no scheduler, or suspended (RFC 27 Finalization)
+	schedHello                   // hello answered, waiting for ready
+	schedReady                   // serving allocs
+)
+
+type schedLink struct {
+	phase       schedPhase
+	limit       int // 0: unlimited
+	outstanding int
+	acquire     bool // a resource.acquire stream is open
+}
+
+type execLink struct {
+	up      bool
+	service string
+}
+
+// New returns a Manager; call Load before anything else.
+func New(cfg Config) *Manager {
+	if cfg.ExecService == "" {
+		cfg.ExecService = "job-exec"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down}
+}
+
+// Take returns and clears the outbox.
+func (m *Manager) Take() Outbox {
+	out := m.out
+	m.out = Outbox{}
+	return out
+}
+
+// Active reports how many jobs are active.
+func (m *Manager) Active() int { return len(m.active) }
+
+// Load takes up every active job in the store, as after a restart or when
+// jobs were submitted while no loop ran: jobs holding resources are marked
+// for reattach, the rest continue from where their eventlog left them.
+func (m *Manager) Load(tx *store.Tx) error {
+	var ids []fluid.ID
+	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
+		var s struct {
+			State string `json:"state"`
+		}
+		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive.String() {
+			return true, nil
+		}
+		ids = append(ids, fluid.ID(id))
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		rec, err := ops.Load(tx, id)
+		if err != nil {
+			return err
+		}
+		if rec.Job.State == job.Inactive {
+			continue
+		}
+		e := &entry{rec: rec}
+		j := rec.Job
+		e.reattach = j.Allocated && !j.Released && j.State&job.Running != 0
+		e.released = j.Released
+		m.active[id] = e
+	}
+	for _, e := range m.sortedActive() {
+		if err := m.advance(tx, e); err != nil {
+			return err
+		}
+	}
+	m.dirty = true
+	return nil
+}
+
+// Submitted takes up jobs just stored by ops.Submit in this transaction.
+func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
+	for _, rec := range recs {
+		e := &entry{rec: rec}
+		m.active[rec.Job.ID] = e
+		if err := m.advance(tx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// now is the time for events.
+func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
+
+func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
+	before := e.j().State
+	if err := ops.Post(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx}); err != nil {
+		return err
+	}
+	if e.j().State != before {
+		m.out.Changed = append(m.out.Changed, e.id())
+	}
+	return nil
+}
+
+// advance takes every step the job's state allows now (flux-core's
+// event_job_action): DEPEND -> PRIORITY -> SCHED, starting, cancelling,
+// freeing, cleaning.
+func (m *Manager) advance(tx *store.Tx, e *entry) error {
+	for {
+		j := e.j()
+		switch j.State {
+		case job.Depend:
+			if len(j.Dependencies) > 0 {
+				return nil
+			}
+			if err := m.post(tx, e, "depend", nil); err != nil {
+				return err
+			}
+		case job.Priority:
+			if err := m.post(tx, e, "priority", map[string]any{"priority": job.PriorityOf(j.Urgency)}); err != nil {
+				return err
+			}
+			m.dirty = true
+		case job.Sched:
+			m.dirty = true
+			return nil
+		case job.Run:
+			return m.start(e)
+		case job.Cleanup:
+			done, err := m.cleanup(tx, e)
+			if err != nil || !done {
+				return err
+			}
+		default: // NEW awaits validation; INACTIVE is gone
+			return nil
+		}
+	}
+}
+
+// cleanup moves a job in CLEANUP toward INACTIVE; done reports that it
+// posted clean.
+func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
+	j := e.j()
+	if e.allocPending {
+		if !e.cancelSent && m.sched.phase == schedReady {
+			m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
+			e.cancelSent = true
+		}
+		return false, nil
+	}
+	if e.shellMayRun() {
+		if e.startPending && !e.notified && j.Exception.Fatal() {
+			m.sendExec(execproto.MethodException, execproto.Exception{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
+			e.notified = true
+		}
+		return false, nil
+	}
+	if j.Allocated || e.strayR {
+		if !e.freePending && m.sched.phase == schedReady {
+			m.sendSched(schedproto.TopicFree, schedproto.JobID{ID: e.id()})
+			e.freePending = true
+		}
+		return false, nil
+	}
+	if err := m.post(tx, e, "clean", nil); err != nil {
+		return false, err
+	}
+	delete(m.active, e.id())
+	return true, nil
+}
+
+// start sends the exec service a start request for an allocated job.
+func (m *Manager) start(e *entry) error {
+	if !m.exec.up || e.startPending || e.released {
+		return nil
+	}
+	j := e.j()
+	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach, R: e.rec.RawR}
+	m.sendExec(execproto.MethodStart, req)
+	e.startPending = true
+	return nil
+}
+
+func (m *Manager) sendSched(topic string, v any) {
+	msg, err := wire.NewRequest(topic, v)
+	if err != nil {
+		return // our own types always encode
+	}
+	m.out.Sched = append(m.out.Sched, msg)
+}
+
+func (m *Manager) respondSched(topic string, v any) {
+	msg, err := wire.NewResponse(topic, v)
+	if err != nil {
+		return
+	}
+	m.out.Sched = append(m.out.Sched, msg)
+}
+
+func (m *Manager) sendExec(method string, v any) {
+	msg, err := wire.NewRequest(execproto.Topic(m.exec.service, method), v)
+	if err != nil {
+		return
+	}
+	m.out.Exec = append(m.out.Exec, msg)
+}
+
+// sortedActive lists active jobs in id (submit) order, so a restart
+// replays them deterministically.
+func (m *Manager) sortedActive() []*entry {
+	es := make([]*entry, 0, len(m.active))
+	for _, e := range m.active {
+		es = append(es, e)
+	}
+	sort.Slice(es, func(a, b int) bool { return es[a].id() < es[b].id() })
+	return es
+}
+
+// Schedule sends sched.alloc requests in priority, then submit order, as
+// many as the scheduler's mode allows (RFC 27), and in limited mode asks
+// the scheduler to cancel its lowest request when a higher-priority job
+// waits. The loop calls it once per turn.
+func (m *Manager) Schedule() {
+	if m.sched.phase != schedReady || !m.dirty {
+		return
+	}
+	m.dirty = false
+	var waiting []*entry
+	for _, e := range m.active {
+		j := e.j()
+		// A held job (priority 0) is not offered to the scheduler.
+		if j.State == job.Sched && !e.allocPending && j.Priority > 0 {
+			waiting = append(waiting, e)
+		}
+	}
+	sort.Slice(waiting, func(a, b int) bool { return before(waiting[a], waiting[b]) })
+	for len(waiting) > 0 && (m.sched.limit == 0 || m.sched.outstanding < m.sched.limit) {
+		e := waiting[0]
+		waiting = waiting[1:]
+		j := e.j()
+		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: e.rec.Raw})
+		e.allocPending, e.cancelSent = true, false
+		m.sched.outstanding++
+	}
+	if len(waiting) == 0 || m.sched.limit == 0 {
+		return
+	}
+	// Limited mode and full: make room for each waiting job that outranks
+	// an outstanding request (RFC 27 Cancel: "to make room for higher
+	// priority jobs").
+	var outstanding []*entry
+	for _, e := range m.active {
+		if e.allocPending && !e.cancelSent && e.j().State == job.Sched {
+			outstanding = append(outstanding, e)
+		}
+	}
+	sort.Slice(outstanding, func(a, b int) bool { return before(outstanding[b], outstanding[a]) }) // lowest first
+	for i, w := range waiting {
+		if i >= len(outstanding) || !before(w, outstanding[i]) {
+			break
+		}
+		m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: outstanding[i].id()})
+		outstanding[i].cancelSent = true
+	}
+}
+
+// before orders jobs for allocation: priority descending, then id (submit
+// order) ascending.
+func before(a, b *entry) bool {
+	if a.j().Priority != b.j().Priority {
+		return a.j().Priority > b.j().Priority
+	}
+	return a.id() < b.id()
+}
+
+func (m *Manager) lookup(id fluid.ID) (*entry, bool) {
+	e, ok := m.active[id]
+	return e, ok
+}
+
+// errorf wraps a protocol problem with the peer's topic.
+func errorf(topic string, format string, a ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{topic}, a...)...)
+}

@@ -1,0 +1,251 @@
+package jobmgr
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/schedproto"
+	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// SchedMessage handles one message from the scheduler. An error means the
+// scheduler broke the protocol; the caller logs it, and the scheduler is
+// suspended until its next hello.
+func (m *Manager) SchedMessage(tx *store.Tx, msg wire.Message) error {
+	var err error
+	switch {
+	case msg.Type == wire.Request && msg.Topic == schedproto.TopicAcquire:
+		err = m.acquire()
+	case msg.Type == wire.Request && msg.Topic == schedproto.TopicHello:
+		m.hello()
+	case msg.Type == wire.Request && msg.Topic == schedproto.TopicReady:
+		err = m.ready(tx, msg)
+	case msg.Type == wire.Response && msg.IsError() && (msg.Topic == schedproto.TopicAlloc || msg.Topic == schedproto.TopicFree):
+		// RFC 27: a conventional error response is a scheduler fatality.
+		m.SchedDisconnected()
+		return msg.Err()
+	case msg.Type == wire.Response && msg.Topic == schedproto.TopicAlloc:
+		err = m.allocResponse(tx, msg)
+	case msg.Type == wire.Response && msg.Topic == schedproto.TopicFree:
+		err = m.freeResponse(tx, msg)
+	default:
+		if msg.Type == wire.Request {
+			m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.ENOSYS, "unknown method"))
+		}
+		err = fmt.Errorf("unexpected %s %s from the scheduler", msg.Topic, msg.Type)
+	}
+	if err != nil {
+		m.SchedDisconnected()
+	}
+	return err
+}
+
+// SchedDisconnected suspends scheduling (RFC 27 Finalization): a lost
+// connection, an error response, or a protocol breach. Outstanding
+// requests are void; they are sent again after the next hello and ready.
+func (m *Manager) SchedDisconnected() {
+	m.sched = schedLink{}
+	for _, e := range m.active {
+		e.allocPending, e.cancelSent, e.freePending = false, false, false
+	}
+	m.dirty = true
+}
+
+// acquire answers resource.acquire with the inventory and the up ranks.
+func (m *Manager) acquire() error {
+	r, err := m.cfg.Inventory.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	up := m.cfg.Inventory.Ranks().Difference(m.down).String()
+	m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Resources: r, Up: &up})
+	m.sched.acquire = true
+	return nil
+}
+
+// SetDown changes which ranks take no new work (drain/undrain), and tells
+// the scheduler through its acquire stream.
+func (m *Manager) SetDown(down idset.Set) {
+	wentDown := down.Difference(m.down)
+	cameUp := m.down.Difference(down)
+	m.down = down
+	if !m.sched.acquire {
+		return
+	}
+	if !wentDown.IsEmpty() {
+		s := wentDown.String()
+		m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Down: &s})
+	}
+	if !cameUp.IsEmpty() {
+		s := cameUp.String()
+		m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Up: &s})
+	}
+	m.dirty = true
+}
+
+// hello replays every job holding resources, then ends the stream.
+func (m *Manager) hello() {
+	m.sched.phase, m.sched.outstanding = schedHello, 0
+	for _, e := range m.sortedActive() {
+		e.allocPending, e.cancelSent, e.freePending = false, false, false
+		j := e.j()
+		if j.Allocated || e.strayR {
+			m.respondSched(schedproto.TopicHello, schedproto.HelloJob{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, R: e.rec.RawR})
+		}
+	}
+	m.out.Sched = append(m.out.Sched, wire.NewError(schedproto.TopicHello, wire.ENODATA, ""))
+}
+
+func (m *Manager) ready(tx *store.Tx, msg wire.Message) error {
+	if m.sched.phase != schedHello {
+		m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.EPROTO, "sched-ready before sched-hello"))
+		return fmt.Errorf("sched-ready before sched-hello")
+	}
+	r, err := schedproto.DecodeReady(msg)
+	if err != nil {
+		m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.EPROTO, err.Error()))
+		return err
+	}
+	count := 0
+	for _, e := range m.active {
+		if e.j().State == job.Sched {
+			count++
+		}
+	}
+	m.respondSched(msg.Topic, schedproto.ReadyResponse{Count: count})
+	m.sched.phase, m.sched.limit = schedReady, r.Limit
+	m.dirty = true
+	// Jobs that finished while no scheduler listened still need a free.
+	for _, e := range m.sortedActive() {
+		if e.j().State == job.Cleanup {
+			if err := m.advance(tx, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
+	r, err := schedproto.DecodeAllocResponse(msg)
+	if err != nil {
+		return err
+	}
+	e, ok := m.lookup(r.ID)
+	if !ok || !e.allocPending {
+		return errorf(msg.Topic, "response for job %s, which has no alloc request outstanding", r.ID)
+	}
+	if len(r.Annotations) > 0 {
+		if err := m.annotate(tx, e, r.Annotations); err != nil {
+			return err
+		}
+	}
+	switch r.Type {
+	case schedproto.Annotate:
+		return nil
+	case schedproto.Success:
+		e.allocPending = false
+		m.sched.outstanding--
+		if len(r.R) == 0 {
+			return errorf(msg.Topic, "SUCCESS for job %s carries no R", r.ID)
+		}
+		// R is stored before the alloc event is posted (RFC 27).
+		if err := ops.SetR(tx, e.rec, r.R); err != nil {
+			return err
+		}
+		if e.j().State != job.Sched {
+			// The job stopped wanting resources (an exception raced the
+			// allocation): give them straight back.
+			e.strayR = true
+			return m.advance(tx, e)
+		}
+		ctx := map[string]any{}
+		if len(e.rec.Annotations) > 0 {
+			ctx["annotations"] = e.rec.Annotations
+		}
+		if err := m.post(tx, e, "alloc", ctx); err != nil {
+			return err
+		}
+		return m.advance(tx, e)
+	case schedproto.Deny:
+		e.allocPending = false
+		m.sched.outstanding--
+		e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
+		note := r.Note
+		if err := m.post(tx, e, "exception", map[string]any{"type": "alloc", "severity": 0, "note": note}); err != nil {
+			return err
+		}
+		return m.advance(tx, e)
+	case schedproto.Cancel:
+		e.allocPending, e.cancelSent = false, false
+		m.sched.outstanding--
+		m.dirty = true
+		return m.advance(tx, e)
+	}
+	return nil
+}
+
+func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
+	r, err := schedproto.DecodeJobID(msg)
+	if err != nil {
+		return err
+	}
+	e, ok := m.lookup(r.ID)
+	if !ok || !e.freePending {
+		return errorf(msg.Topic, "response for job %s, which has no free request outstanding", r.ID)
+	}
+	e.freePending = false
+	if e.strayR {
+		e.strayR = false
+	} else if err := m.post(tx, e, "free", nil); err != nil {
+		return err
+	}
+	return m.advance(tx, e)
+}
+
+// annotate merges an annotation update into the job's annotations by
+// RFC 27's rules and saves it for listings.
+func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
+	var update map[string]any
+	if err := json.Unmarshal(raw, &update); err != nil {
+		return err
+	}
+	e.rec.Annotations = Merge(e.rec.Annotations, update)
+	return ops.SaveSummary(tx, e.rec)
+}
+
+// Merge applies an RFC 27 annotation update: a dictionary merges into a
+// dictionary recursively, null removes a key, anything else replaces. The
+// result shares nothing mutable with its inputs; an empty result is nil.
+func Merge(base, update map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(update))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range update {
+		switch nv := v.(type) {
+		case nil:
+			delete(out, k)
+		case map[string]any:
+			if old, ok := out[k].(map[string]any); ok {
+				if merged := Merge(old, nv); merged != nil {
+					out[k] = merged
+				} else {
+					delete(out, k)
+				}
+			} else {
+				out[k] = Merge(nil, nv)
+			}
+		default:
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package jobmgr
+
+import (
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/schedproto"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// may reports whether uid may change the job: its owner or the instance
+// owner (checked on the caller's real uid by whoever calls us).
+func (m *Manager) may(uid uint32, j *job.Job) bool { return uid == j.UserID || uid == m.cfg.Owner }
+
+// find returns the active job, or the reason it cannot be changed.
+func (m *Manager) find(tx *store.Tx, id fluid.ID) (*entry, error) {
+	if e, ok := m.lookup(id); ok {
+		return e, nil
+	}
+	if tx.HasJob(uint64(id)) {
+		return nil, ErrInactive
+	}
+	return nil, ops.ErrUnknownJob
+}
+
+// Cancel raises a cancel exception on a job for uid, with an optional note
+// (flux cancel).
+func (m *Manager) Cancel(tx *store.Tx, id fluid.ID, uid uint32, note string) error {
+	return m.Raise(tx, id, uid, "cancel", 0, note)
+}
+
+// Raise posts an exception on a job for uid; severity 0 ends it.
+func (m *Manager) Raise(tx *store.Tx, id fluid.ID, uid uint32, typ string, severity int, note string) error {
+	e, err := m.find(tx, id)
+	if err != nil {
+		return err
+	}
+	if !m.may(uid, e.j()) {
+		return ErrPermission
+	}
+	ctx := map[string]any{"type": typ, "severity": severity, "note": note}
+	if uid != m.cfg.Owner {
+		ctx["userid"] = uid
+	}
+	if err := m.post(tx, e, "exception", ctx); err != nil {
+		return err
+	}
+	return m.advance(tx, e)
+}
+
+// Urgency changes a pending job's urgency and, from it, its priority;
+// the scheduler hears of the new priority (sched.prioritize), and a job
+// newly held is taken back from it (sched.cancel).
+func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) error {
+	e, err := m.find(tx, id)
+	if err != nil {
+		return err
+	}
+	j := e.j()
+	if !m.may(uid, j) {
+		return ErrPermission
+	}
+	if j.State&(job.Pending|job.New) == 0 {
+		return ErrUrgencyRunning
+	}
+	if err := m.post(tx, e, "urgency", map[string]any{"urgency": urgency, "userid": uid}); err != nil {
+		return err
+	}
+	if j.State != job.Sched {
+		return nil // the priority event comes with the PRIORITY state
+	}
+	p := job.PriorityOf(urgency)
+	if p == j.Priority {
+		return nil
+	}
+	if err := m.post(tx, e, "priority", map[string]any{"priority": p}); err != nil {
+		return err
+	}
+	m.dirty = true
+	if e.allocPending && m.sched.phase == schedReady {
+		if p == job.PriorityMin {
+			if !e.cancelSent {
+				m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: id})
+				e.cancelSent = true
+			}
+		} else {
+			m.sendSched(schedproto.TopicPrioritize, schedproto.Prioritize{Jobs: [][2]uint64{{uint64(id), uint64(p)}}})
+		}
+	}
+	return nil
+}

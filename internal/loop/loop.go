@@ -1,0 +1,225 @@
+// Package loop is fluxsched's foreground loop: it owns the open store and
+// the job manager, and feeds the manager everything that happens — messages
+// from the scheduler and the exec service, and users' requests — in turns.
+// A turn handles every input that is waiting (up to a bound) inside one
+// store transaction, commits it once, and only then sends what the turn
+// produced: so 1,000 events cost one fsync, and no peer ever hears of a
+// step that a crash could still undo.
+package loop
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// MaxBatch bounds the inputs of one turn, so one commit never grows
+// without limit and replies keep flowing under a flood of submissions.
+const MaxBatch = 1024
+
+// Request is a user's operation, run inside a turn's transaction against
+// the store and the job manager. Its result is delivered on Reply after
+// the turn commits; a failed operation's writes are not kept.
+type Request struct {
+	Op    func(tx *store.Tx, jm *jobmgr.Manager) (any, error)
+	Reply chan<- Result
+}
+
+// Result is what a Request's operation returned.
+type Result struct {
+	Value any
+	Err   error
+}
+
+// Loop runs the job manager.
+type Loop struct {
+	st     *store.Store
+	jm     *jobmgr.Manager
+	sched  wire.Conn
+	exec   wire.Conn
+	log    *slog.Logger
+	inputs chan input
+	reqs   chan Request
+}
+
+type source int
+
+const (
+	fromSched source = iota
+	fromExec
+)
+
+type input struct {
+	src source
+	msg wire.Message
+	err error // the connection failed or closed
+}
+
+// New prepares a loop over an open store, a job manager, and connections
+// to the scheduler and the exec service.
+func New(st *store.Store, jm *jobmgr.Manager, sched, exec wire.Conn, log *slog.Logger) *Loop {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Loop{
+		st: st, jm: jm, sched: sched, exec: exec, log: log,
+		inputs: make(chan input, MaxBatch),
+		reqs:   make(chan Request, MaxBatch),
+	}
+}
+
+// Submit hands a request to the loop; it never blocks for long, because the
+// loop drains requests every turn.
+func (l *Loop) Submit(ctx context.Context, r Request) error {
+	select {
+	case l.reqs <- r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Do runs op in the loop and waits for its result.
+func (l *Loop) Do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manager) (any, error)) (any, error) {
+	reply := make(chan Result, 1)
+	if err := l.Submit(ctx, Request{Op: op, Reply: reply}); err != nil {
+		return nil, err
+	}
+	select {
+	case r := <-reply:
+		return r.Value, r.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Run loads the active jobs and runs turns until ctx ends. Losing the
+// scheduler or the exec service suspends them (RFC 27/32); it does not end
+// the loop.
+func (l *Loop) Run(ctx context.Context) error {
+	if err := l.st.Update(func(tx *store.Tx) error { return l.jm.Load(tx) }); err != nil {
+		return fmt.Errorf("loading jobs: %w", err)
+	}
+	l.flush()
+	go l.read(fromSched, l.sched)
+	go l.read(fromExec, l.exec)
+	for {
+		var batch []input
+		var reqs []Request
+		select {
+		case <-ctx.Done():
+			return nil
+		case in := <-l.inputs:
+			batch = append(batch, in)
+		case r := <-l.reqs:
+			reqs = append(reqs, r)
+		}
+	drain:
+		for len(batch)+len(reqs) < MaxBatch {
+			select {
+			case in := <-l.inputs:
+				batch = append(batch, in)
+			case r := <-l.reqs:
+				reqs = append(reqs, r)
+			default:
+				break drain
+			}
+		}
+		if err := l.turn(batch, reqs); err != nil {
+			return err
+		}
+	}
+}
+
+func (l *Loop) read(src source, c wire.Conn) {
+	if c == nil {
+		return
+	}
+	for {
+		msg, err := c.Recv()
+		if err != nil {
+			l.inputs <- input{src: src, err: err}
+			return
+		}
+		l.inputs <- input{src: src, msg: msg}
+	}
+}
+
+// turn handles a batch in one transaction and commits it once. Requests
+// operations must check everything before they write (as internal/ops
+// and the job manager's user methods do), so a refused request leaves
+// nothing behind and the rest of the turn still commits. A failed commit
+// leaves the job manager's memory ahead of the store, so it ends the
+// loop: a restart reloads from the store, which is the truth, and nothing
+// uncommitted was ever acknowledged or sent.
+func (l *Loop) turn(batch []input, reqs []Request) error {
+	results := make([]Result, len(reqs))
+	err := l.st.Update(func(tx *store.Tx) error {
+		for _, in := range batch {
+			l.handle(tx, in)
+		}
+		for i, r := range reqs {
+			v, err := r.Op(tx, l.jm)
+			results[i] = Result{Value: v, Err: err}
+		}
+		l.jm.Schedule()
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("committing a turn: %w", err)
+	}
+	for i, r := range reqs {
+		if r.Reply != nil {
+			r.Reply <- results[i]
+		}
+	}
+	l.flush()
+	return nil
+}
+
+func (l *Loop) handle(tx *store.Tx, in input) {
+	switch in.src {
+	case fromSched:
+		if in.err != nil {
+			l.log.Warn("scheduler disconnected", "err", in.err)
+			l.jm.SchedDisconnected()
+			return
+		}
+		if err := l.jm.SchedMessage(tx, in.msg); err != nil {
+			l.log.Error("scheduler", "err", err)
+		}
+	case fromExec:
+		if in.err != nil {
+			l.log.Warn("exec service disconnected", "err", in.err)
+			l.jm.ExecDisconnected()
+			return
+		}
+		if err := l.jm.ExecMessage(tx, in.msg); err != nil {
+			l.log.Error("exec service", "err", err)
+		}
+	}
+}
+
+// flush sends what the committed turn produced.
+func (l *Loop) flush() {
+	out := l.jm.Take()
+	for _, m := range out.Sched {
+		if l.sched != nil {
+			if err := l.sched.Send(m); err != nil {
+				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
+			}
+		}
+	}
+	for _, m := range out.Exec {
+		if l.exec != nil {
+			if err := l.exec.Send(m); err != nil {
+				l.log.Warn("sending to the exec service", "topic", m.Topic, "err", err)
+			}
+		}
+	}
+}

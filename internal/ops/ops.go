@@ -1,0 +1,135 @@
+// Package ops holds the operations fluxq's users ask for, each written once
+// as work inside one store transaction, so that the loop (serving the
+// socket) and a CLI opening the store directly (no loop running) do exactly
+// the same thing: "submit now, schedule later".
+//
+// Every job event goes through Post, which applies it to the job's state
+// (internal/job decides whether it may happen), appends it to the stored
+// eventlog and refreshes the job's listing summary in the same transaction.
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// EventlogVersion is the RFC 21 eventlog format version in submit events.
+const EventlogVersion = 1
+
+// ErrUnknownJob is returned for an id with no job record (Flux's wording).
+var ErrUnknownJob = errors.New("unknown job id")
+
+// Record is everything stored about one job, decoded.
+type Record struct {
+	Job     *job.Job
+	Jobspec *jobspec.Jobspec
+	Raw     json.RawMessage // the jobspec as stored (canonical JSON)
+	R       *rset.R         // nil until allocated
+	RawR    json.RawMessage
+	Events  []eventlog.Event
+	Summary *Summary // as stored; nil for a record that predates summaries
+
+	// Annotations are the scheduler's volatile annotations while the job
+	// waits (RFC 27); once allocated, the alloc event's snapshot in Job
+	// is what counts.
+	Annotations map[string]any
+}
+
+// Load reads and decodes a job's record.
+func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
+	if !tx.HasJob(uint64(id)) {
+		return nil, ErrUnknownJob
+	}
+	raw, _ := tx.JobValue(uint64(id), store.JobJobspec)
+	logb, _ := tx.JobValue(uint64(id), store.JobEventlog)
+	rawR, _ := tx.JobValue(uint64(id), store.JobR)
+	sum, _ := tx.JobValue(uint64(id), store.JobSummary)
+	events, err := eventlog.Parse(logb)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	j, err := job.Replay(id, events)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jobspec.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: stored jobspec: %w", id, err)
+	}
+	rec := &Record{Job: j, Jobspec: js, Raw: raw, Events: events}
+	if len(rawR) > 0 {
+		if rec.R, err = rset.Parse(rawR); err != nil {
+			return nil, fmt.Errorf("job %s: stored R: %w", id, err)
+		}
+		rec.RawR = rawR
+	}
+	if len(sum) > 0 {
+		rec.Summary = new(Summary)
+		if err := json.Unmarshal(sum, rec.Summary); err != nil {
+			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
+		}
+		if j.State&job.Pending != 0 {
+			rec.Annotations = rec.Summary.Annotations
+		}
+	}
+	return rec, nil
+}
+
+// Post applies one event to rec's job and stores it, with the refreshed
+// summary. The job is unchanged when the event is refused.
+func Post(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	if err := rec.Job.Apply(ev); err != nil {
+		return fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
+	}
+	line, err := eventlog.Append(nil, ev)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", rec.Job.ID, err)
+	}
+	id := uint64(rec.Job.ID)
+	if err := tx.AppendJobValue(id, store.JobEventlog, line); err != nil {
+		return err
+	}
+	rec.Events = append(rec.Events, ev)
+	return SaveSummary(tx, rec)
+}
+
+// SetR stores a job's R. It must be stored before the alloc event is posted
+// (RFC 27: R is committed before the allocation is announced).
+func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
+	r, err := rset.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)
+	}
+	canon, err := r.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)
+	}
+	if err := tx.PutJobValue(uint64(rec.Job.ID), store.JobR, canon); err != nil {
+		return err
+	}
+	rec.R, rec.RawR = r, canon
+	return nil
+}
+
+// SaveSummary stores rec's listing summary.
+func SaveSummary(tx *store.Tx, rec *Record) error {
+	s := Summarize(rec)
+	rec.Summary = s
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return tx.PutJobValue(uint64(rec.Job.ID), store.JobSummary, b)
+}
+
+// Timestamp is the eventlog time for t.
+func Timestamp(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
