@@ -9,13 +9,18 @@ FUZZTIME  ?= 10s
 BENCHTIME ?= 1s
 PKGS      := ./...
 
-.PHONY: all build test fuzz fuzz-corpus bench lint clean
+.PHONY: all build run test fuzz fuzz-corpus bench lint clean
 
 all: build
 
 build:
 	@mkdir -p $(BIN)
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+# Start fluxsched on this machine with the default state directory
+# ($FLUXQ_STATE_DIR, else $XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq).
+run: build
+	$(BIN)/fluxsched run
 
 test:
 	$(GO) test -race -count=1 $(PKGS)

@@ -65,10 +65,17 @@ type Release struct {
 	Final bool   `json:"final"`
 }
 
-// Exception is the data of an exception response, and the payload of the
-// <service>.exception notification (with ID set).
+// Exception is the data of an exception response.
 type Exception struct {
-	ID       fluid.ID `json:"id,omitempty"`
+	Severity int    `json:"severity"`
+	Type     string `json:"type"`
+	Note     string `json:"note,omitempty"`
+}
+
+// ExceptionNotice is the <service>.exception notification: a job got a
+// fatal exception and its tasks must end.
+type ExceptionNotice struct {
+	ID       fluid.ID `json:"id"`
 	Severity int      `json:"severity"`
 	Type     string   `json:"type"`
 	Note     string   `json:"note,omitempty"`
@@ -155,8 +162,8 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 }
 
 // DecodeException reads a <service>.exception notification.
-func DecodeException(m wire.Message) (Exception, error) {
-	var e Exception
+func DecodeException(m wire.Message) (ExceptionNotice, error) {
+	var e ExceptionNotice
 	return e, wire.Decode(m, &e, "id", "severity", "type")
 }
 

@@ -619,3 +619,23 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+// RFC 27 limited mode: each finished request (SUCCESS here) frees a place
+// for the next waiting job, so a queue longer than the limit drains.
+func TestLimitedModeRefills(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	var ids []fluid.ID
+	for i := 0; i < 4; i++ {
+		ids = append(ids, h.submit(16))
+	}
+	h.handshake(schedproto.Ready{Mode: schedproto.ModeLimited, Limit: 2})
+	h.expectAlloc(ids[0])
+	h.expectAlloc(ids[1])
+	h.sched.quiet(h)
+	h.succeed(ids[0])
+	h.expectAlloc(ids[2])
+	h.sched.respond(schedproto.TopicAlloc, schedproto.AllocResponse{ID: ids[1], Type: schedproto.Deny, Note: "no"})
+	h.expectAlloc(ids[3])
+	h.sched.quiet(h)
+}

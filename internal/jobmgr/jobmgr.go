@@ -50,7 +50,7 @@ var (
 type Outbox struct {
 	Sched   []wire.Message // to the scheduler
 	Exec    []wire.Message // to the exec service
-	Changed []fluid.ID     // jobs whose state changed (for waiters)
+	Changed []fluid.ID     // jobs with new events (for followers and waiters)
 }
 
 // Manager is the job manager.
@@ -179,13 +179,10 @@ func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
 func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
 
 func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
-	before := e.j().State
 	if err := ops.Post(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx}); err != nil {
 		return err
 	}
-	if e.j().State != before {
-		m.out.Changed = append(m.out.Changed, e.id())
-	}
+	m.out.Changed = append(m.out.Changed, e.id())
 	return nil
 }
 
@@ -237,7 +234,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	}
 	if e.shellMayRun() {
 		if e.startPending && !e.notified && j.Exception.Fatal() {
-			m.sendExec(execproto.MethodException, execproto.Exception{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
+			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
 			e.notified = true
 		}
 		return false, nil
@@ -369,3 +366,6 @@ func (m *Manager) lookup(id fluid.ID) (*entry, bool) {
 func errorf(topic string, format string, a ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{topic}, a...)...)
 }
+
+// Now is the manager's clock, for operations run beside it in a turn.
+func (m *Manager) Now() time.Time { return m.cfg.Now() }

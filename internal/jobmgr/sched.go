@@ -144,6 +144,10 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 			return err
 		}
 	}
+	if r.Type != schedproto.Annotate {
+		// The request is done: its place may go to a waiting job.
+		m.dirty = true
+	}
 	switch r.Type {
 	case schedproto.Annotate:
 		return nil
@@ -183,7 +187,6 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 	case schedproto.Cancel:
 		e.allocPending, e.cancelSent = false, false
 		m.sched.outstanding--
-		m.dirty = true
 		return m.advance(tx, e)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/store"
@@ -45,6 +46,9 @@ type Loop struct {
 	log    *slog.Logger
 	inputs chan input
 	reqs   chan Request
+
+	mu      sync.Mutex
+	changed chan struct{} // closed when a turn posts events
 }
 
 type source int
@@ -68,8 +72,9 @@ func New(st *store.Store, jm *jobmgr.Manager, sched, exec wire.Conn, log *slog.L
 	}
 	return &Loop{
 		st: st, jm: jm, sched: sched, exec: exec, log: log,
-		inputs: make(chan input, MaxBatch),
-		reqs:   make(chan Request, MaxBatch),
+		inputs:  make(chan input, MaxBatch),
+		reqs:    make(chan Request, MaxBatch),
+		changed: make(chan struct{}),
 	}
 }
 
@@ -205,9 +210,23 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 	}
 }
 
+// Changed returns a channel that is closed after the next committed turn
+// that posts job events: followers wait on it, then read the store.
+func (l *Loop) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
 // flush sends what the committed turn produced.
 func (l *Loop) flush() {
 	out := l.jm.Take()
+	if len(out.Changed) > 0 {
+		l.mu.Lock()
+		close(l.changed)
+		l.changed = make(chan struct{})
+		l.mu.Unlock()
+	}
 	for _, m := range out.Sched {
 		if l.sched != nil {
 			if err := l.sched.Send(m); err != nil {

@@ -50,6 +50,11 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 	ts := Timestamp(now)
 	for i, req := range reqs {
 		id, err := gen.Next(now)
+		if id == 0 && err == nil {
+			// A FLUID of 0 (the first millisecond of a new store) is
+			// valid, but reads as "no job" everywhere: skip it.
+			id, err = gen.Next(now)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("job id generator: %w", err)
 		}

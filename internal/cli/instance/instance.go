@@ -1,0 +1,78 @@
+// Package instance holds what every fluxq, fluxsched and fluxres command
+// shares: the global flags (CLI.md "Common to every binary") and opening
+// the instance they name.
+package instance
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fsd"
+)
+
+// Flag names shared by every binary.
+const (
+	FlagStateDir = "state-dir"
+	FlagColor    = "color"
+	FlagTimeout  = "timeout"
+)
+
+// Flags are the global flags of every binary.
+func Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: FlagStateDir, Usage: "the instance's state directory", EnvVars: []string{"FLUXQ_STATE_DIR"}},
+		&cli.StringFlag{Name: FlagColor, Value: "auto", Usage: "colour output: auto, always or never"},
+		&cli.StringFlag{Name: FlagTimeout, Value: "10s", Usage: "how long to wait for a busy store or an unreachable instance (FSD)"},
+	}
+}
+
+// StateDir is the instance directory: --state-dir / $FLUXQ_STATE_DIR, else
+// $XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq (ARCHITECTURE.md).
+func StateDir(c *cli.Context) (string, error) {
+	if d := c.String(FlagStateDir); d != "" {
+		return filepath.Abs(d)
+	}
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "fluxq"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no state directory: set --state-dir or FLUXQ_STATE_DIR (%v)", err)
+	}
+	return filepath.Join(home, ".local", "state", "fluxq"), nil
+}
+
+// Timeout is the --timeout value.
+func Timeout(c *cli.Context) (time.Duration, error) {
+	s := c.String(FlagTimeout)
+	sec, err := fsd.Parse(s)
+	if err != nil {
+		return 0, exitcode.UsageErrorf("--timeout: %v", err)
+	}
+	return fsd.Duration(sec), nil
+}
+
+// Open connects to the instance: its loop's socket when fluxsched runs,
+// else its store directly. An unreachable or busy instance is exit 69.
+func Open(c *cli.Context) (client.Client, error) {
+	dir, err := StateDir(c)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := Timeout(c)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.Open(c.Context, client.Options{StateDir: dir, Timeout: timeout})
+	if errors.Is(err, client.ErrUnavailable) {
+		return nil, exitcode.WithCode(exitcode.Unavailable, err)
+	}
+	return cl, err
+}

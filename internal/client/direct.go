@@ -1,0 +1,208 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// direct works on the store itself while no loop runs. It opens the store
+// for each call only, so it never keeps a starting loop (or another
+// command) waiting longer than one short transaction.
+type direct struct {
+	dir     string
+	timeout time.Duration
+	uid     uint32
+	now     func() time.Time
+}
+
+func newDirect(o Options) *direct {
+	return &direct{dir: o.StateDir, timeout: o.Timeout, uid: uint32(os.Getuid()), now: time.Now}
+}
+
+func (d *direct) path() string { return filepath.Join(d.dir, StoreFile) }
+
+// with opens the store for one transaction. A store held by a loop that
+// started meanwhile is reported as unavailable after the timeout.
+func (d *direct) with(write bool, fn func(tx *store.Tx) error) error {
+	if err := os.MkdirAll(d.dir, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	st, err := store.Open(d.path(), store.Options{Timeout: d.timeout})
+	if errors.Is(err, store.ErrBusy) {
+		return fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if write {
+		return st.Update(fn)
+	}
+	return st.View(fn)
+}
+
+func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error) {
+	var ids []fluid.ID
+	err := d.with(true, func(tx *store.Tx) error {
+		var err error
+		ids, _, err = ops.Submit(tx, d.now(), submitRequests(jobs, d.uid))
+		return err
+	})
+	return ids, err
+}
+
+func submitRequests(jobs []SubmitJob, uid uint32) []ops.SubmitRequest {
+	reqs := make([]ops.SubmitRequest, len(jobs))
+	for i, j := range jobs {
+		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Urgency: j.Urgency}
+	}
+	return reqs
+}
+
+func (d *direct) Jobs(_ context.Context, q JobsQuery) ([]ops.Summary, error) {
+	var out []ops.Summary
+	err := d.with(false, func(tx *store.Tx) error {
+		var err error
+		out, err = ListJobs(tx, d.uid, q)
+		return err
+	})
+	return out, err
+}
+
+func (d *direct) Job(_ context.Context, id fluid.ID) (*JobInfo, error) {
+	var info *JobInfo
+	err := d.with(false, func(tx *store.Tx) error {
+		var err error
+		info, err = LoadJobInfo(tx, id, filepath.Join(d.dir, JobsFolder))
+		return err
+	})
+	return info, err
+}
+
+// manager runs fn with a job manager over the store's active jobs, so a
+// change made with no loop running follows the very rules the loop's
+// would; what it would tell the scheduler or exec service is for the next
+// loop to say, after it loads the jobs.
+func (d *direct) manager(fn func(tx *store.Tx, jm *jobmgr.Manager) error) error {
+	return d.with(true, func(tx *store.Tx) error {
+		jm := jobmgr.New(jobmgr.Config{Owner: uint32(os.Geteuid()), Now: d.now})
+		if err := jm.Load(tx); err != nil {
+			return err
+		}
+		return fn(tx, jm)
+	})
+}
+
+func (d *direct) Cancel(_ context.Context, ids []fluid.ID, note string) ([]error, error) {
+	errs := make([]error, len(ids))
+	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+		for i, id := range ids {
+			errs[i] = jm.Cancel(tx, id, d.uid, note)
+		}
+		return nil
+	})
+	return errs, err
+}
+
+func (d *direct) Urgency(_ context.Context, id fluid.ID, urgency int) error {
+	var uerr error
+	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+		uerr = jm.Urgency(tx, id, d.uid, urgency)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return uerr
+}
+
+// pollInterval paces followers on the direct path, where nothing can
+// announce a change: the store is only read, briefly, between naps.
+const pollInterval = 200 * time.Millisecond
+
+func (d *direct) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error {
+	seen := 0
+	for {
+		var evs []eventlog.Event
+		var done bool
+		err := d.with(false, func(tx *store.Tx) error {
+			var err error
+			evs, done, err = NewEvents(tx, id, seen)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		seen += len(evs)
+		if !follow || done {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+func (d *direct) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
+	if err := d.Events(ctx, id, true, func(eventlog.Event) error { return nil }); err != nil {
+		return nil, err
+	}
+	info, err := d.Job(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &info.Summary, nil
+}
+
+func (d *direct) Stats(context.Context) (*Stats, error) {
+	var st *Stats
+	err := d.with(false, func(tx *store.Tx) error {
+		var err error
+		st, err = CountJobs(tx)
+		return err
+	})
+	return st, err
+}
+
+func (d *direct) Resources(context.Context) (*Resources, error) {
+	var res *Resources
+	err := d.with(false, func(tx *store.Tx) error {
+		var err error
+		res, err = LoadResources(tx)
+		return err
+	})
+	return res, err
+}
+
+func (d *direct) Drain(_ context.Context, ranks, reason string, force bool) error {
+	return d.with(true, func(tx *store.Tx) error {
+		_, err := ops.Drain(tx, ranks, reason, force, d.now())
+		return err
+	})
+}
+
+func (d *direct) Undrain(_ context.Context, ranks string) error {
+	return d.with(true, func(tx *store.Tx) error {
+		_, err := ops.Undrain(tx, ranks)
+		return err
+	})
+}
+
+func (d *direct) Close() error { return nil }

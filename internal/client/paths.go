@@ -1,0 +1,20 @@
+package client
+
+import (
+	"path/filepath"
+	"strconv"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+)
+
+// The files of an instance's state directory (ARCHITECTURE.md).
+const (
+	StoreFile  = "fluxq.db"
+	SocketFile = "fluxsched.sock"
+	JobsFolder = "jobs"
+)
+
+// JobDir is where a job's shell keeps its files and output.
+func JobDir(jobsDir string, id fluid.ID) string {
+	return filepath.Join(jobsDir, strconv.FormatUint(uint64(id), 10))
+}

@@ -1,0 +1,70 @@
+package client
+
+import (
+	"encoding/json"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+)
+
+// The socket protocol: one JSON request line per connection, answered by
+// zero or more event lines (for followers) and one final line.
+
+// Methods of the socket protocol.
+const (
+	MethodSubmit    = "submit"
+	MethodJobs      = "jobs"
+	MethodJob       = "job"
+	MethodCancel    = "cancel"
+	MethodUrgency   = "urgency"
+	MethodEvents    = "events"
+	MethodWait      = "wait"
+	MethodStats     = "stats"
+	MethodResources = "resources"
+	MethodDrain     = "drain"
+	MethodUndrain   = "undrain"
+)
+
+// Request is one call.
+type Request struct {
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+}
+
+// Response is one line of an answer: an event of a stream, or the final
+// result or error.
+type Response struct {
+	Event  *eventlog.Event `json:"event,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+	// Errors has one message per id of a cancel ("" when it worked).
+	Errors []string `json:"errors,omitempty"`
+	Final  bool     `json:"final,omitempty"`
+}
+
+// Params of the methods that take more than a query.
+type (
+	SubmitParams struct {
+		Jobs []SubmitJob `json:"jobs"`
+	}
+	IDParams struct {
+		ID fluid.ID `json:"id"`
+	}
+	CancelParams struct {
+		IDs  []fluid.ID `json:"ids"`
+		Note string     `json:"note"`
+	}
+	UrgencyParams struct {
+		ID      fluid.ID `json:"id"`
+		Urgency int      `json:"urgency"`
+	}
+	EventsParams struct {
+		ID     fluid.ID `json:"id"`
+		Follow bool     `json:"follow"`
+	}
+	DrainParams struct {
+		Ranks  string `json:"ranks"`
+		Reason string `json:"reason"`
+		Force  bool   `json:"force"`
+	}
+)

@@ -1,0 +1,171 @@
+package client
+
+import (
+	"encoding/json"
+	"slices"
+	"sort"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// The read-only operations, shared by the direct path and the server: they
+// only read the store, so both run them on a snapshot.
+
+// ListJobs answers a JobsQuery for uid.
+func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
+	states := q.States
+	if states == 0 {
+		states = job.Pending | job.Running
+	}
+	if len(q.Results) > 0 {
+		states |= job.Inactive
+	}
+	want := func(s *ops.Summary) bool {
+		st, err := job.ParseStates(s.State)
+		if err != nil || st&states == 0 {
+			return false
+		}
+		if len(q.Results) > 0 && st == job.Inactive {
+			r, err := job.ParseResult(s.Result)
+			if err != nil || !slices.Contains(q.Results, r) {
+				return false
+			}
+		}
+		switch {
+		case q.UserID != nil:
+			if s.UserID != *q.UserID {
+				return false
+			}
+		case !q.AllUsers && len(q.IDs) == 0:
+			if s.UserID != uid {
+				return false
+			}
+		}
+		return len(q.Queues) == 0 || slices.Contains(q.Queues, s.Queue)
+	}
+	var out []ops.Summary
+	add := func(raw []byte) error {
+		var s ops.Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		if want(&s) {
+			out = append(out, s)
+		}
+		return nil
+	}
+	if len(q.IDs) > 0 {
+		for _, id := range q.IDs {
+			raw, err := tx.JobValue(uint64(id), store.JobSummary)
+			if err != nil {
+				return nil, ops.ErrUnknownJob
+			}
+			if err := add(raw); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+			return true, add(get(store.JobSummary))
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	SortJobs(out)
+	if q.Count > 0 && len(out) > q.Count {
+		out = out[:q.Count]
+	}
+	return out, nil
+}
+
+// SortJobs orders a listing as CLI.md says: pending by priority, then id;
+// running by start, newest first; inactive by end, newest first.
+func SortJobs(js []ops.Summary) {
+	group := func(s *ops.Summary) int {
+		switch s.State {
+		case "INACTIVE":
+			return 2
+		case "RUN", "CLEANUP":
+			return 1
+		}
+		return 0
+	}
+	sort.SliceStable(js, func(a, b int) bool {
+		x, y := &js[a], &js[b]
+		if gx, gy := group(x), group(y); gx != gy {
+			return gx < gy
+		}
+		switch group(x) {
+		case 0:
+			if x.Priority != y.Priority {
+				return x.Priority > y.Priority
+			}
+			return x.ID < y.ID
+		case 1:
+			if x.TRun != y.TRun {
+				return x.TRun > y.TRun
+			}
+		default:
+			if x.TInactive != y.TInactive {
+				return x.TInactive > y.TInactive
+			}
+		}
+		return x.ID > y.ID
+	})
+}
+
+// LoadJobInfo reads one job whole.
+func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*JobInfo, error) {
+	rec, err := ops.Load(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	info := &JobInfo{Summary: *ops.Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
+	if jobsDir != "" {
+		info.JobDir = JobDir(jobsDir, id)
+	}
+	return info, nil
+}
+
+// CountJobs answers fluxq stats.
+func CountJobs(tx *store.Tx) (*Stats, error) {
+	st := &Stats{States: map[string]int{}, Results: map[string]int{}}
+	err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+		var s struct {
+			State  string `json:"state"`
+			Result string `json:"result"`
+		}
+		if err := json.Unmarshal(get(store.JobSummary), &s); err != nil {
+			return false, err
+		}
+		st.States[s.State]++
+		if s.Result != "" {
+			st.Results[s.Result]++
+		}
+		st.Total++
+		return true, nil
+	})
+	return st, err
+}
+
+// NewEvents returns the events after the first n, for followers.
+func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
+	if err != nil {
+		return nil, false, ops.ErrUnknownJob
+	}
+	evs, err := eventlog.Parse(raw)
+	if err != nil {
+		return nil, false, err
+	}
+	done := len(evs) > 0 && evs[len(evs)-1].Name == "clean"
+	if n > len(evs) {
+		n = len(evs)
+	}
+	return evs[n:], done, nil
+}

@@ -1,0 +1,60 @@
+package client
+
+import (
+	"encoding/json"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// LoadResources reads the inventory, what jobs hold, and drain records.
+func LoadResources(tx *store.Tx) (*Resources, error) {
+	inv, err := ops.Inventory(tx)
+	if err != nil {
+		return nil, err
+	}
+	held := &rset.R{}
+	err = tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
+		var s struct {
+			State string `json:"state"`
+		}
+		if json.Unmarshal(get(store.JobSummary), &s) != nil || (s.State != "RUN" && s.State != "CLEANUP") {
+			return true, nil
+		}
+		rec, err := ops.Load(tx, fluid.ID(id))
+		if err != nil || rec.R == nil || !rec.Job.Allocated {
+			return true, err
+		}
+		held, err = held.Union(rec.R)
+		return err == nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := &Resources{}
+	if res.Inventory, err = inv.MarshalJSON(); err != nil {
+		return nil, err
+	}
+	if res.Allocated, err = held.MarshalJSON(); err != nil {
+		return nil, err
+	}
+	err = tx.ForEachDrain(func(rank uint64, raw []byte) error {
+		var d ops.DrainRecord
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return err
+		}
+		res.Drained = append(res.Drained, Drain{Rank: uint(rank), Timestamp: d.Timestamp, Reason: d.Reason})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	drained, err := ops.Drained(tx)
+	if err != nil {
+		return nil, err
+	}
+	res.Draining = drained.Intersection(held.Ranks()).String()
+	return res, nil
+}

@@ -1,0 +1,178 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/ops"
+)
+
+// socket talks to a running loop, one connection per call.
+type socket struct {
+	path    string
+	timeout time.Duration
+}
+
+// maxResponse bounds one response line (a listing of 100,000 jobs fits).
+const maxResponse = 1 << 30
+
+// call sends one request and reads its answer; onEvent receives stream
+// events. The final result is decoded into result when not nil.
+func (s *socket) call(ctx context.Context, method string, params any, result any, onEvent func(eventlog.Event) error) (*Response, error) {
+	conn, err := dial(ctx, s.path, s.timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	req := Request{Method: method}
+	if params != nil {
+		if req.Params, err = json.Marshal(params); err != nil {
+			return nil, err
+		}
+	}
+	line, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Write(append(line, '\n')); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	r := bufio.NewReaderSize(conn, 64<<10)
+	for {
+		raw, err := readLine(r)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("%w: the instance closed the connection", ErrUnavailable)
+			}
+			return nil, err
+		}
+		var resp Response
+		if err := json.Unmarshal(raw, &resp); err != nil {
+			return nil, fmt.Errorf("bad response from the instance: %w", err)
+		}
+		if resp.Event != nil {
+			if onEvent != nil {
+				if err := onEvent(*resp.Event); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if resp.Error != "" {
+			return &resp, errors.New(resp.Error)
+		}
+		if result != nil && len(resp.Result) > 0 {
+			if err := json.Unmarshal(resp.Result, result); err != nil {
+				return nil, fmt.Errorf("bad response from the instance: %w", err)
+			}
+		}
+		return &resp, nil
+	}
+}
+
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxResponse {
+			return nil, fmt.Errorf("response longer than %d bytes", maxResponse)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return line, nil
+	}
+}
+
+func (s *socket) Submit(ctx context.Context, jobs []SubmitJob) ([]fluid.ID, error) {
+	var ids []fluid.ID
+	_, err := s.call(ctx, MethodSubmit, SubmitParams{Jobs: jobs}, &ids, nil)
+	return ids, err
+}
+
+func (s *socket) Jobs(ctx context.Context, q JobsQuery) ([]ops.Summary, error) {
+	var out []ops.Summary
+	_, err := s.call(ctx, MethodJobs, q, &out, nil)
+	return out, err
+}
+
+func (s *socket) Job(ctx context.Context, id fluid.ID) (*JobInfo, error) {
+	var info JobInfo
+	if _, err := s.call(ctx, MethodJob, IDParams{ID: id}, &info, nil); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+func (s *socket) Cancel(ctx context.Context, ids []fluid.ID, note string) ([]error, error) {
+	resp, err := s.call(ctx, MethodCancel, CancelParams{IDs: ids, Note: note}, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	errs := make([]error, len(ids))
+	for i := range ids {
+		if i < len(resp.Errors) && resp.Errors[i] != "" {
+			errs[i] = errors.New(resp.Errors[i])
+		}
+	}
+	return errs, nil
+}
+
+func (s *socket) Urgency(ctx context.Context, id fluid.ID, urgency int) error {
+	_, err := s.call(ctx, MethodUrgency, UrgencyParams{ID: id, Urgency: urgency}, nil, nil)
+	return err
+}
+
+func (s *socket) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error {
+	_, err := s.call(ctx, MethodEvents, EventsParams{ID: id, Follow: follow}, nil, fn)
+	return err
+}
+
+func (s *socket) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
+	var sum ops.Summary
+	if _, err := s.call(ctx, MethodWait, IDParams{ID: id}, &sum, nil); err != nil {
+		return nil, err
+	}
+	return &sum, nil
+}
+
+func (s *socket) Stats(ctx context.Context) (*Stats, error) {
+	var st Stats
+	_, err := s.call(ctx, MethodStats, nil, &st, nil)
+	return &st, err
+}
+
+func (s *socket) Resources(ctx context.Context) (*Resources, error) {
+	var res Resources
+	_, err := s.call(ctx, MethodResources, nil, &res, nil)
+	return &res, err
+}
+
+func (s *socket) Drain(ctx context.Context, ranks, reason string, force bool) error {
+	_, err := s.call(ctx, MethodDrain, DrainParams{Ranks: ranks, Reason: reason, Force: force}, nil, nil)
+	return err
+}
+
+func (s *socket) Undrain(ctx context.Context, ranks string) error {
+	_, err := s.call(ctx, MethodUndrain, DrainParams{Ranks: ranks}, nil, nil)
+	return err
+}
+
+func (s *socket) Close() error { return nil }

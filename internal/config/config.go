@@ -1,0 +1,238 @@
+// Package config reads fluxsched's configuration: TOML in Flux's own format,
+// one file or a directory of *.toml files, strictly — an unknown key or a
+// wrong type is an error that names its table, as Flux reports it.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/resource"
+)
+
+// Config is everything fluxsched reads.
+type Config struct {
+	Resource Resource `toml:"resource"`
+	Sched    Sched    `toml:"sched"`
+	Exec     Exec     `toml:"exec"`
+	Access   Access   `toml:"access"`
+}
+
+// Resource is the [resource] table.
+type Resource struct {
+	// Config is [[resource.config]]; empty means discover this machine.
+	Config []resource.ConfigEntry `toml:"config"`
+}
+
+// Sched is the [sched] table.
+type Sched struct {
+	Policy           string `toml:"policy"`            // queue policy: fcfs (issue 6 adds more)
+	MatchPolicy      string `toml:"match-policy"`      // first-fit, worst-fit, best-fit
+	QueueDepth       int    `toml:"queue-depth"`       // how deep the policy looks
+	ReservationDepth int    `toml:"reservation-depth"` // reservations for backfill
+	Mode             string `toml:"mode"`              // unlimited or limited=N
+}
+
+// Exec is the [exec] table.
+type Exec struct {
+	Launcher    string `toml:"launcher"`     // "local": every host's tasks run here
+	KillTimeout string `toml:"kill-timeout"` // FSD between SIGTERM and SIGKILL
+}
+
+// Access is the [access] table (as Flux's).
+type Access struct {
+	AllowGuestUser bool `toml:"allow-guest-user"`
+}
+
+// Defaults fluxsched uses for what a config leaves out.
+const (
+	DefaultMatchPolicy = "worst-fit"
+	DefaultMode        = "limited=8"
+	DefaultLauncher    = "local"
+	DefaultKillTimeout = "5s"
+)
+
+// Load reads a config file or a directory of *.toml files (merged; a key
+// set in two files is an error, as in Flux). An empty path is the default
+// config.
+func Load(path string) (*Config, error) {
+	cfg := &Config{}
+	if path != "" {
+		data, err := read(path)
+		if err != nil {
+			return nil, err
+		}
+		dec := toml.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(cfg); err != nil {
+			return nil, describe(path, err)
+		}
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// read returns one TOML document: the file, or the directory's *.toml
+// files merged after checking that no key is set twice.
+func read(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if !fi.IsDir() {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		return data, nil
+	}
+	files, err := filepath.Glob(filepath.Join(path, "*.toml"))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	sort.Strings(files)
+	merged := map[string]any{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		var doc map[string]any
+		if err := toml.Unmarshal(data, &doc); err != nil {
+			return nil, describe(f, err)
+		}
+		if err := merge(merged, doc, ""); err != nil {
+			return nil, fmt.Errorf("config: %s: %w", f, err)
+		}
+	}
+	return toml.Marshal(merged)
+}
+
+// merge adds src into dst; tables merge, arrays of tables append, and any
+// other key set in both is an error.
+func merge(dst, src map[string]any, where string) error {
+	for k, v := range src {
+		name := strings.TrimPrefix(where+"."+k, ".")
+		old, ok := dst[k]
+		if !ok {
+			dst[k] = v
+			continue
+		}
+		switch ov := old.(type) {
+		case map[string]any:
+			nv, ok := v.(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s is set twice", name)
+			}
+			if err := merge(ov, nv, name); err != nil {
+				return err
+			}
+		case []any:
+			nv, ok := v.([]any)
+			if !ok {
+				return fmt.Errorf("%s is set twice", name)
+			}
+			dst[k] = append(ov, nv...)
+		default:
+			return fmt.Errorf("%s is set twice", name)
+		}
+	}
+	return nil
+}
+
+// describe turns a TOML error into one line naming the file, the table
+// and the key, e.g. `config.toml: [sched]: unknown key "polcy"`.
+func describe(path string, err error) error {
+	var strict *toml.StrictMissingError
+	if errors.As(err, &strict) && len(strict.Errors) > 0 {
+		key := strict.Errors[0].Key()
+		return fmt.Errorf("%s: %s: unknown key %q", path, table(key[:len(key)-1]), key[len(key)-1])
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		row, col := de.Position()
+		if k := de.Key(); len(k) > 0 {
+			return fmt.Errorf("%s:%d:%d: %s: %v", path, row, col, table(k), de.Error())
+		}
+		return fmt.Errorf("%s:%d:%d: %v", path, row, col, de.Error())
+	}
+	return fmt.Errorf("%s: %v", path, err)
+}
+
+func table(key []string) string {
+	if len(key) == 0 {
+		return "top level"
+	}
+	return "[" + strings.Join(key, ".") + "]"
+}
+
+// check validates values (types are checked by the decoder).
+func (c *Config) check() error {
+	if c.Sched.MatchPolicy == "" {
+		c.Sched.MatchPolicy = DefaultMatchPolicy
+	}
+	switch c.Sched.MatchPolicy {
+	case "first-fit", "worst-fit", "best-fit":
+	default:
+		return fmt.Errorf("error parsing [sched] config table: unknown match-policy %q (want first-fit, worst-fit or best-fit)", c.Sched.MatchPolicy)
+	}
+	if c.Sched.Mode == "" {
+		c.Sched.Mode = DefaultMode
+	}
+	if _, err := ParseMode(c.Sched.Mode); err != nil {
+		return fmt.Errorf("error parsing [sched] config table: %v", err)
+	}
+	if c.Sched.Policy == "" {
+		c.Sched.Policy = "fcfs"
+	}
+	if c.Sched.Policy != "fcfs" {
+		return fmt.Errorf("error parsing [sched] config table: unknown policy %q (this fluxsched schedules fcfs)", c.Sched.Policy)
+	}
+	if c.Exec.Launcher == "" {
+		c.Exec.Launcher = DefaultLauncher
+	}
+	if c.Exec.Launcher != "local" {
+		return fmt.Errorf("error parsing [exec] config table: unknown launcher %q (want local)", c.Exec.Launcher)
+	}
+	if c.Exec.KillTimeout == "" {
+		c.Exec.KillTimeout = DefaultKillTimeout
+	}
+	if _, err := fsd.Parse(c.Exec.KillTimeout); err != nil {
+		return fmt.Errorf("error parsing [exec] config table: kill-timeout: %v", err)
+	}
+	for i, e := range c.Resource.Config {
+		if e.Hosts == "" {
+			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
+		}
+	}
+	return nil
+}
+
+// ParseMode reads the RFC 27 mode: "unlimited" or "limited=N" (0 means
+// unlimited in the result).
+func ParseMode(s string) (int, error) {
+	if s == "unlimited" {
+		return 0, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "limited=%d", &n); err != nil || fmt.Sprintf("limited=%d", n) != s || n < 1 || n > 2147483647 {
+		return 0, fmt.Errorf("invalid mode %q (want unlimited or limited=N, N 1-2147483647)", s)
+	}
+	return n, nil
+}
+
+// KillTimeoutSeconds is the checked kill-timeout in seconds.
+func (c *Config) KillTimeoutSeconds() float64 {
+	s, _ := fsd.Parse(c.Exec.KillTimeout)
+	return s
+}

@@ -1,0 +1,111 @@
+package resource
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/rset"
+)
+
+// ConfigEntry is one [[resource.config]] table of a Flux config
+// (flux-config-resource(5)): Hosts is an RFC 29 hostlist, Cores and GPUs are
+// RFC 22 idsets ("" when the key is absent), Properties are property names
+// given to every host of the entry.
+type ConfigEntry struct {
+	Hosts      string   `toml:"hosts" json:"hosts"`
+	Cores      string   `toml:"cores" json:"cores,omitempty"`
+	GPUs       string   `toml:"gpus" json:"gpus,omitempty"`
+	Properties []string `toml:"properties" json:"properties,omitempty"`
+}
+
+// invalidPropertyChars are the characters RFC 20 forbids in a property name;
+// they are the query syntax's operators, so such a name could never be
+// asked for with --requires.
+const invalidPropertyChars = "!&'\"^`|()"
+
+// configHost accumulates what the entries give one host.
+type configHost struct {
+	name        string
+	cores, gpus idset.Set
+	props       []string
+}
+
+// FromConfig builds the instance inventory from [[resource.config]]
+// entries, as flux-core's rlist_from_config does: ranks are assigned in the
+// order hosts are first named, a host named again gets the union of what
+// each entry gives it (the same core or GPU twice is an error), and
+// properties become R properties. Errors name the entry by index.
+func FromConfig(entries []ConfigEntry) (*rset.R, error) {
+	var hosts []*configHost
+	byName := map[string]*configHost{}
+	for i, e := range entries {
+		where := fmt.Sprintf("resource.config[%d]", i)
+		hl, err := hostlist.Parse(e.Hosts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid hostlist %q", where, e.Hosts)
+		}
+		if hl.IsEmpty() {
+			return nil, fmt.Errorf("%s: empty hostlist specified", where)
+		}
+		if len(byName)+hl.Count() > rset.MaxRanks {
+			return nil, fmt.Errorf("%s: more than %d hosts configured", where, rset.MaxRanks)
+		}
+		cores, err := idset.Parse(e.Cores)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid idset cores=%q", where, e.Cores)
+		}
+		gpus, err := idset.Parse(e.GPUs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: invalid idset gpus=%q", where, e.GPUs)
+		}
+		for _, p := range e.Properties {
+			if p == "" || strings.ContainsAny(p, invalidPropertyChars) {
+				return nil, fmt.Errorf("%s: invalid property %q", where, p)
+			}
+		}
+		for _, name := range hl.All() {
+			h := byName[name]
+			if h == nil {
+				h = &configHost{name: name}
+				byName[name] = h
+				hosts = append(hosts, h)
+			}
+			if dup := h.cores.Intersection(cores); !dup.IsEmpty() {
+				return nil, fmt.Errorf("%s: host %s: core %s configured twice", where, name, dup)
+			}
+			if dup := h.gpus.Intersection(gpus); !dup.IsEmpty() {
+				return nil, fmt.Errorf("%s: host %s: gpu %s configured twice", where, name, dup)
+			}
+			h.cores = h.cores.Union(cores)
+			h.gpus = h.gpus.Union(gpus)
+			for _, p := range e.Properties {
+				if !slices.Contains(h.props, p) {
+					h.props = append(h.props, p)
+				}
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		return nil, errors.New("resource.config: no hosts configured")
+	}
+	nodes := make([]rset.Node, 0, len(hosts))
+	var empty []string
+	for rank, h := range hosts {
+		if h.cores.IsEmpty() && h.gpus.IsEmpty() {
+			empty = append(empty, h.name)
+			continue
+		}
+		slices.Sort(h.props)
+		nodes = append(nodes, rset.Node{Rank: uint(rank), Hostname: h.name, Cores: h.cores, GPUs: h.gpus, Properties: h.props})
+	}
+	if len(empty) > 0 {
+		// A rank with nothing cannot be written in R; flux-core refuses it
+		// with this message rather than silently renumbering the others.
+		return nil, fmt.Errorf("resource.config: %s assigned no resources", hostlist.New(empty...))
+	}
+	return rset.New(nodes), nil
+}

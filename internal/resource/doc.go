@@ -1,0 +1,29 @@
+// Package resource implements the RFC 16 resource scheduling methods over
+// RFC 20 resource sets: Load (FromConfig, Discover), Find, Allocate,
+// Release, Allocated and Available, plus the placement a scheduler needs
+// (Feasible, Match) with flux-core's first-fit, worst-fit and best-fit
+// policies.
+//
+// It is a domain package: no I/O, except that Discover reads the files it is
+// given through an fs.FS, so tests can hand it a fake /sys and /proc.
+//
+// Behaviour follows flux-core's librlist (rlist_from_config, rlist_alloc)
+// where the RFCs are silent:
+//   - A [[resource.config]] host listed in several entries accumulates what
+//     each entry gives it, as flux-config-resource(5) says; giving the same
+//     core or GPU twice is an error, as rnode_add's EEXIST is.
+//   - The unit of allocation is the core and the GPU (RFC 16 "size" units);
+//     other R children are carried in the inventory but never allocated.
+//   - A slot is cores and GPUs on one node. Without a node count, slots are
+//     packed: nodes are ordered once by the policy and each takes as many
+//     slots as fit before the next is tried (rlist_alloc_first_fit). With a
+//     node count N, exactly N nodes each take nslots/N slots; unlike
+//     flux-core, which always picks those nodes by worst fit, the policy
+//     orders them here too, so first-fit really does prefer low ranks.
+//   - Exclusive means whole nodes (every core and GPU), idle ones only, and
+//     needs a node count (flux-core: "exclusive allocation only supported
+//     with nnodes").
+//   - Feasibility ignores allocations and down ranks: a request denied as
+//     infeasible could never run on the configured inventory, while one
+//     that only waits for drained nodes is merely pending.
+package resource

@@ -1,0 +1,218 @@
+package resource
+
+import (
+	"slices"
+
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/rset"
+)
+
+// Placement is a pipeline, as in Nomad's scheduler: a feasibility filter
+// (constraint, up, room for the request), a ranker (the policy's order),
+// then a selector that takes nodes in that order until the request is met.
+
+// Feasible reports whether req could ever be placed on the inventory,
+// ignoring current allocations and down ranks; the error says why not, in
+// flux-core's words (ErrUnsatisfiable, ErrNoMatch,
+// ErrUnsatisfiableConstrained), or what is malformed.
+func (p *Pool) Feasible(req Request) error {
+	if err := req.Validate(); err != nil {
+		return err
+	}
+	// librlist checks the job-wide total against the whole inventory
+	// before it looks at constraints.
+	var cores, gpus int
+	for i := range p.nodes {
+		cores += p.nodes[i].ncores
+		gpus += p.nodes[i].ngpus
+	}
+	if need(req.NSlots, req.CoresPerSlot) > cores || need(req.NSlots, req.GPUsPerSlot) > gpus {
+		return ErrUnsatisfiable
+	}
+	constrained := !req.Constraint.IsEmpty()
+	matched := 0
+	slots, nodes := 0, 0 // slots that fit with nnodes = 0; nodes that fit with nnodes > 0
+	perNode := req.perNode()
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		if constrained && !req.Constraint.Match(n.target) {
+			continue
+		}
+		if n.ncores > 0 {
+			matched++
+		}
+		if req.NNodes == 0 {
+			slots = satAdd(slots, capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot))
+		} else if capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot) >= perNode {
+			nodes++
+		}
+	}
+	if constrained && matched == 0 {
+		return ErrNoMatch
+	}
+	if (req.NNodes == 0 && slots < req.NSlots) || (req.NNodes > 0 && nodes < req.NNodes) {
+		if constrained {
+			return ErrUnsatisfiableConstrained
+		}
+		return ErrUnsatisfiable
+	}
+	return nil
+}
+
+// Match places req on what is free on up ranks now, by policy, and returns
+// the R to allocate (hostnames, cores, GPUs and properties of the chosen
+// ranks, nslots set); false when it does not fit now. Match does not
+// allocate: pass the result to Allocate.
+func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
+	if req.Validate() != nil {
+		return nil, false
+	}
+	cands := p.candidates(req)
+	if req.NNodes > 0 {
+		if len(cands) < req.NNodes {
+			return nil, false
+		}
+	} else {
+		total := 0
+		for _, c := range cands {
+			total = satAdd(total, c.slots)
+		}
+		if total < req.NSlots {
+			return nil, false
+		}
+	}
+	rank(cands, policy)
+	views := make([]rset.Node, 0, min(len(cands), max(req.NNodes, 1)))
+	if req.NNodes > 0 {
+		per := req.perNode()
+		for _, c := range cands[:req.NNodes] {
+			n := &p.nodes[c.i]
+			if req.Exclusive {
+				views = append(views, n.view(n.cores, n.gpus))
+				continue
+			}
+			views = append(views, n.take(per*req.CoresPerSlot, per*req.GPUsPerSlot))
+		}
+	} else {
+		left := req.NSlots
+		for _, c := range cands {
+			k := min(c.slots, left)
+			views = append(views, p.nodes[c.i].take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+			if left -= k; left == 0 {
+				break
+			}
+		}
+	}
+	return rset.New(views).WithNSlots(req.NSlots), true
+}
+
+// candidate is a node that can take part of a request now.
+type candidate struct {
+	i     int // index in Pool.nodes
+	rank  uint
+	free  int // free cores, the policies' sort key
+	slots int // slots of the request that fit on it now
+}
+
+// candidates filters the nodes that are up, satisfy the constraint and
+// have room: for at least one slot, or with a node count for their share
+// (the whole idle node when exclusive).
+func (p *Pool) candidates(req Request) []candidate {
+	constrained := !req.Constraint.IsEmpty()
+	per := req.perNode()
+	var out []candidate
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		if n.down || n.nfreeCores < req.CoresPerSlot {
+			continue
+		}
+		slots := capacity(n.nfreeCores, n.nfreeGPUs, req.CoresPerSlot, req.GPUsPerSlot)
+		switch {
+		case slots == 0:
+			continue
+		case req.NNodes > 0 && slots < per:
+			continue
+		case req.Exclusive && !n.idle():
+			continue
+		}
+		if constrained && !req.Constraint.Match(n.target) {
+			continue
+		}
+		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: slots})
+	}
+	return out
+}
+
+// rank orders candidates by policy, ties by rank (they arrive in rank
+// order and the sort is stable).
+func rank(cands []candidate, policy Policy) {
+	switch policy {
+	case WorstFit:
+		slices.SortStableFunc(cands, func(a, b candidate) int { return b.free - a.free })
+	case BestFit:
+		slices.SortStableFunc(cands, func(a, b candidate) int { return a.free - b.free })
+	}
+}
+
+// take returns the node's lowest free cores and GPUs, as many as asked:
+// flux-core's rnode_alloc takes ids in order.
+func (n *poolNode) take(ncores, ngpus int) rset.Node {
+	return n.view(firstN(n.freeCores, ncores), firstN(n.freeGPUs, ngpus))
+}
+
+// firstN returns the n smallest ids of s (all of s if it has fewer).
+func firstN(s idset.Set, n int) idset.Set {
+	if n <= 0 {
+		return idset.Set{}
+	}
+	var out []idset.Range
+	for _, r := range s.Ranges() {
+		size := int(r.Last-r.First) + 1
+		if size >= n {
+			out = append(out, idset.Range{First: r.First, Last: r.First + uint(n) - 1})
+			break
+		}
+		out = append(out, r)
+		n -= size
+	}
+	return idset.FromRanges(out)
+}
+
+// perNode is the slot count each node gets with a node count.
+func (r Request) perNode() int {
+	if r.NNodes <= 0 {
+		return 0
+	}
+	return r.NSlots / r.NNodes
+}
+
+// capacity is how many slots of cps cores and gps GPUs fit in cores and
+// gpus.
+func capacity(cores, gpus, cps, gps int) int {
+	if cps <= 0 {
+		return 0
+	}
+	c := cores / cps
+	if gps > 0 {
+		c = min(c, gpus/gps)
+	}
+	return c
+}
+
+// need is slots*per without overflow (counts are at most MaxInt32 each, so
+// the product fits in 64 bits; saturate anyway for 32-bit ints).
+func need(slots, per int) int {
+	if per != 0 && slots > maxInt/per {
+		return maxInt
+	}
+	return slots * per
+}
+
+const maxInt = int(^uint(0) >> 1)
+
+func satAdd(a, b int) int {
+	if a > maxInt-b {
+		return maxInt
+	}
+	return a + b
+}

@@ -1,0 +1,260 @@
+package resource
+
+import (
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/constraint"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/rset"
+)
+
+// Pool is a scheduler's view of its inventory (RFC 16): which cores and
+// GPUs each job holds, what is free, and which ranks are down (drained or
+// offline: they keep their jobs but take no new ones). It records
+// allocations only for currently running work, so RFC 16's "job allocation
+// array" has size 1. A Pool is not safe for concurrent use.
+type Pool struct {
+	inv   *rset.R
+	nodes []poolNode   // in rank order
+	index map[uint]int // rank -> index in nodes
+	jobs  map[fluid.ID]*rset.R
+}
+
+// poolNode is one rank: its inventory and what of it is free.
+type poolNode struct {
+	target      constraint.Node // what a constraint sees: rank, hostname, properties
+	cores, gpus idset.Set
+	ncores      int
+	ngpus       int
+	freeCores   idset.Set
+	freeGPUs    idset.Set
+	nfreeCores  int
+	nfreeGPUs   int
+	down        bool
+}
+
+// idle reports whether no job holds anything on the node.
+func (n *poolNode) idle() bool { return n.nfreeCores == n.ncores && n.nfreeGPUs == n.ngpus }
+
+// NewPool returns a pool over inventory with every rank up and nothing
+// allocated.
+func NewPool(inventory *rset.R) *Pool {
+	if inventory == nil {
+		inventory = rset.New(nil)
+	}
+	views := inventory.Nodes()
+	p := &Pool{
+		inv:   inventory,
+		nodes: make([]poolNode, len(views)),
+		index: make(map[uint]int, len(views)),
+		jobs:  map[fluid.ID]*rset.R{},
+	}
+	for i, v := range views {
+		nc, ng := v.Cores.Count(), v.GPUs.Count()
+		p.nodes[i] = poolNode{
+			target:     constraint.Node{Rank: v.Rank, Hostname: v.Hostname, Properties: v.Properties},
+			cores:      v.Cores,
+			gpus:       v.GPUs,
+			ncores:     nc,
+			ngpus:      ng,
+			freeCores:  v.Cores,
+			freeGPUs:   v.GPUs,
+			nfreeCores: nc,
+			nfreeGPUs:  ng,
+		}
+		p.index[v.Rank] = i
+	}
+	return p
+}
+
+// Inventory returns every resource of the pool, allocated or not, up or
+// down (RFC 16 Load).
+func (p *Pool) Inventory() *rset.R { return p.inv }
+
+// SetDown marks ranks down: nothing new is placed there and Available
+// leaves them out; jobs already there keep their resources. Ranks outside
+// the inventory are ignored, as flux-core's rlist_mark_down ignores them.
+func (p *Pool) SetDown(ranks idset.Set) { p.mark(ranks, true) }
+
+// SetUp marks ranks up again.
+func (p *Pool) SetUp(ranks idset.Set) { p.mark(ranks, false) }
+
+func (p *Pool) mark(ranks idset.Set, down bool) {
+	for i := range p.nodes {
+		if ranks.Contains(p.nodes[i].target.Rank) {
+			p.nodes[i].down = down
+		}
+	}
+}
+
+// Down returns the ranks that are down.
+func (p *Pool) Down() idset.Set {
+	var ids []uint
+	for i := range p.nodes {
+		if p.nodes[i].down {
+			ids = append(ids, p.nodes[i].target.Rank)
+		}
+	}
+	return idset.Of(ids...)
+}
+
+// Find returns the inventory nodes that satisfy c, whole (RFC 16 Find);
+// the empty constraint finds everything.
+func (p *Pool) Find(c constraint.Constraint) *rset.R {
+	if c.IsEmpty() {
+		return p.inv
+	}
+	var ids []uint
+	for i := range p.nodes {
+		if c.Match(p.nodes[i].target) {
+			ids = append(ids, p.nodes[i].target.Rank)
+		}
+	}
+	return p.inv.SelectRanks(idset.Of(ids...))
+}
+
+// Allocate records that job id holds r's cores and GPUs (RFC 16 Allocate).
+// It fails, changing nothing, if r names a rank, core or GPU the inventory
+// lacks or one that is already held: RFC 16 "no two jobs SHALL be
+// allocated the same resource unit". A job may be given more later; its
+// allocation is the union. Down ranks are accepted, so that running jobs
+// on a drained node can be replayed after a restart.
+func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
+	views := r.Nodes()
+	for _, v := range views {
+		i, ok := p.index[v.Rank]
+		if !ok {
+			return fmt.Errorf("rank %d is not in the inventory", v.Rank)
+		}
+		n := &p.nodes[i]
+		if err := checkHeld(v.Rank, "core", v.Cores, n.cores, n.freeCores); err != nil {
+			return err
+		}
+		if err := checkHeld(v.Rank, "gpu", v.GPUs, n.gpus, n.freeGPUs); err != nil {
+			return err
+		}
+	}
+	held := p.jobs[id]
+	if held != nil {
+		u, err := held.Union(r)
+		if err != nil {
+			return err
+		}
+		held = u
+	} else {
+		held = r.Copy()
+	}
+	for _, v := range views {
+		n := &p.nodes[p.index[v.Rank]]
+		n.freeCores = n.freeCores.Difference(v.Cores)
+		n.freeGPUs = n.freeGPUs.Difference(v.GPUs)
+		n.nfreeCores -= v.Cores.Count()
+		n.nfreeGPUs -= v.GPUs.Count()
+	}
+	if !held.IsEmpty() {
+		p.jobs[id] = held
+	}
+	return nil
+}
+
+// checkHeld reports ids that are unknown or not free.
+func checkHeld(rank uint, what string, ids, all, free idset.Set) error {
+	if ids.IsEmpty() {
+		return nil
+	}
+	if extra := ids.Difference(all); !extra.IsEmpty() {
+		return fmt.Errorf("rank %d: %s %s is not in the inventory", rank, what, extra)
+	}
+	if busy := ids.Difference(free); !busy.IsEmpty() {
+		return fmt.Errorf("rank %d: %s %s is already allocated", rank, what, busy)
+	}
+	return nil
+}
+
+// Release frees what job id holds of r, or all it holds when r is nil
+// (RFC 16 Release); a partial release leaves the rest held. It fails,
+// changing nothing, when r names anything the job does not hold.
+func (p *Pool) Release(id fluid.ID, r *rset.R) error {
+	held, ok := p.jobs[id]
+	if !ok {
+		if r == nil || r.IsEmpty() {
+			return nil
+		}
+		return fmt.Errorf("job %s holds no resources", id)
+	}
+	if r == nil {
+		r = held
+	}
+	views := r.Nodes()
+	for _, v := range views {
+		h, ok := held.Node(v.Rank)
+		if !ok {
+			return fmt.Errorf("job %s holds nothing on rank %d", id, v.Rank)
+		}
+		if extra := v.Cores.Difference(h.Cores); !extra.IsEmpty() {
+			return fmt.Errorf("job %s does not hold rank %d core %s", id, v.Rank, extra)
+		}
+		if extra := v.GPUs.Difference(h.GPUs); !extra.IsEmpty() {
+			return fmt.Errorf("job %s does not hold rank %d gpu %s", id, v.Rank, extra)
+		}
+	}
+	for _, v := range views {
+		n := &p.nodes[p.index[v.Rank]]
+		n.freeCores = n.freeCores.Union(v.Cores)
+		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
+		n.nfreeCores += v.Cores.Count()
+		n.nfreeGPUs += v.GPUs.Count()
+	}
+	if left := held.Difference(r); left.IsEmpty() {
+		delete(p.jobs, id)
+	} else {
+		p.jobs[id] = left
+	}
+	return nil
+}
+
+// Allocated returns what job id holds (RFC 16 Allocated); empty if nothing.
+func (p *Pool) Allocated(id fluid.ID) *rset.R {
+	if r, ok := p.jobs[id]; ok {
+		return r
+	}
+	return rset.New(nil)
+}
+
+// Jobs returns how many jobs hold resources.
+func (p *Pool) Jobs() int { return len(p.jobs) }
+
+// AllocatedAll returns everything any job holds, with the inventory's
+// hostnames and properties (RFC 16 Allocated, for all jobs).
+func (p *Pool) AllocatedAll() *rset.R {
+	return p.build(func(n *poolNode) (idset.Set, idset.Set, bool) {
+		return n.cores.Difference(n.freeCores), n.gpus.Difference(n.freeGPUs), true
+	})
+}
+
+// Available returns what no job holds on ranks that are up (RFC 16
+// Available).
+func (p *Pool) Available() *rset.R {
+	return p.build(func(n *poolNode) (idset.Set, idset.Set, bool) {
+		return n.freeCores, n.freeGPUs, !n.down
+	})
+}
+
+// build makes an R of the cores and GPUs pick chooses on each node.
+func (p *Pool) build(pick func(*poolNode) (cores, gpus idset.Set, ok bool)) *rset.R {
+	var views []rset.Node
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		cores, gpus, ok := pick(n)
+		if !ok || (cores.IsEmpty() && gpus.IsEmpty()) {
+			continue
+		}
+		views = append(views, n.view(cores, gpus))
+	}
+	return rset.New(views)
+}
+
+func (n *poolNode) view(cores, gpus idset.Set) rset.Node {
+	return rset.Node{Rank: n.target.Rank, Hostname: n.target.Hostname, Cores: cores, GPUs: gpus, Properties: n.target.Properties}
+}

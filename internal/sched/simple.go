@@ -1,0 +1,313 @@
+// Package sched is fluxq's first scheduler, the behaviour of flux-core's
+// sched-simple: it answers the job manager's RFC 27 requests from an RFC 16
+// resource pool, strictly first come first served.
+//
+// Simple is the pure core: it takes RFC 27 inputs and returns the
+// responses to send, so tests drive it without a connection. Run is the
+// driver that speaks the conversation on a wire.Conn.
+//
+// Behaviour follows sched-simple, with these decisions where it and the
+// RFC are silent:
+//   - The queue is ordered by priority (high first), then submit time, then
+//     job id. Scheduling walks it in order and stops at the first job that
+//     does not fit: no backfill, so a big job is never starved by small ones.
+//   - A request that could never fit the configured inventory is denied as
+//     soon as it arrives, with librlist's note ("unsatisfiable request",
+//     "no resources satisfy provided constraints", "unsatisfiable
+//     constrained request"); sched-simple only notices when the job reaches
+//     the head of the queue. Down (drained) ranks still count as configured,
+//     so a job that needs them waits instead.
+//   - Waiting jobs are annotated with reason_pending and jobs_ahead (their
+//     place in the queue, from 0), as sched-simple does under its
+//     DEBUG_ANNOTATE_REASON_PENDING flag, but always, and only when the
+//     annotation changed. SUCCESS deletes both with JSON null (RFC 27).
+//   - GPUs are scheduled (sched-simple refuses them).
+//   - Without a duration, a job's R expires when the instance's does, as
+//     sched-simple does, else never (0).
+package sched
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
+)
+
+// Reasons and notes shown to users, as sched-simple words them.
+const (
+	// ReasonInsufficient is sched.reason_pending of a job that waits.
+	ReasonInsufficient = "insufficient resources"
+	// NoteInternalR denies a job whose R could not be written.
+	NoteInternalR = "internal scheduler error generating R"
+)
+
+// Simple is the sched-simple core: a resource pool and a queue of pending
+// alloc requests. It is not safe for concurrent use.
+type Simple struct {
+	pool    *resource.Pool
+	policy  resource.Policy
+	limit   int
+	queue   []*pending // in scheduling order
+	pending map[fluid.ID]*pending
+	// dirty is set by anything that can change what Schedule would do, so
+	// that a pass with nothing new costs nothing.
+	dirty bool
+}
+
+// pending is one outstanding sched.alloc request.
+type pending struct {
+	id       fluid.ID
+	priority int64
+	tsubmit  float64
+	req      resource.Request
+	// The last annotation sent: jobs_ahead, or -1 for none yet.
+	ahead int
+}
+
+// NewSimple returns a scheduler over inventory with every rank up. limit is
+// the number of concurrent alloc requests it asks the job manager for in
+// sched-ready; 0 means unlimited.
+func NewSimple(inventory *rset.R, policy resource.Policy, limit int) *Simple {
+	return &Simple{
+		pool:    resource.NewPool(inventory),
+		policy:  policy,
+		limit:   limit,
+		pending: map[fluid.ID]*pending{},
+	}
+}
+
+// Pool returns the resource pool, for inspection.
+func (s *Simple) Pool() *resource.Pool { return s.pool }
+
+// Pending returns the number of alloc requests waiting.
+func (s *Simple) Pending() int { return len(s.queue) }
+
+// Ready returns the job-manager.sched-ready request for the configured
+// limit.
+func (s *Simple) Ready() schedproto.Ready {
+	if s.limit <= 0 {
+		return schedproto.Ready{Mode: schedproto.ModeUnlimited}
+	}
+	return schedproto.Ready{Mode: schedproto.ModeLimited, Limit: min(s.limit, schedproto.LimitMax)}
+}
+
+// SetDown marks ranks down (drained or offline): jobs that need them wait.
+func (s *Simple) SetDown(ranks idset.Set) {
+	s.pool.SetDown(ranks)
+	s.dirty = true
+}
+
+// SetUp marks ranks up again.
+func (s *Simple) SetUp(ranks idset.Set) {
+	s.pool.SetUp(ranks)
+	s.dirty = true
+}
+
+// Hello marks the resources of a job the job manager replays as allocated
+// (RFC 27 hello). If its R clashes with the inventory or with another
+// job, the part that can be marked is, and the error says what could not:
+// sched-simple would raise an exception on the job, which this protocol
+// cannot, and marking less than the job holds is the lesser harm.
+func (s *Simple) Hello(h schedproto.HelloJob) error {
+	if len(h.R) == 0 {
+		return fmt.Errorf("hello: job %s: no R", h.ID)
+	}
+	r, err := rset.Parse(h.R)
+	if err != nil {
+		return fmt.Errorf("hello: job %s: %w", h.ID, err)
+	}
+	s.dirty = true
+	if err := s.pool.Allocate(h.ID, r); err != nil {
+		part := r.Intersection(s.pool.Inventory()).Difference(s.pool.AllocatedAll())
+		if perr := s.pool.Allocate(h.ID, part); perr != nil {
+			return fmt.Errorf("hello: job %s: %v", h.ID, perr)
+		}
+		return fmt.Errorf("hello: job %s: %v (marked %s allocated)", h.ID, err, part)
+	}
+	return nil
+}
+
+// ErrDuplicate is returned by Alloc for a job that already has a pending
+// request or holds resources: RFC 27 allows one sched.alloc per job.
+var ErrDuplicate = errors.New("job already has an alloc request or resources")
+
+// Alloc takes a sched.alloc request. A request that could never be
+// satisfied is answered at once with DENY; any other waits for Schedule.
+// The error is for protocol violations, which deserve an error response.
+func (s *Simple) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error) {
+	if _, ok := s.pending[a.ID]; ok || !s.pool.Allocated(a.ID).IsEmpty() {
+		return nil, fmt.Errorf("sched.alloc: job %s: %w", a.ID, ErrDuplicate)
+	}
+	deny := func(note string) []schedproto.AllocResponse {
+		return []schedproto.AllocResponse{{ID: a.ID, Type: schedproto.Deny, Note: note}}
+	}
+	js, err := jobspec.Parse(a.Jobspec)
+	if err != nil {
+		return deny(err.Error()), nil
+	}
+	req, err := resource.RequestFromJobspec(js)
+	if err != nil {
+		return deny(err.Error()), nil
+	}
+	if err := s.pool.Feasible(req); err != nil {
+		return deny(err.Error()), nil
+	}
+	p := &pending{id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, req: req, ahead: -1}
+	i, _ := slices.BinarySearchFunc(s.queue, p, compare)
+	s.queue = slices.Insert(s.queue, i, p)
+	s.pending[a.ID] = p
+	s.dirty = true
+	return nil, nil
+}
+
+// compare orders the queue: priority descending, then submit time, then
+// id, so the order is total and does not depend on arrival.
+func compare(a, b *pending) int {
+	switch {
+	case a.priority != b.priority:
+		if a.priority > b.priority {
+			return -1
+		}
+		return 1
+	case a.tsubmit != b.tsubmit:
+		if a.tsubmit < b.tsubmit {
+			return -1
+		}
+		return 1
+	case a.id != b.id:
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// Cancel withdraws a pending alloc request (sched.cancel) and returns its
+// CANCEL response; a job without one is ignored, as RFC 27 says.
+func (s *Simple) Cancel(id fluid.ID) []schedproto.AllocResponse {
+	p, ok := s.pending[id]
+	if !ok {
+		return nil
+	}
+	s.remove(p)
+	return []schedproto.AllocResponse{{ID: id, Type: schedproto.Cancel}}
+}
+
+func (s *Simple) remove(p *pending) {
+	if i, ok := slices.BinarySearchFunc(s.queue, p, compare); ok {
+		s.queue = slices.Delete(s.queue, i, i+1)
+	}
+	delete(s.pending, p.id)
+	s.dirty = true
+}
+
+// Prioritize applies new priorities (sched.prioritize); ids without a
+// pending request are ignored, as RFC 27 allows.
+func (s *Simple) Prioritize(p schedproto.Prioritize) {
+	changed := false
+	for _, pair := range p.Jobs {
+		if j, ok := s.pending[fluid.ID(pair[0])]; ok && j.priority != int64(pair[1]) {
+			j.priority = int64(pair[1])
+			changed = true
+		}
+	}
+	if changed {
+		slices.SortFunc(s.queue, compare)
+		s.dirty = true
+	}
+}
+
+// Free releases everything job id holds (sched.free) and returns the
+// response. A job that holds nothing is answered all the same, since what
+// the job manager asks for (the job holds nothing) is true; the error
+// reports it.
+func (s *Simple) Free(id fluid.ID) (schedproto.JobID, error) {
+	resp := schedproto.JobID{ID: id}
+	if s.pool.Allocated(id).IsEmpty() {
+		return resp, fmt.Errorf("sched.free: job %s holds no resources", id)
+	}
+	s.dirty = true
+	return resp, s.pool.Release(id, nil)
+}
+
+// Schedule walks the queue in order, allocating each job that fits now,
+// until one does not: that one and every job behind it wait (strict FIFO,
+// as sched-simple). now is the start time written into R. It returns the
+// SUCCESS, DENY and ANNOTATE responses to send, in order.
+func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
+	if !s.dirty {
+		return nil
+	}
+	s.dirty = false
+	var out []schedproto.AllocResponse
+	n := 0
+	for _, p := range s.queue {
+		r, ok := s.pool.Match(p.req, s.policy)
+		if !ok {
+			break
+		}
+		out = append(out, s.grant(p, r, now))
+		delete(s.pending, p.id)
+		n++
+	}
+	if n > 0 {
+		s.queue = slices.Delete(s.queue, 0, n)
+	}
+	for i, p := range s.queue {
+		if p.ahead == i {
+			continue
+		}
+		p.ahead = i
+		out = append(out, schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(i)})
+	}
+	return out
+}
+
+// grant allocates r to p and returns its SUCCESS response, or a DENY if
+// its R cannot be written (nothing is then allocated).
+func (s *Simple) grant(p *pending, r *rset.R, now float64) schedproto.AllocResponse {
+	expiration := 0.0
+	if p.req.Duration > 0 {
+		expiration = now + p.req.Duration
+	} else if e := s.pool.Inventory().Expiration(); e > now {
+		expiration = e
+	}
+	r = r.WithTimes(now, expiration)
+	raw, err := r.MarshalJSON()
+	if err == nil {
+		err = s.pool.Allocate(p.id, r)
+	}
+	if err != nil {
+		return schedproto.AllocResponse{ID: p.id, Type: schedproto.Deny, Note: NoteInternalR}
+	}
+	return schedproto.AllocResponse{ID: p.id, Type: schedproto.Success, R: raw, Annotations: granted(r.String())}
+}
+
+// granted is the SUCCESS annotation: the summary, and null for the keys a
+// waiting job had (RFC 27: null deletes).
+func granted(summary string) json.RawMessage {
+	q, _ := json.Marshal(summary) // a string always marshals
+	b := make([]byte, 0, 80+len(q))
+	b = append(b, `{"sched":{"resource_summary":`...)
+	b = append(b, q...)
+	b = append(b, `,"reason_pending":null,"jobs_ahead":null}}`...)
+	return b
+}
+
+// waiting is the ANNOTATE annotation of a job with ahead jobs before it.
+func waiting(ahead int) json.RawMessage {
+	b := make([]byte, 0, 96)
+	b = append(b, `{"sched":{"reason_pending":"`+ReasonInsufficient+`","jobs_ahead":`...)
+	b = strconv.AppendInt(b, int64(ahead), 10)
+	b = append(b, `}}`...)
+	return b
+}
