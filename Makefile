@@ -13,9 +13,11 @@ PKGS      := ./...
 
 all: build
 
+# Static, and without urfave/cli's man-page renderer: every job starts a
+# job shell (this fluxsched binary), so its start-up time is paid per job.
 build:
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	CGO_ENABLED=0 $(GO) build -tags urfave_cli_no_docs -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 # Start fluxsched on this machine with the default state directory
 # ($FLUXQ_STATE_DIR, else $XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq).

@@ -6,7 +6,9 @@ package fluxres
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/cli/args"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/instance"
 )
 
 // New returns the fluxres application.
@@ -16,9 +18,23 @@ func New() *cli.App {
 		Usage: "show resources and manage node reservations",
 		Description: "fluxres shows what this instance has and who holds it, drains and\n" +
 			"undrains nodes, and manages node reservations.",
-		Commands: []*cli.Command{},
+		Flags: instance.Flags(),
+		Commands: []*cli.Command{
+			listCommand(),
+			statusCommand(),
+			infoCommand(),
+			drainCommand(),
+			undrainCommand(),
+			findCommand(),
+			allocatedCommand(),
+			availableCommand(),
+			discoverCommand(),
+		},
 	}
 }
 
 // Main runs fluxres with args and returns its exit status.
-func Main(args []string) int { return exitcode.Run(New(), args) }
+func Main(argv []string) int {
+	app := New()
+	return exitcode.Run(app, args.Reorder(app, argv))
+}

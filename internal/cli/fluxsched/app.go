@@ -7,16 +7,26 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/instance"
 )
 
-// New returns the fluxsched application.
+// New returns the fluxsched application. Without a command it runs, as
+// `fluxsched run` does.
 func New() *cli.App {
+	runCmd := runCommand()
 	return &cli.App{
 		Name:  "fluxsched",
 		Usage: "run the job manager, scheduler and exec service on this machine",
 		Description: "fluxsched keeps the machine busy: it schedules the jobs submitted with\n" +
 			"fluxq onto this machine's cores and GPUs and runs them.",
-		Commands: []*cli.Command{},
+		Flags:  append(instance.Flags(), runCmd.Flags...),
+		Action: runCmd.Action,
+		Commands: []*cli.Command{
+			runCmd,
+			configCommand(),
+			JobShellCommand(),
+			SchedSimpleCommand(),
+		},
 	}
 }
 

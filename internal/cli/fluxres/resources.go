@@ -1,0 +1,401 @@
+package fluxres
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/constraint"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+)
+
+// view is the instance's resources, decoded once per command.
+type view struct {
+	inv, held *rset.R
+	drained   idset.Set
+	draining  idset.Set
+	reasons   map[uint]client.Drain
+}
+
+func load(c *cli.Context) (*view, error) {
+	cl, err := instance.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	res, err := cl.Resources(c.Context)
+	if err != nil {
+		return nil, err
+	}
+	v := &view{reasons: map[uint]client.Drain{}}
+	if v.inv, err = rset.Parse(res.Inventory); err != nil {
+		return nil, err
+	}
+	if v.held, err = rset.Parse(res.Allocated); err != nil {
+		return nil, err
+	}
+	var ranks []uint
+	for _, d := range res.Drained {
+		ranks = append(ranks, d.Rank)
+		v.reasons[d.Rank] = d
+	}
+	v.drained = idset.Of(ranks...)
+	if v.draining, err = idset.Parse(res.Draining); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// free is what no job holds, drained ranks included (they are shown apart).
+func (v *view) free() *rset.R { return v.inv.Difference(v.held) }
+
+// group is one line of `fluxres list`: a state and the resources in it.
+type group struct {
+	State string  `json:"state"`
+	R     *rset.R `json:"-"`
+}
+
+func (g group) fields() map[string]any {
+	nnodes, ncores, ngpus := g.R.Counts()
+	return map[string]any{"state": g.State, "nnodes": nnodes, "ncores": ncores, "ngpus": ngpus,
+		"nodelist": g.R.Nodelist().String(), "ranks": g.R.Ranks().String()}
+}
+
+func listCommand() *cli.Command {
+	list := output.List[group]{
+		Tables: map[string]output.Table[group]{output.Default: {
+			Description: "STATE NNODES NCORES NGPUS NODELIST",
+			Columns: []output.Column[group]{
+				{Header: "STATE", Value: func(g group) string { return g.State }},
+				{Header: "NNODES", Align: output.Right, Value: func(g group) string { n, _, _ := g.R.Counts(); return fmt.Sprint(n) }},
+				{Header: "NCORES", Align: output.Right, Value: func(g group) string { _, n, _ := g.R.Counts(); return fmt.Sprint(n) }},
+				{Header: "NGPUS", Align: output.Right, Value: func(g group) string { _, _, n := g.R.Counts(); return fmt.Sprint(n) }},
+				{Header: "NODELIST", Value: func(g group) string { return g.R.Nodelist().String() }},
+			},
+		}},
+		Doc: func(gs []group) any {
+			out := make([]map[string]any, len(gs))
+			for i, g := range gs {
+				out[i] = g.fields()
+			}
+			return map[string]any{"resources": out}
+		},
+		Item: func(g group) any { return g.fields() },
+	}
+	return &cli.Command{
+		Name:  "list",
+		Usage: "resources by state: free, allocated, down",
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "states", Aliases: []string{"s"}, Value: "free,allocated,down", Usage: "states to list"}}, output.ListFlags()...),
+		Action: func(c *cli.Context) error {
+			states, err := parseStates(c.String("states"))
+			if err != nil {
+				return err
+			}
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			var gs []group
+			down := v.inv.SelectRanks(v.drained)
+			for _, s := range states {
+				switch s {
+				case "free":
+					gs = append(gs, group{s, v.free().Difference(down)})
+				case "allocated":
+					gs = append(gs, group{s, v.held})
+				case "down":
+					gs = append(gs, group{s, down})
+				}
+			}
+			return output.PrintList(p, list, gs)
+		},
+	}
+}
+
+func parseStates(s string) ([]string, error) {
+	var out []string
+	for _, w := range strings.Split(s, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "free", "allocated", "down":
+			out = append(out, w)
+		default:
+			return nil, exitcode.UsageErrorf("--states: unknown state %q (want free, allocated, down)", w)
+		}
+	}
+	return out, nil
+}
+
+// nodeStatus is one node of `fluxres status`.
+type nodeStatus struct {
+	Rank      uint    `json:"rank"`
+	Hostname  string  `json:"hostname"`
+	State     string  `json:"state"` // avail, drained, draining
+	Reason    string  `json:"reason,omitempty"`
+	Timestamp float64 `json:"timestamp,omitempty"`
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "per node: avail, drained or draining, with the drain reason",
+		Flags: []cli.Flag{output.JSONFlag()},
+		Action: func(c *cli.Context) error {
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			var nodes []nodeStatus
+			for _, n := range v.inv.Nodes() {
+				s := nodeStatus{Rank: n.Rank, Hostname: n.Hostname, State: "avail"}
+				if d, ok := v.reasons[n.Rank]; ok {
+					s.State, s.Reason, s.Timestamp = "drained", d.Reason, d.Timestamp
+					if v.draining.Contains(n.Rank) {
+						s.State = "draining"
+					}
+				}
+				nodes = append(nodes, s)
+			}
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			return output.PrintObject(p, map[string]any{"nodes": nodes}, func(w io.Writer) error {
+				return printStatus(w, nodes)
+			})
+		},
+	}
+}
+
+// printStatus groups nodes by state and reason, as flux resource status.
+func printStatus(w io.Writer, nodes []nodeStatus) error {
+	type key struct{ state, reason string }
+	groups := map[key][]nodeStatus{}
+	var order []key
+	for _, n := range nodes {
+		k := key{n.State, n.Reason}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], n)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return order[a].state < order[b].state })
+	fmt.Fprintf(w, "%10s %6s %-20s %s\n", "STATE", "NNODES", "NODELIST", "REASON")
+	for _, k := range order {
+		var hosts []string
+		for _, n := range groups[k] {
+			hosts = append(hosts, n.Hostname)
+		}
+		fmt.Fprintf(w, "%10s %6d %-20s %s\n", k.state, len(groups[k]), hostlist.New(hosts...).String(), k.reason)
+	}
+	return nil
+}
+
+func infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "info",
+		Usage: `one line: "4 Nodes, 256 Cores, 8 GPUs"`,
+		Action: func(c *cli.Context) error {
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			n, cores, gpus := v.inv.Counts()
+			fmt.Fprintf(c.App.Writer, "%s, %s, %s\n", plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
+			return nil
+		},
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func drainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "drain",
+		Usage:     "take nodes out of scheduling (running jobs are untouched)",
+		ArgsUsage: "TARGETS [REASON...]",
+		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "update the reason of nodes already drained"}},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 {
+				return exitcode.UsageErrorf("drain needs TARGETS (a hostlist or rank idset)")
+			}
+			cl, err := instance.Open(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			reason := strings.Join(c.Args().Slice()[1:], " ")
+			return cl.Drain(c.Context, c.Args().First(), reason, c.Bool("force"))
+		},
+	}
+}
+
+func undrainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "undrain",
+		Usage:     "return drained nodes to scheduling",
+		ArgsUsage: "TARGETS",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return exitcode.UsageErrorf("undrain needs TARGETS (a hostlist or rank idset)")
+			}
+			cl, err := instance.Open(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			return cl.Undrain(c.Context, c.Args().First())
+		},
+	}
+}
+
+// printR prints an R as JSON (--json) or as Flux's short form.
+func printR(c *cli.Context, r *rset.R) error {
+	p, err := output.FromContext(c)
+	if err != nil {
+		return err
+	}
+	return output.PrintObject(p, json.RawMessage(mustJSON(r)), func(w io.Writer) error {
+		n, cores, gpus := r.Counts()
+		_, err := fmt.Fprintf(w, "%s: %s (%s, %s, %s)\n", r.Nodelist(), r.String(), plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
+		return err
+	})
+}
+
+func mustJSON(r *rset.R) []byte {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return []byte("null")
+	}
+	return b
+}
+
+func findCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "find",
+		Usage:     "resources matching a constraint (RFC 16 Find), in --requires syntax",
+		ArgsUsage: "EXPR",
+		Flags:     []cli.Flag{output.JSONFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() < 1 {
+				return exitcode.UsageErrorf("find needs a constraint expression, e.g. 'gpu' or 'host:node[1-2]'")
+			}
+			con, err := constraint.ParseQuery(strings.Join(c.Args().Slice(), " "))
+			if err != nil {
+				return exitcode.UsageErrorf("find: %v", err)
+			}
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			return printR(c, resource.NewPool(v.inv).Find(con))
+		},
+	}
+}
+
+func allocatedCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "allocated",
+		Usage:     "R of one job, or of every job (RFC 16 Allocated)",
+		ArgsUsage: "[JOBID]",
+		Flags:     []cli.Flag{output.JSONFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 1 {
+				return exitcode.UsageErrorf("allocated takes at most one JOBID")
+			}
+			if c.NArg() == 1 {
+				id, err := fluid.Parse(c.Args().First())
+				if err != nil {
+					return exitcode.UsageErrorf("%v", err)
+				}
+				cl, err := instance.Open(c)
+				if err != nil {
+					return err
+				}
+				defer cl.Close()
+				info, err := cl.Job(c.Context, id)
+				if err != nil {
+					return err
+				}
+				r := &rset.R{}
+				if len(info.R) > 0 && (info.Summary.State == "RUN" || info.Summary.State == "CLEANUP") {
+					if r, err = rset.Parse(info.R); err != nil {
+						return err
+					}
+				}
+				return printR(c, r)
+			}
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			return printR(c, v.held)
+		},
+	}
+}
+
+func availableCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "available",
+		Usage: "R of what no job holds and no drain blocks (RFC 16 Available)",
+		Flags: []cli.Flag{output.JSONFlag()},
+		Action: func(c *cli.Context) error {
+			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			return printR(c, v.free().Difference(v.inv.SelectRanks(v.drained)))
+		},
+	}
+}
+
+func discoverCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "discover",
+		Usage: "what this machine has, as R and as a [[resource.config]] snippet",
+		Flags: []cli.Flag{output.JSONFlag()},
+		Action: func(c *cli.Context) error {
+			host, err := os.Hostname()
+			if err != nil {
+				return err
+			}
+			r, err := resource.Discover(os.DirFS("/"), host)
+			if err != nil {
+				return err
+			}
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			return output.PrintObject(p, json.RawMessage(mustJSON(r)), func(w io.Writer) error {
+				n, _ := r.Node(0)
+				fmt.Fprintf(w, "# %s\n[[resource.config]]\nhosts = %q\ncores = %q\n", r.String(), n.Hostname, n.Cores.String())
+				if !n.GPUs.IsEmpty() {
+					fmt.Fprintf(w, "gpus = %q\n", n.GPUs.String())
+				}
+				return nil
+			})
+		},
+	}
+}

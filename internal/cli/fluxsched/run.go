@@ -1,0 +1,282 @@
+package fluxsched
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/config"
+	execsvc "github.com/fluxq/fluxq/internal/exec"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/loop"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/sched"
+	"github.com/fluxq/fluxq/internal/server"
+	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+func runCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "run",
+		Usage: "hold the instance: schedule and run jobs until SIGINT or SIGTERM",
+		Description: "Running jobs survive a stop: their shells keep going and are re-attached\n" +
+			"at the next start. Jobs submitted while no fluxsched ran are run now.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config `FILE` or directory of *.toml"},
+			&cli.StringFlag{Name: "mode", Usage: "RFC 27 mode: unlimited or limited=N (default from config, else limited=8)"},
+			&cli.StringFlag{Name: "match-policy", Usage: "first-fit, worst-fit or best-fit (default from config, else worst-fit)"},
+			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout"},
+			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active"},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+		},
+		Action: run,
+	}
+}
+
+// setup is what run assembles before the loop starts.
+type setup struct {
+	cfg     *config.Config
+	dir     string
+	inv     *rset.R
+	st      *store.Store
+	log     *slog.Logger
+	limit   int
+	policy  resource.Policy
+	cleanup []func()
+}
+
+func run(c *cli.Context) error {
+	if c.Args().Present() {
+		return exitcode.UsageErrorf("run takes no arguments (got %q)", c.Args().First())
+	}
+	s, err := prepare(c)
+	defer func() {
+		for i := len(s.cleanup) - 1; i >= 0; i-- {
+			s.cleanup[i]()
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return s.serve(ctx, c)
+}
+
+func prepare(c *cli.Context) (*setup, error) {
+	s := &setup{}
+	var err error
+	if s.log, err = logger(c.String("log-level")); err != nil {
+		return s, err
+	}
+	if s.cfg, err = config.Load(c.String("config")); err != nil {
+		return s, err
+	}
+	mode := s.cfg.Sched.Mode
+	if c.IsSet("mode") {
+		mode = c.String("mode")
+	}
+	if s.limit, err = config.ParseMode(mode); err != nil {
+		return s, exitcode.UsageErrorf("--mode: %v", err)
+	}
+	mp := s.cfg.Sched.MatchPolicy
+	if c.IsSet("match-policy") {
+		mp = c.String("match-policy")
+	}
+	if s.policy, err = resource.ParsePolicy(mp); err != nil {
+		return s, exitcode.UsageErrorf("--match-policy: %v", err)
+	}
+	if s.inv, err = inventory(s.cfg); err != nil {
+		return s, err
+	}
+	if s.dir, err = instance.StateDir(c); err != nil {
+		return s, err
+	}
+	if err := os.MkdirAll(filepath.Join(s.dir, client.JobsFolder), 0o700); err != nil {
+		return s, fmt.Errorf("state directory: %w", err)
+	}
+	timeout, err := instance.Timeout(c)
+	if err != nil {
+		return s, err
+	}
+	s.st, err = store.Open(filepath.Join(s.dir, client.StoreFile), store.Options{Timeout: timeout})
+	if errors.Is(err, store.ErrBusy) {
+		return s, exitcode.WithCode(exitcode.Unavailable, fmt.Errorf("another fluxsched holds this instance (%s)", s.dir))
+	}
+	if err != nil {
+		return s, err
+	}
+	s.cleanup = append(s.cleanup, func() { s.st.Close() })
+	raw, err := s.inv.MarshalJSON()
+	if err != nil {
+		return s, err
+	}
+	return s, s.st.Update(func(tx *store.Tx) error { return tx.PutInventory(raw) })
+}
+
+func inventory(cfg *config.Config) (*rset.R, error) {
+	if len(cfg.Resource.Config) > 0 {
+		return resource.FromConfig(cfg.Resource.Config)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("discovering resources: %w", err)
+	}
+	return resource.Discover(os.DirFS("/"), host)
+}
+
+func logger(level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, exitcode.UsageErrorf("--log-level: unknown level %q", level)
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+}
+
+// serve runs the loop with its scheduler, exec service and socket.
+func (s *setup) serve(ctx context.Context, c *cli.Context) error {
+	var down idset.Set
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		down, err = ops.Drained(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.inv, Down: down, Owner: uint32(os.Getuid())})
+
+	schedConn, err := s.startScheduler(ctx, c.String("sched-cmd"))
+	if err != nil {
+		return err
+	}
+	execConn, err := s.startExec()
+	if err != nil {
+		return err
+	}
+	l := loop.New(s.st, jm, schedConn, execConn, s.log)
+
+	sock := server.SocketPath(s.dir)
+	ln, err := server.Listen(sock, s.cfg.Access.AllowGuestUser)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	s.cleanup = append(s.cleanup, func() { os.Remove(sock) })
+	srv := &server.Server{Store: s.st, Loop: l, JobsDir: filepath.Join(s.dir, client.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: s.cfg.Access.AllowGuestUser, Log: s.log}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	if c.Bool("exit-on-idle") {
+		go exitOnIdle(ctx, l, cancel)
+	}
+	err = l.Run(ctx)
+	cancel()
+	if serr := <-served; err == nil {
+		err = serr
+	}
+	return err
+}
+
+// exitOnIdle ends the loop once no job is active.
+func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
+	for {
+		changed := l.Changed()
+		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Active(), nil })
+		if err != nil {
+			return
+		}
+		if v.(int) == 0 {
+			stop()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// startScheduler connects the loop to its scheduler: sched-simple in
+// process, or a command speaking RFC 27 as JSON lines.
+func (s *setup) startScheduler(ctx context.Context, cmdline string) (wire.Conn, error) {
+	if cmdline == "" {
+		jmEnd, schedEnd := wire.Pipe()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			opts := sched.Options{Policy: s.policy, Limit: s.limit, Logf: func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }}
+			if err := sched.Run(schedEnd, opts); err != nil {
+				s.log.Error("scheduler", "err", err)
+			}
+		}()
+		s.cleanup = append(s.cleanup, func() { jmEnd.Close(); <-done })
+		return jmEnd, nil
+	}
+	argv := strings.Fields(cmdline)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("--sched-cmd: %w", err)
+	}
+	conn := wire.NewLineConn(out, in, in.Close)
+	s.cleanup = append(s.cleanup, func() {
+		conn.Close()
+		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+		cmd.Wait()
+		t.Stop()
+	})
+	return conn, nil
+}
+
+// startExec runs the exec service in process; its job shells are this
+// binary's hidden job-shell command, each in its own session.
+func (s *setup) startExec() (wire.Conn, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the job shell: %w", err)
+	}
+	jmEnd, execEnd := wire.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		opts := execsvc.Options{
+			JobsDir:      filepath.Join(s.dir, client.JobsFolder),
+			ShellCommand: []string{self, "job-shell"},
+			KillGrace:    fsd.Duration(s.cfg.KillTimeoutSeconds()),
+		}
+		if err := execsvc.Run(execEnd, opts); err != nil {
+			s.log.Error("exec service", "err", err)
+		}
+	}()
+	s.cleanup = append(s.cleanup, func() { jmEnd.Close(); <-done })
+	return jmEnd, nil
+}
