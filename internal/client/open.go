@@ -22,19 +22,22 @@ func Open(ctx context.Context, o Options) (Client, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	sock := filepath.Join(o.StateDir, SocketFile)
-	conn, err := dial(ctx, sock, o.Timeout)
-	if err == nil {
-		conn.Close()
-		return &socket{path: sock, timeout: o.Timeout}, nil
+	return &auto{
+		sock:    &socket{path: filepath.Join(o.StateDir, SocketFile), timeout: o.Timeout},
+		direct:  newDirect(o),
+		timeout: o.Timeout,
+	}, nil
+}
+
+// serving reports whether a loop answers on the socket. No socket, or a
+// stale one from a loop that died, means nobody serves.
+func (s *socket) serving(ctx context.Context) bool {
+	conn, err := dial(ctx, s.path, s.timeout)
+	if err != nil {
+		return !(errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT))
 	}
-	// No socket, or a stale one from a loop that died: nobody serves, so
-	// the store is ours to open (bbolt's lock still guards against a loop
-	// that is just starting).
-	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-		return newDirect(o), nil
-	}
-	return nil, err
+	conn.Close()
+	return true
 }
 
 func dial(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {

@@ -18,10 +18,12 @@ import (
 // ListJobs answers a JobsQuery for uid.
 func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 	states := q.States
-	if states == 0 {
+	switch {
+	case states == 0 && len(q.Results) > 0:
+		states = job.Inactive // results name inactive jobs only
+	case states == 0:
 		states = job.Pending | job.Running
-	}
-	if len(q.Results) > 0 {
+	case len(q.Results) > 0:
 		states |= job.Inactive
 	}
 	want := func(s *ops.Summary) bool {

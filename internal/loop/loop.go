@@ -111,8 +111,10 @@ func (l *Loop) Run(ctx context.Context) error {
 		return fmt.Errorf("loading jobs: %w", err)
 	}
 	l.flush()
-	go l.read(fromSched, l.sched)
-	go l.read(fromExec, l.exec)
+	done := make(chan struct{})
+	defer close(done)
+	go l.read(fromSched, l.sched, done)
+	go l.read(fromExec, l.exec, done)
 	for {
 		var batch []input
 		var reqs []Request
@@ -141,17 +143,22 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
-func (l *Loop) read(src source, c wire.Conn) {
+// read feeds a connection's messages to the loop until the connection
+// ends or the loop does.
+func (l *Loop) read(src source, c wire.Conn, done <-chan struct{}) {
 	if c == nil {
 		return
 	}
 	for {
 		msg, err := c.Recv()
-		if err != nil {
-			l.inputs <- input{src: src, err: err}
+		select {
+		case l.inputs <- input{src: src, msg: msg, err: err}:
+		case <-done:
 			return
 		}
-		l.inputs <- input{src: src, msg: msg}
+		if err != nil {
+			return
+		}
 	}
 }
 

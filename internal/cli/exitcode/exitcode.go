@@ -83,9 +83,13 @@ func Run(app *cli.App, args []string) int {
 		return OK
 	}
 	code := Code(err)
-	// A job's own exit status is returned silently, as `flux run` does.
+	// A job's own exit status is returned silently, as `flux run` does:
+	// no message, and no usage hint even when the job's code is 2.
 	var e *Error
-	if msg := err.Error(); msg != "" && !(errors.As(err, &e) && e.Err == errSilent) {
+	if errors.As(err, &e) && e.Err == errSilent {
+		return code
+	}
+	if msg := err.Error(); msg != "" {
 		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, oneLine(msg))
 	}
 	if code == Usage {
@@ -148,3 +152,31 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// Action wraps a command's body so that its errors print as CLI.md shows
+// them, "bin: command: message", keeping their exit codes.
+func Action(fn cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error { return Prefix(c.Command.Name, fn(c)) }
+}
+
+// Prefix puts a command's name before err's message.
+func Prefix(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return prefixed{name: name, err: err}
+}
+
+type prefixed struct {
+	name string
+	err  error
+}
+
+func (p prefixed) Error() string {
+	if p.err.Error() == "" {
+		return "" // a silent exit status stays silent
+	}
+	return p.name + ": " + p.err.Error()
+}
+
+func (p prefixed) Unwrap() error { return p.err }

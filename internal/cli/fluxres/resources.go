@@ -99,7 +99,7 @@ func listCommand() *cli.Command {
 		Name:  "list",
 		Usage: "resources by state: free, allocated, down",
 		Flags: append([]cli.Flag{&cli.StringFlag{Name: "states", Aliases: []string{"s"}, Value: "free,allocated,down", Usage: "states to list"}}, output.ListFlags()...),
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			states, err := parseStates(c.String("states"))
 			if err != nil {
 				return err
@@ -125,7 +125,7 @@ func listCommand() *cli.Command {
 				}
 			}
 			return output.PrintList(p, list, gs)
-		},
+		}),
 	}
 }
 
@@ -156,7 +156,7 @@ func statusCommand() *cli.Command {
 		Name:  "status",
 		Usage: "per node: avail, drained or draining, with the drain reason",
 		Flags: []cli.Flag{output.JSONFlag()},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
 			if err != nil {
 				return err
@@ -179,7 +179,7 @@ func statusCommand() *cli.Command {
 			return output.PrintObject(p, map[string]any{"nodes": nodes}, func(w io.Writer) error {
 				return printStatus(w, nodes)
 			})
-		},
+		}),
 	}
 }
 
@@ -211,7 +211,7 @@ func infoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "info",
 		Usage: `one line: "4 Nodes, 256 Cores, 8 GPUs"`,
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
 			if err != nil {
 				return err
@@ -219,7 +219,7 @@ func infoCommand() *cli.Command {
 			n, cores, gpus := v.inv.Counts()
 			fmt.Fprintf(c.App.Writer, "%s, %s, %s\n", plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
 			return nil
-		},
+		}),
 	}
 }
 
@@ -236,7 +236,7 @@ func drainCommand() *cli.Command {
 		Usage:     "take nodes out of scheduling (running jobs are untouched)",
 		ArgsUsage: "TARGETS [REASON...]",
 		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "update the reason of nodes already drained"}},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() < 1 {
 				return exitcode.UsageErrorf("drain needs TARGETS (a hostlist or rank idset)")
 			}
@@ -247,7 +247,7 @@ func drainCommand() *cli.Command {
 			defer cl.Close()
 			reason := strings.Join(c.Args().Slice()[1:], " ")
 			return cl.Drain(c.Context, c.Args().First(), reason, c.Bool("force"))
-		},
+		}),
 	}
 }
 
@@ -256,7 +256,7 @@ func undrainCommand() *cli.Command {
 		Name:      "undrain",
 		Usage:     "return drained nodes to scheduling",
 		ArgsUsage: "TARGETS",
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return exitcode.UsageErrorf("undrain needs TARGETS (a hostlist or rank idset)")
 			}
@@ -266,7 +266,7 @@ func undrainCommand() *cli.Command {
 			}
 			defer cl.Close()
 			return cl.Undrain(c.Context, c.Args().First())
-		},
+		}),
 	}
 }
 
@@ -297,7 +297,7 @@ func findCommand() *cli.Command {
 		Usage:     "resources matching a constraint (RFC 16 Find), in --requires syntax",
 		ArgsUsage: "EXPR",
 		Flags:     []cli.Flag{output.JSONFlag()},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() < 1 {
 				return exitcode.UsageErrorf("find needs a constraint expression, e.g. 'gpu' or 'host:node[1-2]'")
 			}
@@ -310,7 +310,7 @@ func findCommand() *cli.Command {
 				return err
 			}
 			return printR(c, resource.NewPool(v.inv).Find(con))
-		},
+		}),
 	}
 }
 
@@ -320,7 +320,7 @@ func allocatedCommand() *cli.Command {
 		Usage:     "R of one job, or of every job (RFC 16 Allocated)",
 		ArgsUsage: "[JOBID]",
 		Flags:     []cli.Flag{output.JSONFlag()},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return exitcode.UsageErrorf("allocated takes at most one JOBID")
 			}
@@ -351,7 +351,7 @@ func allocatedCommand() *cli.Command {
 				return err
 			}
 			return printR(c, v.held)
-		},
+		}),
 	}
 }
 
@@ -360,13 +360,13 @@ func availableCommand() *cli.Command {
 		Name:  "available",
 		Usage: "R of what no job holds and no drain blocks (RFC 16 Available)",
 		Flags: []cli.Flag{output.JSONFlag()},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
 			if err != nil {
 				return err
 			}
 			return printR(c, v.free().Difference(v.inv.SelectRanks(v.drained)))
-		},
+		}),
 	}
 }
 
@@ -375,7 +375,7 @@ func discoverCommand() *cli.Command {
 		Name:  "discover",
 		Usage: "what this machine has, as R and as a [[resource.config]] snippet",
 		Flags: []cli.Flag{output.JSONFlag()},
-		Action: func(c *cli.Context) error {
+		Action: exitcode.Action(func(c *cli.Context) error {
 			host, err := os.Hostname()
 			if err != nil {
 				return err
@@ -396,6 +396,6 @@ func discoverCommand() *cli.Command {
 				}
 				return nil
 			})
-		},
+		}),
 	}
 }

@@ -260,7 +260,7 @@ func (s *setup) startScheduler(ctx context.Context, cmdline string) (wire.Conn, 
 // startExec runs the exec service in process; its job shells are this
 // binary's hidden job-shell command, each in its own session.
 func (s *setup) startExec() (wire.Conn, error) {
-	self, err := os.Executable()
+	self, err := selfPath()
 	if err != nil {
 		return nil, fmt.Errorf("finding the job shell: %w", err)
 	}
@@ -279,4 +279,20 @@ func (s *setup) startExec() (wire.Conn, error) {
 	}()
 	s.cleanup = append(s.cleanup, func() { jmEnd.Close(); <-done })
 	return jmEnd, nil
+}
+
+// selfPath is how to run this binary again, as the job shell. It is the
+// name it was started by (resolved on PATH and made absolute), not
+// os.Executable: a binary reached through a link dispatches on its name,
+// as the testscript binaries do.
+func selfPath() (string, error) {
+	name := os.Args[0]
+	if !strings.Contains(name, "/") {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return os.Executable()
+		}
+		name = p
+	}
+	return filepath.Abs(name)
 }

@@ -1,0 +1,284 @@
+package fluxq
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/shell"
+)
+
+// noteInterrupted is the cancel note of a job whose run or attach was
+// interrupted.
+const noteInterrupted = "interrupted"
+
+// exitDetached is the exit status after a second interrupt detaches from a
+// job (128 + SIGINT, as a shell reports an interrupted command).
+const exitDetached = 128 + int(syscall.SIGINT)
+
+func (e *env) attachCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "attach",
+		Usage:     "stream a job's output until it ends; exit with its exit code",
+		ArgsUsage: "ID",
+		Description: "The job's stdout and stderr (from its folder) go to ours. An interrupt\n" +
+			"cancels the job; a second one detaches.",
+		Action: action(func(c *cli.Context) error {
+			id, err := oneID(c)
+			if err != nil {
+				return err
+			}
+			cl, err := e.connect(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			code, err := e.follow(c, cl, id)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.Args().First(), err)
+			}
+			return e.exitWith(code, nil)
+		}),
+	}
+}
+
+// oneID reads the command's only argument, a job ID.
+func oneID(c *cli.Context) (fluid.ID, error) {
+	if c.Args().Len() != 1 {
+		return 0, exitcode.UsageErrorf("expected one job ID, got %d arguments", c.Args().Len())
+	}
+	return parseID(c.Args().First())
+}
+
+// exitWith makes a job's exit code the command's exit status, with no
+// message (CLI.md: run, attach and wait exit with the job's code).
+func (e *env) exitWith(code int, err error) error {
+	if err != nil {
+		return err
+	}
+	if code == 0 {
+		return nil
+	}
+	return exitcode.Silent(code)
+}
+
+// follow copies the job's output files to stdout and stderr while it runs
+// and until it is inactive, prints its exceptions, and returns its exit
+// code: its tasks' (128+N for signal N), or 1 when a fatal exception ended
+// it before they finished.
+func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error) {
+	ctx, sigs, stop := e.interruptible(c)
+	defer stop()
+	info, err := cl.Job(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	var tails []*tail
+	if info.JobDir != "" {
+		tails = []*tail{
+			{path: filepath.Join(info.JobDir, shell.StdoutFile), w: stdout(c)},
+			{path: filepath.Join(info.JobDir, shell.StderrFile), w: stderr(c)},
+		}
+	}
+	pump := func() error {
+		for _, t := range tails {
+			if err := t.pump(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	defer func() {
+		for _, t := range tails {
+			t.close()
+		}
+	}()
+
+	var events <-chan eventlog.Event
+	evc := make(chan eventlog.Event, 64)
+	events = evc
+	done := make(chan error, 1)
+	go func(out chan<- eventlog.Event) {
+		err := cl.Events(ctx, id, true, func(ev eventlog.Event) error {
+			select {
+			case out <- ev:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		close(out)
+		done <- err
+	}(evc)
+	tick := time.NewTicker(e.poll)
+	defer tick.Stop()
+	var end jobEnd
+	interrupts := 0
+	for events != nil {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				break
+			}
+			if msg := end.apply(ev); msg != "" {
+				notef(c, "%s", msg)
+			}
+		case <-tick.C:
+			if err := pump(); err != nil {
+				return 0, err
+			}
+		case <-sigs:
+			interrupts++
+			if interrupts > 1 {
+				notef(c, "detached from %s", e.fmtID(id))
+				return exitDetached, nil
+			}
+			notef(c, "interrupt: canceling %s (interrupt again to detach)", e.fmtID(id))
+			if errs, err := cl.Cancel(ctx, []fluid.ID{id}, noteInterrupted); err == nil && errs[0] != nil {
+				notef(c, "%s: %v", e.fmtID(id), errs[0])
+			}
+		}
+	}
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	// The job is inactive: its shell has closed the files.
+	if err := pump(); err != nil {
+		return 0, err
+	}
+	return end.code(), nil
+}
+
+// jobEnd follows the events that decide a job's exit code.
+type jobEnd struct {
+	finished bool
+	status   int
+	fatal    bool
+}
+
+// apply notes one event and returns what to tell the user about it: an
+// exception, in the words of flux job attach.
+func (j *jobEnd) apply(ev eventlog.Event) string {
+	switch ev.Name {
+	case "finish":
+		if st, ok := number(ev.Context["status"]); ok {
+			j.finished, j.status = true, int(st)
+		}
+	case "exception":
+		sev, _ := number(ev.Context["severity"])
+		typ, _ := ev.Context["type"].(string)
+		note, _ := ev.Context["note"].(string)
+		if sev == 0 {
+			j.fatal = true
+		}
+		msg := fmt.Sprintf("job.exception type=%s severity=%d", typ, int(sev))
+		if note != "" {
+			msg += " " + note
+		}
+		return msg
+	}
+	return ""
+}
+
+func (j *jobEnd) code() int {
+	switch {
+	case j.finished:
+		return job.ExitCode(j.status)
+	case j.fatal:
+		return 1
+	}
+	return 0
+}
+
+// tail copies what is appended to a file, which may not exist yet.
+type tail struct {
+	path string
+	w    io.Writer
+	f    *os.File
+	buf  []byte
+}
+
+func (t *tail) pump() error {
+	if t.f == nil {
+		f, err := os.Open(t.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		t.f, t.buf = f, make([]byte, 64<<10)
+	}
+	for {
+		n, err := t.f.Read(t.buf)
+		if n > 0 {
+			if _, werr := t.w.Write(t.buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func (t *tail) close() {
+	if t.f != nil {
+		t.f.Close()
+	}
+}
+
+func (e *env) outputCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "output",
+		Usage:     "print what a job has written so far",
+		ArgsUsage: "ID",
+		Description: "Its stdout to stdout and its stderr to stderr, from the job's folder\n" +
+			"(nothing for output sent elsewhere with --output/--error).",
+		Action: action(func(c *cli.Context) error {
+			id, err := oneID(c)
+			if err != nil {
+				return err
+			}
+			cl, err := e.connect(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			info, err := cl.Job(c.Context, id)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.Args().First(), err)
+			}
+			if info.JobDir == "" {
+				return nil
+			}
+			for _, t := range []*tail{
+				{path: filepath.Join(info.JobDir, shell.StdoutFile), w: stdout(c)},
+				{path: filepath.Join(info.JobDir, shell.StderrFile), w: stderr(c)},
+			} {
+				err := t.pump()
+				t.close()
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	}
+}

@@ -1,0 +1,160 @@
+package fluxq
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+)
+
+// Messages of fluxq cancel, flux cancel's words.
+const (
+	msgNoTargets    = "No target jobs were provided"
+	msgIDsWithAll   = "Do not specify a list of jobids with --all,--user,--states options"
+	msgMatchedNone  = "Matched 0 jobs"
+	msgInvalidState = "Invalid state %s specified"
+)
+
+// cancelStates are the state names -S accepts (flux cancel's STATES).
+var cancelStates = map[string]job.State{
+	"depend": job.Depend, "priority": job.Priority, "sched": job.Sched, "run": job.Run,
+	"pending": job.Pending, "running": job.Running, "active": job.Active,
+}
+
+func (e *env) cancelCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cancel",
+		Usage:     "cancel jobs: raise a cancel exception on each",
+		ArgsUsage: "[ID...]",
+		Description: "With --all (implied by -u and -S), every active job of the caller (or of\n" +
+			"USER, or of all users) in the given states. Only a job's owner or the\n" +
+			"instance owner may cancel it.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the exception's `NOTE`"},
+			&cli.BoolFlag{Name: "all", Usage: "target all jobs (of the caller, unless -u)", DisableDefaultText: true},
+			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "with --all, the jobs of `USER` (name or uid), or 'all'"},
+			&cli.StringSliceFlag{Name: "states", Aliases: []string{"S"}, Usage: "with --all, only jobs in these `STATES`: depend, priority, sched, run, pending, running, active", DefaultText: "active"},
+			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "cancel nothing, say what would be canceled", DisableDefaultText: true},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "say nothing when no job matches", DisableDefaultText: true},
+		},
+		Action: action(e.cancel),
+	}
+}
+
+func (e *env) cancel(c *cli.Context) error {
+	all := c.Bool("all") || c.IsSet("user") || c.IsSet("states")
+	if all && c.Args().Len() > 0 {
+		return exitcode.UsageErrorf(msgIDsWithAll)
+	}
+	if all {
+		return e.cancelAll(c)
+	}
+	if c.Args().Len() == 0 {
+		return exitcode.UsageErrorf(msgNoTargets)
+	}
+	ids := make([]fluid.ID, c.Args().Len())
+	for i, a := range c.Args().Slice() {
+		id, err := parseID(a)
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
+	if c.Bool("dry-run") {
+		notef(c, "Would cancel %s", plural(len(ids), "job"))
+		return nil
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	errs, err := cl.Cancel(c.Context, ids, c.String("message"))
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			notef(c, "%s: %v", e.fmtID(ids[i]), err)
+		}
+	}
+	if failed > 0 {
+		return exitcode.Silent(exitcode.Failed)
+	}
+	return nil
+}
+
+func (e *env) cancelAll(c *cli.Context) error {
+	q := client.JobsQuery{}
+	for _, w := range c.StringSlice("states") {
+		st, ok := cancelStates[strings.ToLower(strings.TrimSpace(w))]
+		if !ok {
+			return exitcode.UsageErrorf(msgInvalidState, w)
+		}
+		q.States |= st
+	}
+	if q.States == 0 {
+		q.States = job.Active
+	}
+	switch u := c.String("user"); u {
+	case "":
+	case "all":
+		q.AllUsers = true
+	default:
+		uid, err := lookupUser(u)
+		if err != nil {
+			return err
+		}
+		q.UserID = &uid
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	jobs, err := cl.Jobs(c.Context, q)
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		if !c.Bool("quiet") {
+			notef(c, msgMatchedNone)
+		}
+		return nil
+	}
+	if c.Bool("dry-run") {
+		notef(c, "Would cancel %s", plural(len(jobs), "job"))
+		return nil
+	}
+	ids := make([]fluid.ID, len(jobs))
+	for i := range jobs {
+		ids[i] = jobs[i].ID
+	}
+	errs, err := cl.Cancel(c.Context, ids, c.String("message"))
+	if err != nil {
+		return err
+	}
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+		}
+	}
+	notef(c, "Canceled %s (%s)", plural(len(ids), "job"), plural(failed, "error"))
+	return nil
+}
+
+// plural writes "1 job" or "4 jobs", as flux cancel does.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,0 +1,177 @@
+package fluxq
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/ops"
+)
+
+// fakeClient is an instance held in memory: what the commands asked for
+// is recorded, what they read is set by the test.
+type fakeClient struct {
+	mu        sync.Mutex
+	jobs      []ops.Summary
+	infos     map[fluid.ID]*client.JobInfo
+	events    map[fluid.ID][]eventlog.Event
+	stats     client.Stats
+	cancelErr map[fluid.ID]error
+	urgErr    error
+	submitErr error
+
+	submits   [][]client.SubmitJob
+	canceled  []fluid.ID
+	notes     []string
+	urgencies map[fluid.ID]int
+	queries   []client.JobsQuery
+}
+
+var _ client.Client = (*fakeClient)(nil)
+
+func (f *fakeClient) Submit(_ context.Context, jobs []client.SubmitJob) ([]fluid.ID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.submitErr != nil {
+		return nil, f.submitErr
+	}
+	f.submits = append(f.submits, jobs)
+	ids := make([]fluid.ID, len(jobs))
+	for i := range ids {
+		ids[i] = fluid.ID(1000 + i)
+	}
+	return ids, nil
+}
+
+func (f *fakeClient) Jobs(_ context.Context, q client.JobsQuery) ([]ops.Summary, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queries = append(f.queries, q)
+	if len(q.IDs) == 0 {
+		return slices.Clone(f.jobs), nil
+	}
+	var out []ops.Summary
+	for _, id := range q.IDs {
+		i := slices.IndexFunc(f.jobs, func(s ops.Summary) bool { return s.ID == id })
+		if i < 0 {
+			return nil, ops.ErrUnknownJob
+		}
+		out = append(out, f.jobs[i])
+	}
+	return out, nil
+}
+
+func (f *fakeClient) Job(_ context.Context, id fluid.ID) (*client.JobInfo, error) {
+	if info, ok := f.infos[id]; ok {
+		return info, nil
+	}
+	return nil, ops.ErrUnknownJob
+}
+
+func (f *fakeClient) Cancel(_ context.Context, ids []fluid.ID, note string) ([]error, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	errs := make([]error, len(ids))
+	for i, id := range ids {
+		errs[i] = f.cancelErr[id]
+		f.canceled = append(f.canceled, id)
+		f.notes = append(f.notes, note)
+	}
+	return errs, nil
+}
+
+func (f *fakeClient) Urgency(_ context.Context, id fluid.ID, u int) error {
+	if f.urgErr != nil {
+		return f.urgErr
+	}
+	if f.urgencies == nil {
+		f.urgencies = map[fluid.ID]int{}
+	}
+	f.urgencies[id] = u
+	return nil
+}
+
+func (f *fakeClient) Events(ctx context.Context, id fluid.ID, _ bool, fn func(eventlog.Event) error) error {
+	evs, ok := f.events[id]
+	if !ok {
+		return ops.ErrUnknownJob
+	}
+	for _, ev := range evs {
+		if err := fn(ev); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*ops.Summary, error) {
+	info, ok := f.infos[id]
+	if !ok {
+		return nil, ops.ErrUnknownJob
+	}
+	return &info.Summary, nil
+}
+
+func (f *fakeClient) Stats(context.Context) (*client.Stats, error) { return &f.stats, nil }
+func (f *fakeClient) Resources(context.Context) (*client.Resources, error) {
+	return &client.Resources{}, nil
+}
+func (f *fakeClient) Drain(context.Context, string, string, bool) error { return nil }
+func (f *fakeClient) Undrain(context.Context, string) error             { return nil }
+func (f *fakeClient) Close() error                                      { return nil }
+
+// testNow is the fixed "now" of the tests: 2023-11-14T22:13:20Z.
+var testNow = time.Unix(1_700_000_000, 0)
+
+// result is what one command did.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runFluxq runs fluxq with args against fc, as Main would.
+func runFluxq(t testing.TB, fc client.Client, stdin string, args ...string) result {
+	t.Helper()
+	return runEnv(testEnv(fc, stdin), args...)
+}
+
+// testEnv is an env around fc with fixed time, user names, directory and
+// submitter environment.
+func testEnv(fc client.Client, stdin string) *env {
+	return &env{
+		open:    func(*cli.Context) (client.Client, error) { return fc, nil },
+		now:     func() time.Time { return testNow },
+		environ: func() []string { return []string{"HOME=/home/alice", "PATH=/bin:/usr/bin", "LANG=C"} },
+		getwd:   func() (string, error) { return "/work", nil },
+		getenv:  func(string) string { return "" },
+		poll:    time.Millisecond,
+		stdin:   strings.NewReader(stdin),
+		users:   map[uint32]string{1000: "alice", 1001: "bob"},
+	}
+}
+
+// runEnv runs fluxq in e, capturing its output.
+func runEnv(e *env, args ...string) result {
+	var out, errb bytes.Buffer
+	e.stdout, e.stderr = &out, &errb
+	code := runApp(e, append([]string{"fluxq"}, args...))
+	return result{out.String(), errb.String(), code}
+}
+
+// writeFile creates a file with content for a test.
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,182 @@
+package fluxq
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fsd"
+)
+
+// The parts `fluxq info ID KEY` prints raw, as `flux job info` does.
+const (
+	infoKeyJobspec  = "jobspec"
+	infoKeyR        = "R"
+	infoKeyEventlog = "eventlog"
+)
+
+// timeLayout is how info prints a moment: local time to the millisecond.
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// infoJSON is `fluxq info ID --json`: the job as `fluxq jobs --json`
+// shows it, with its jobspec, R (null until allocated) and eventlog.
+type infoJSON struct {
+	jobJSON
+	Jobspec  json.RawMessage  `json:"jobspec"`
+	R        json.RawMessage  `json:"R"`
+	Eventlog []eventlog.Event `json:"eventlog"`
+}
+
+func (e *env) infoCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "info",
+		Usage:     "show one job: states, times, R, exception, result",
+		ArgsUsage: "ID [jobspec|R|eventlog]",
+		Description: "With a KEY, print that part as stored: the jobspec or R as JSON, the\n" +
+			"eventlog as RFC 18 lines.",
+		Flags:  []cli.Flag{output.JSONFlag(), output.FormatFlag()},
+		Action: action(e.info),
+	}
+}
+
+func (e *env) info(c *cli.Context) error {
+	n := c.Args().Len()
+	if n < 1 || n > 2 {
+		return exitcode.UsageErrorf("expected ID [jobspec|R|eventlog], got %d arguments", n)
+	}
+	id, err := parseID(c.Args().First())
+	if err != nil {
+		return err
+	}
+	key := c.Args().Get(1)
+	switch key {
+	case "", infoKeyJobspec, infoKeyR, infoKeyEventlog:
+	default:
+		return exitcode.UsageErrorf("unknown key %q: want jobspec, R or eventlog", key)
+	}
+	p, err := printer(c)
+	if err != nil {
+		return err
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	info, err := cl.Job(c.Context, id)
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Args().First(), err)
+	}
+	w := stdout(c)
+	switch key {
+	case infoKeyJobspec:
+		return writeLine(w, info.Jobspec)
+	case infoKeyR:
+		if len(info.R) == 0 {
+			return fmt.Errorf("%s: R: the job holds no resources yet", c.Args().First())
+		}
+		return writeLine(w, info.R)
+	case infoKeyEventlog:
+		return writeEventlogJSON(w, info.Eventlog)
+	}
+	now := e.now()
+	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
+	if doc.Eventlog == nil {
+		doc.Eventlog = []eventlog.Event{}
+	}
+	return output.PrintObject(p, doc, func(w io.Writer) error { return e.writeInfo(w, info, now) })
+}
+
+// writeInfo prints one job for people: one "field value" line each, the
+// fields named as --json names them.
+func (e *env) writeInfo(w io.Writer, info *client.JobInfo, now time.Time) error {
+	s := &info.Summary
+	j := e.toJSON(s, now)
+	rows := [][2]string{
+		{"id", j.IDF58},
+		{"username", fmt.Sprintf("%s (%d)", j.Username, j.UserID)},
+		{"name", s.Name},
+	}
+	add := func(k, v string) {
+		if v != "" {
+			rows = append(rows, [2]string{k, v})
+		}
+	}
+	add("queue", s.Queue)
+	add("state", s.State)
+	add("result", s.Result)
+	add("reason", inactiveReason(s))
+	add("info", contextualInfo(s, now))
+	add("urgency", strconv.Itoa(s.Urgency))
+	add("priority", strconv.FormatInt(s.Priority, 10))
+	add("ntasks", strconv.Itoa(s.NTasks))
+	add("nnodes", strconv.Itoa(s.NNodes))
+	add("ncores", strconv.Itoa(s.NCores))
+	add("ngpus", strconv.Itoa(s.NGPUs))
+	if s.Duration > 0 {
+		add("duration", fsd.Format(s.Duration))
+	} else {
+		add("duration", "unlimited")
+	}
+	add("nodelist", s.Nodelist)
+	add("dependencies", strings.Join(s.Dependencies, ","))
+	for _, t := range []struct {
+		k string
+		v float64
+	}{{"t_submit", s.TSubmit}, {"t_depend", s.TDepend}, {"t_run", s.TRun}, {"t_cleanup", s.TCleanup}, {"t_inactive", s.TInactive}} {
+		if t.v > 0 {
+			add(t.k, formatTime(t.v))
+		}
+	}
+	if s.TRun > 0 {
+		add("runtime", fsd.Format(j.Runtime))
+	}
+	if ex := s.Exception; ex != nil && ex.Occurred {
+		msg := fmt.Sprintf("type=%s severity=%d", ex.Type, ex.Severity)
+		if ex.Note != "" {
+			msg += " note=" + ex.Note
+		}
+		add("exception", msg)
+	}
+	if j.ReturnCode != nil {
+		add("returncode", strconv.Itoa(*j.ReturnCode))
+	}
+	if len(info.R) > 0 {
+		add("R", string(info.R))
+	}
+	return output.KeyValues(w, rows)
+}
+
+// formatTime prints seconds since the epoch as local time.
+func formatTime(sec float64) string {
+	whole := int64(sec)
+	return time.Unix(whole, int64((sec-float64(whole))*1e9)).Format(timeLayout)
+}
+
+// writeLine writes raw JSON and a newline.
+func writeLine(w io.Writer, b []byte) error {
+	bw := bufio.NewWriter(w)
+	bw.Write(b)
+	bw.WriteByte('\n')
+	return bw.Flush()
+}
+
+// writeEventlogJSON writes events as RFC 18 lines.
+func writeEventlogJSON(w io.Writer, evs []eventlog.Event) error {
+	b, err := eventlog.Append(nil, evs...)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}

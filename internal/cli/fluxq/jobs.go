@@ -1,0 +1,488 @@
+package fluxq
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+)
+
+// Annotation keys the INFO column reads (RFC 27 sched annotations).
+const (
+	annotSched         = "sched"
+	annotReasonPending = "reason_pending"
+	annotTEstimate     = "t_estimate"
+)
+
+// Words of the INFO column, as flux jobs prints them.
+const (
+	infoPriorityWait = "priority-wait"
+	infoHeld         = "held"
+	infoPriorityHold = "priority-hold"
+	infoDepends      = "depends:"
+	infoETA          = "eta:"
+	infoNow          = "now"
+)
+
+// hidden is what a zero count or time prints as (flux jobs' "h" fields).
+const hidden = "-"
+
+// returncodeCanceled is flux's returncode for a job canceled before it ran.
+const returncodeCanceled = -128
+
+// jobJSON is one job of `fluxq jobs --json` (CLI.md), built from its
+// summary. Fields flux jobs leaves out until they are known (result,
+// returncode, waitstatus) are left out here too.
+type jobJSON struct {
+	ID           fluid.ID       `json:"id"`
+	IDF58        string         `json:"id_f58"`
+	UserID       uint32         `json:"userid"`
+	Username     string         `json:"username"`
+	Queue        string         `json:"queue"`
+	Name         string         `json:"name"`
+	State        string         `json:"state"`
+	Result       string         `json:"result,omitempty"`
+	Status       string         `json:"status"`
+	Urgency      int            `json:"urgency"`
+	Priority     int64          `json:"priority"`
+	NTasks       int            `json:"ntasks"`
+	NNodes       int            `json:"nnodes"`
+	NCores       int            `json:"ncores"`
+	NGPUs        int            `json:"ngpus"`
+	Duration     float64        `json:"duration"`
+	TSubmit      float64        `json:"t_submit"`
+	TDepend      float64        `json:"t_depend,omitempty"`
+	TRun         float64        `json:"t_run"`
+	TCleanup     float64        `json:"t_cleanup,omitempty"`
+	TInactive    float64        `json:"t_inactive"`
+	Runtime      float64        `json:"runtime"`
+	Nodelist     string         `json:"nodelist"`
+	Annotations  map[string]any `json:"annotations"`
+	Dependencies []string       `json:"dependencies"`
+	Exception    exceptionJSON  `json:"exception"`
+	ReturnCode   *int           `json:"returncode,omitempty"`
+	WaitStatus   *int           `json:"waitstatus,omitempty"`
+	Targets      []string       `json:"targets"`
+	Parent       *fluid.ID      `json:"parent"`
+}
+
+// exceptionJSON is CLI.md's exception object; only occurred is present
+// when none was raised, as flux jobs does.
+type exceptionJSON struct {
+	Occurred bool   `json:"occurred"`
+	Type     string `json:"type,omitempty"`
+	Severity *int   `json:"severity,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// jobsDoc is the `fluxq jobs --json` document.
+type jobsDoc struct {
+	Jobs []jobJSON `json:"jobs"`
+}
+
+// toJSON turns a summary into its --json form at time now.
+func (e *env) toJSON(s *ops.Summary, now time.Time) jobJSON {
+	j := jobJSON{
+		ID: s.ID, IDF58: e.fmtID(s.ID), UserID: s.UserID, Username: e.userName(s.UserID),
+		Queue: s.Queue, Name: s.Name, State: s.State, Result: s.Result, Status: status(s),
+		Urgency: s.Urgency, Priority: s.Priority,
+		NTasks: s.NTasks, NNodes: s.NNodes, NCores: s.NCores, NGPUs: s.NGPUs, Duration: s.Duration,
+		TSubmit: s.TSubmit, TDepend: s.TDepend, TRun: s.TRun, TCleanup: s.TCleanup, TInactive: s.TInactive,
+		Runtime: runtime(s, now), Nodelist: s.Nodelist, Annotations: s.Annotations,
+		Dependencies: s.Dependencies, WaitStatus: s.WaitStatus, Targets: []string{},
+	}
+	if j.Annotations == nil {
+		j.Annotations = map[string]any{}
+	}
+	if j.Dependencies == nil {
+		j.Dependencies = []string{}
+	}
+	if ex := s.Exception; ex != nil && ex.Occurred {
+		sev := ex.Severity
+		j.Exception = exceptionJSON{Occurred: true, Type: ex.Type, Severity: &sev, Note: ex.Note}
+	}
+	if rc, ok := returnCode(s); ok {
+		j.ReturnCode = &rc
+	}
+	return j
+}
+
+// status is flux jobs' status: the state while active, the result after.
+func status(s *ops.Summary) string {
+	if s.State == job.Inactive.String() && s.Result != "" {
+		return s.Result
+	}
+	return s.State
+}
+
+// statusAbbrev is the ST column: D P S R C while active, and CD F CA TO
+// for the result of an inactive job.
+func statusAbbrev(s *ops.Summary) string {
+	if s.State == job.Inactive.String() {
+		if r, err := job.ParseResult(s.Result); err == nil {
+			return r.Abbrev()
+		}
+	}
+	if st, err := job.ParseStates(s.State); err == nil {
+		return st.Abbrev()
+	}
+	return "?"
+}
+
+// returnCode is flux jobs' returncode: the exit status, minus the signal
+// number for a job killed by one, -128 for a job canceled before it ran
+// and 1 for one that failed before it ran; none while active.
+func returnCode(s *ops.Summary) (int, bool) {
+	if ws := s.WaitStatus; ws != nil {
+		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
+			return -sig, true
+		}
+		return (*ws >> 8) & 0xff, true
+	}
+	switch s.Result {
+	case job.Canceled.String():
+		return returncodeCanceled, true
+	case job.Failed.String():
+		return 1, true
+	}
+	return 0, false
+}
+
+// runtime is how long the job has run (flux jobs' runtime): until cleanup,
+// or until now while it runs.
+func runtime(s *ops.Summary, now time.Time) float64 {
+	switch {
+	case s.TRun > 0 && s.TCleanup > 0:
+		return math.Max(0, s.TCleanup-s.TRun)
+	case s.TRun > 0:
+		return math.Max(0, ops.Timestamp(now)-s.TRun)
+	}
+	return 0
+}
+
+// pending reports whether the job waits for resources or before them.
+func pending(s *ops.Summary) bool {
+	st, err := job.ParseStates(s.State)
+	return err == nil && st&(job.Pending|job.New) != 0
+}
+
+// contextualTime is the TIME column: the time limit while pending, the
+// runtime after (flux jobs' contextual_time).
+func contextualTime(s *ops.Summary, now time.Time) string {
+	t := runtime(s, now)
+	if pending(s) {
+		t = s.Duration
+	}
+	if t <= 0 {
+		return hidden
+	}
+	return fsd.Format(t)
+}
+
+// contextualInfo is the INFO column (flux jobs' contextual_info, plus the
+// scheduler's pending reason, CLI.md): depends:… while DEPEND,
+// priority-wait while PRIORITY; while SCHED the estimated start, else held
+// or priority-hold, else the scheduler's reason; the nodelist after.
+func contextualInfo(s *ops.Summary, now time.Time) string {
+	switch s.State {
+	case job.Depend.String():
+		return infoDepends + strings.Join(s.Dependencies, ",")
+	case job.Priority.String(), job.New.String():
+		return infoPriorityWait
+	case job.Sched.String():
+		sched, _ := s.Annotations[annotSched].(map[string]any)
+		if t, ok := number(sched[annotTEstimate]); ok {
+			eta := t - ops.Timestamp(now)
+			if eta < 0 {
+				return infoETA + infoNow
+			}
+			return infoETA + fsd.Format(eta)
+		}
+		if s.Urgency == job.UrgencyHold {
+			return infoHeld
+		}
+		if s.Priority == job.PriorityMin {
+			return infoPriorityHold
+		}
+		if r, ok := sched[annotReasonPending].(string); ok {
+			return r
+		}
+		return ""
+	}
+	return s.Nodelist
+}
+
+// inactiveReason is how an inactive job ended, in flux jobs' words.
+func inactiveReason(s *ops.Summary) string {
+	if s.State != job.Inactive.String() {
+		return ""
+	}
+	ex := s.Exception
+	switch s.Result {
+	case job.Canceled.String():
+		if ex != nil && ex.Type == "cancel" && ex.Note != "" {
+			return "Canceled: " + ex.Note
+		}
+		return "Canceled"
+	case job.Timeout.String():
+		return "Timeout"
+	case job.Failed.String():
+		if ex != nil && ex.Occurred && ex.Type != "exec" && ex.Severity == 0 {
+			r := "Exception: type=" + ex.Type
+			if ex.Note != "" {
+				r += " note=" + ex.Note
+			}
+			return r
+		}
+		rc, _ := returnCode(s)
+		switch {
+		case rc < 0:
+			return signalName(-rc)
+		case rc == 126:
+			return "Command invoked cannot execute"
+		case rc == 127:
+			return "command not found"
+		}
+		return "Exit " + strconv.Itoa(rc)
+	}
+	rc, _ := returnCode(s)
+	return "Exit " + strconv.Itoa(rc)
+}
+
+// signalName is strsignal(3)'s description ("Killed", "Terminated").
+func signalName(sig int) string {
+	s := syscall.Signal(sig).String()
+	if s == "" || strings.HasPrefix(s, "signal ") {
+		return fmt.Sprintf("Signaled %d", sig)
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// number reads an annotation number (encoding/json gives float64).
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case interface{ Float64() (float64, error) }:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// jobStyle colours a row as flux jobs does: completed green, failed and
+// timed out red, canceled grey.
+func jobStyle(s *ops.Summary) output.Style {
+	switch s.Result {
+	case job.Completed.String():
+		return output.Success
+	case job.Failed.String(), job.Timeout.String():
+		return output.Failure
+	case job.Canceled.String():
+		return output.Muted
+	}
+	return output.Plain
+}
+
+// countCell prints a count, or "-" when it is not known yet.
+func countCell(n int) string {
+	if n <= 0 {
+		return hidden
+	}
+	return strconv.Itoa(n)
+}
+
+// jobsList is how `fluxq jobs` prints, at time now. withQueue adds the
+// QUEUE column (when some listed job names a queue).
+func (e *env) jobsList(now time.Time, withQueue bool) output.List[*ops.Summary] {
+	type col = output.Column[*ops.Summary]
+	id := col{Header: "JOBID", Align: output.Right, Value: func(s *ops.Summary) string { return e.fmtID(s.ID) }}
+	queue := col{Header: "QUEUE", Max: 8, Value: func(s *ops.Summary) string { return s.Queue }}
+	usr := col{Header: "USER", Max: 8, Value: func(s *ops.Summary) string { return e.userName(s.UserID) }}
+	name := col{Header: "NAME", Max: 10, Value: func(s *ops.Summary) string { return s.Name }}
+	st := col{Header: "ST", Align: output.Right, Value: statusAbbrev}
+	ntasks := col{Header: "NTASKS", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NTasks) }}
+	nnodes := col{Header: "NNODES", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NNodes) }}
+	tm := col{Header: "TIME", Align: output.Right, Value: func(s *ops.Summary) string { return contextualTime(s, now) }}
+	info := col{Header: "INFO", Value: func(s *ops.Summary) string { return contextualInfo(s, now) }}
+
+	withQ := func(cols ...col) []col {
+		if !withQueue {
+			return cols
+		}
+		return append([]col{cols[0], queue}, cols[1:]...)
+	}
+	def := withQ(id, usr, name, st, ntasks, nnodes, tm, info)
+	long := withQ(id, usr, name,
+		col{Header: "STATUS", Value: status},
+		ntasks, nnodes,
+		col{Header: "NCORES", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NCores) }},
+		col{Header: "NGPUS", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NGPUs) }},
+		col{Header: "T_SUBMIT", Align: output.Right, Value: func(s *ops.Summary) string {
+			return time.Unix(int64(s.TSubmit), 0).Format("Jan02 15:04")
+		}},
+		tm, info,
+		col{Header: "REASON", Value: inactiveReason},
+	)
+	deps := withQ(id, name,
+		col{Header: "URG", Align: output.Right, Value: func(s *ops.Summary) string { return strconv.Itoa(s.Urgency) }},
+		col{Header: "PRIORITY", Align: output.Right, Value: func(s *ops.Summary) string { return strconv.FormatInt(s.Priority, 10) }},
+		col{Header: "STATE", Value: func(s *ops.Summary) string { return s.State }},
+		col{Header: "DEPENDENCIES", Value: func(s *ops.Summary) string { return strings.Join(s.Dependencies, ",") }},
+	)
+	return output.List[*ops.Summary]{
+		Tables: map[string]output.Table[*ops.Summary]{
+			"default": {Description: "JOBID USER NAME ST NTASKS NNODES TIME INFO", Columns: def, Style: jobStyle},
+			"long":    {Description: "adds status, cores, GPUs, submit time and how the job ended", Columns: long, Style: jobStyle},
+			"deps":    {Description: "urgency, priority and dependencies", Columns: deps, Style: jobStyle},
+		},
+		Order: []string{"default", "long", "deps"},
+		Doc: func(items []*ops.Summary) any {
+			doc := jobsDoc{Jobs: make([]jobJSON, len(items))}
+			for i, s := range items {
+				doc.Jobs[i] = e.toJSON(s, now)
+			}
+			return doc
+		},
+		Item: func(s *ops.Summary) any { return e.toJSON(s, now) },
+	}
+}
+
+func (e *env) jobsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "jobs",
+		Usage:     "list jobs",
+		ArgsUsage: "[IDS...]",
+		Description: "By default, the caller's pending and running jobs in every queue: pending by\n" +
+			"priority, running by start, inactive by end. With IDS, those jobs in any state.",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: "a", Usage: "include inactive jobs", DisableDefaultText: true},
+			&cli.BoolFlag{Name: "A", Usage: "jobs of all users", DisableDefaultText: true},
+			&cli.StringSliceFlag{Name: "filter", Aliases: []string{"f"}, Usage: "only jobs in these `STATES` or with these results (pending,running,inactive,sched,completed,failed,...)"},
+			&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only jobs of these `QUEUES`"},
+			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "jobs of `USER` (a name or uid), or 'all'"},
+			&cli.StringFlag{Name: "name", Usage: "only jobs named `NAME`"},
+			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "at most `N` jobs", DefaultText: "all"},
+		}, output.ListFlags("default", "long", "deps")...),
+		Action: action(e.jobs),
+	}
+}
+
+func (e *env) jobs(c *cli.Context) error {
+	q := client.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue")}
+	if q.Count < 0 {
+		return exitcode.UsageErrorf("--count must be >= 0")
+	}
+	for _, a := range c.Args().Slice() {
+		id, err := parseID(a)
+		if err != nil {
+			return err
+		}
+		q.IDs = append(q.IDs, id)
+	}
+	if err := parseFilter(c.StringSlice("filter"), &q); err != nil {
+		return err
+	}
+	if c.Bool("a") {
+		q.States |= job.Pending | job.Running | job.Inactive
+	}
+	if q.States == 0 && len(q.IDs) > 0 {
+		q.States = job.All // listed by id: whatever their state
+	}
+	switch u := c.String("user"); {
+	case c.Bool("A") || u == "all":
+		q.AllUsers = true
+	case u != "":
+		uid, err := lookupUser(u)
+		if err != nil {
+			return err
+		}
+		q.UserID = &uid
+	}
+	p, err := printer(c)
+	if err != nil {
+		return err
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	list, err := cl.Jobs(c.Context, q)
+	if err != nil {
+		return e.whichUnknown(c, cl, q, err)
+	}
+	items := make([]*ops.Summary, 0, len(list))
+	withQueue := false
+	name := c.String("name")
+	for i := range list {
+		s := &list[i]
+		if name != "" && s.Name != name {
+			continue
+		}
+		withQueue = withQueue || s.Queue != ""
+		items = append(items, s)
+	}
+	return output.PrintList(p, e.jobsList(e.now(), withQueue), items)
+}
+
+// whichUnknown turns a failed listing by id into a message naming the
+// first id that does not exist.
+func (e *env) whichUnknown(c *cli.Context, cl client.Client, q client.JobsQuery, err error) error {
+	if len(q.IDs) == 0 || err.Error() != ops.ErrUnknownJob.Error() {
+		return err
+	}
+	for _, id := range q.IDs {
+		one := q
+		one.IDs = []fluid.ID{id}
+		if _, err1 := cl.Jobs(c.Context, one); err1 != nil {
+			return fmt.Errorf("%s: %w", e.fmtID(id), err1)
+		}
+	}
+	return err
+}
+
+// parseFilter reads -f: states (virtual ones too) and results, as flux
+// jobs does; results select inactive jobs that ended so.
+func parseFilter(words []string, q *client.JobsQuery) error {
+	for _, w := range words {
+		w = strings.TrimSpace(w)
+		if w == "" {
+			continue
+		}
+		if st, err := job.ParseStates(w); err == nil {
+			q.States |= st
+			continue
+		}
+		r, err := job.ParseResult(w)
+		if err != nil {
+			return exitcode.UsageErrorf("--filter: invalid state or result %q", w)
+		}
+		q.States |= job.Inactive
+		q.Results = append(q.Results, r)
+	}
+	// A result only narrows inactive jobs: with "inactive" itself named,
+	// every inactive job is wanted.
+	for _, w := range words {
+		if st, err := job.ParseStates(w); err == nil && st&job.Inactive != 0 {
+			q.Results = nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,628 @@
+package fluxq
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/constraint"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/ops"
+)
+
+// Names of the variables fluxq sets in a job's environment.
+const (
+	// EnvJobCC is set to the copy's id in each job of a --cc submission.
+	EnvJobCC = "FLUXQ_JOB_CC"
+)
+
+// ccTag is what --cc replaces in the command and in the options Flux
+// replaces it in (its bulksubmit "mutable" options).
+const ccTag = "{cc}"
+
+// maxCopies bounds a --cc or --bcc IDSET: each copy is a whole jobspec.
+const maxCopies = 1_000_000
+
+// Output values flux submit treats as "the default place" (not a path).
+var outputDefaults = map[string]bool{"none": true, "kvs": true}
+
+// listValue is a repeatable string option that keeps its values whole:
+// urfave/cli's StringSlice would split "host:node[1,2]" at the comma.
+type listValue struct{ list *[]string }
+
+func (l listValue) Set(v string) error { *l.list = append(*l.list, v); return nil }
+func (l listValue) String() string     { return "" }
+
+// submitState holds the options urfave/cli cannot keep in order or whole.
+type submitState struct {
+	envRules     []string
+	requires     []string
+	dependencies []string
+}
+
+// Flag names of submit and run, where they are read more than once.
+const (
+	flagNTasks    = "ntasks"
+	flagCores     = "cores-per-task"
+	flagGPUs      = "gpus-per-task"
+	flagNodes     = "nodes"
+	flagExclusive = "exclusive"
+	flagTime      = "time-limit"
+	flagQueue     = "queue"
+	flagUrgency   = "urgency"
+	flagJobName   = "job-name"
+	flagCwd       = "cwd"
+	flagEnv       = "env"
+	flagEnvRemove = "env-remove"
+	flagEnvFile   = "env-file"
+	flagRequires  = "requires"
+	flagDepend    = "dependency"
+	flagBegin     = "begin-time"
+	flagCC        = "cc"
+	flagBCC       = "bcc"
+	flagOutput    = "output"
+	flagError     = "error"
+	flagDryRun    = "dry-run"
+	flagWait      = "wait"
+	flagQuiet     = "quiet"
+	flagJobspec   = "jobspec"
+)
+
+// jobFlags are the options that shape a job; --jobspec takes none of them.
+var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusive, flagTime, flagQueue,
+	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
+	flagOutput, flagError}
+
+// flags are submit's options (CLI.md's table); bulk adds those of a
+// submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
+func (st *submitState) flags(bulk bool) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.IntFlag{Name: flagNTasks, Aliases: []string{"n"}, Usage: "`N` tasks", DefaultText: "1, or one per node with -N"},
+		&cli.IntFlag{Name: flagCores, Aliases: []string{"c"}, Usage: "`N` cores per task", DefaultText: "1"},
+		&cli.IntFlag{Name: flagGPUs, Aliases: []string{"g"}, Usage: "`N` GPUs per task"},
+		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`N` nodes", DefaultText: "as the scheduler places the tasks"},
+		&cli.BoolFlag{Name: flagExclusive, Aliases: []string{"x"}, Usage: "with -N, whole nodes (implied by -N without -n)", DisableDefaultText: true},
+		&cli.StringFlag{Name: flagTime, Aliases: []string{"t"}, Usage: "time limit: an `FSD`, minutes when bare (30s, 1.5h, 10)", DefaultText: "none"},
+		&cli.StringFlag{Name: flagQueue, Aliases: []string{"q"}, Usage: "queue `NAME`", DefaultText: "the configured default"},
+		&cli.StringFlag{Name: flagUrgency, Value: "default", Usage: "urgency `N`: 0-31, hold, default (16) or expedite"},
+		&cli.StringFlag{Name: flagJobName, Usage: "the job's `NAME`", DefaultText: "the command's base name"},
+		&cli.StringFlag{Name: flagCwd, Usage: "working directory `DIR`", DefaultText: "the current directory"},
+		&cli.GenericFlag{Name: flagEnv, Value: envRules{rules: &st.envRules}, Usage: "environment `RULE`: VAR=VAL, PATTERN to copy, -PATTERN to remove, ^FILE (repeatable)"},
+		&cli.GenericFlag{Name: flagEnvRemove, Value: envRules{rules: &st.envRules, prefix: "-"}, Usage: "remove the variables matching `PATTERN` (glob, or /regex/) (repeatable)"},
+		&cli.GenericFlag{Name: flagEnvFile, Value: envRules{rules: &st.envRules, prefix: "^"}, Usage: "read environment rules from `FILE` (repeatable)"},
+		&cli.GenericFlag{Name: flagRequires, Value: listValue{&st.requires}, Usage: "constraints `EXPR`: gpu,ssd ^debug host:node[1-2] rank:0-3 'a or b' (repeatable: and)"},
+		&cli.GenericFlag{Name: flagDepend, Value: listValue{&st.dependencies}, Usage: "dependency `URI`: afterok:ID, afterany:ID, afternotok:ID, afterstart:ID (repeatable)"},
+		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now, or a time (2006-01-02T15:04:05, 15:04)"},
+		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
+		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
+		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
+	}
+	if bulk {
+		fs = append(fs,
+			&cli.StringFlag{Name: flagCC, Usage: "submit one copy per id of `IDSET`; {cc} in the command is the id, " + EnvJobCC + " is set"},
+			&cli.StringFlag{Name: flagBCC, Usage: "like --cc `IDSET`, without " + EnvJobCC},
+			&cli.BoolFlag{Name: flagWait, Usage: "wait for the jobs to end; exit with the highest exit code", DisableDefaultText: true},
+			&cli.BoolFlag{Name: flagQuiet, Usage: "print no job IDs", DisableDefaultText: true},
+			&cli.StringFlag{Name: flagJobspec, Usage: "submit the jobspec V1 in `FILE` (JSON or YAML; - is stdin) as is"},
+		)
+	}
+	return fs
+}
+
+func (e *env) submitCommand() *cli.Command {
+	st := &submitState{}
+	return &cli.Command{
+		Name:      "submit",
+		Usage:     "submit a job; print its ID",
+		ArgsUsage: "COMMAND [ARGS...]",
+		Description: "Options go before COMMAND: everything from COMMAND on (or after --) is the\n" +
+			"job's. The job gets the submitter's environment unless --env rules say\n" +
+			"otherwise. A rejected submission stores nothing and exits 1.",
+		Flags:  st.flags(true),
+		Action: action(func(c *cli.Context) error { return e.submit(c, st) }),
+	}
+}
+
+func (e *env) submit(c *cli.Context, st *submitState) error {
+	jobs, err := e.submission(c, st)
+	if err != nil {
+		return err
+	}
+	if c.Bool(flagDryRun) {
+		return printSpecs(stdout(c), jobs)
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ids, err := cl.Submit(c.Context, jobs)
+	if err != nil {
+		return err
+	}
+	if !c.Bool(flagQuiet) {
+		w := bufio.NewWriterSize(stdout(c), 64<<10)
+		for _, id := range ids {
+			w.WriteString(e.fmtID(id))
+			w.WriteByte('\n')
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if !c.Bool(flagWait) {
+		return nil
+	}
+	worst := 0
+	for _, id := range ids {
+		s, err := cl.Wait(c.Context, id)
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.fmtID(id), err)
+		}
+		if msg := failure(s); msg != "" && s.WaitStatus == nil {
+			notef(c, "%s: %s", e.fmtID(id), msg)
+		}
+		worst = max(worst, exitCodeOf(s))
+	}
+	return e.exitWith(worst, nil)
+}
+
+// printSpecs writes each jobspec on a line of its own: --dry-run.
+func printSpecs(w io.Writer, jobs []client.SubmitJob) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	for _, j := range jobs {
+		bw.Write(j.Jobspec)
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// submission builds the jobs the command line asks for: one, or one per
+// --cc/--bcc id.
+func (e *env) submission(c *cli.Context, st *submitState) ([]client.SubmitJob, error) {
+	copies, setCC, err := ccCopies(c)
+	if err != nil {
+		return nil, err
+	}
+	if path := c.String(flagJobspec); path != "" {
+		return e.jobspecSubmission(c, path, copies, setCC)
+	}
+	in, err := e.inputs(c, st)
+	if err != nil {
+		return nil, err
+	}
+	if copies == nil {
+		j, err := in.build(e, "", false, false)
+		if err != nil {
+			return nil, err
+		}
+		return []client.SubmitJob{j}, nil
+	}
+	if in.ccShapesJob() {
+		// {cc} changes what is parsed (a time limit, constraints...):
+		// every copy is built on its own.
+		jobs := make([]client.SubmitJob, len(copies))
+		for i, cc := range copies {
+			if jobs[i], err = in.build(e, cc, true, setCC); err != nil {
+				return nil, fmt.Errorf("cc=%s: %w", cc, err)
+			}
+		}
+		return jobs, nil
+	}
+	// {cc} only lands in strings: build one jobspec with a marker for the
+	// id and copy it, which keeps `--cc 1-10000` to one build.
+	marker, err := newMarker(in)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := in.build(e, marker, true, setCC)
+	if err != nil {
+		return nil, err
+	}
+	return stamp(tmpl, marker, copies), nil
+}
+
+// stamp makes one job per copy from a jobspec holding marker where the id
+// goes. The id is digits, which JSON strings hold as they are.
+func stamp(tmpl client.SubmitJob, marker string, copies []string) []client.SubmitJob {
+	jobs := make([]client.SubmitJob, len(copies))
+	m := []byte(marker)
+	for i, cc := range copies {
+		jobs[i] = client.SubmitJob{Jobspec: bytes.ReplaceAll(tmpl.Jobspec, m, []byte(cc)), Urgency: tmpl.Urgency}
+	}
+	return jobs
+}
+
+// newMarker returns a string found nowhere in the inputs, to stand for the
+// copy id while the jobspec is built. It is letters and digits only, so
+// that no encoding changes it.
+func newMarker(in *submitInputs) (string, error) {
+	for range 8 {
+		var b [12]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", err
+		}
+		m := "FLUXQCC" + hex.EncodeToString(b[:]) + "CCQXULF"
+		if !in.contains(m) {
+			return m, nil
+		}
+	}
+	return "", errors.New("cannot make a --cc marker")
+}
+
+// ccCopies reads --cc or --bcc: the copy ids, in order, and whether each
+// job gets FLUXQ_JOB_CC. No option gives nil.
+func ccCopies(c *cli.Context) ([]string, bool, error) {
+	cc, bcc := c.String(flagCC), c.String(flagBCC)
+	if cc != "" && bcc != "" {
+		return nil, false, exitcode.UsageErrorf("specify only one of --cc or --bcc")
+	}
+	spec, name := cc, flagCC
+	if bcc != "" {
+		spec, name = bcc, flagBCC
+	}
+	if spec == "" {
+		return nil, false, nil
+	}
+	set, err := idset.Parse(spec)
+	if err != nil {
+		return nil, false, exitcode.UsageErrorf("--%s: invalid IDSET %q: %v", name, spec, err)
+	}
+	if n := set.Count(); n > maxCopies {
+		return nil, false, exitcode.UsageErrorf("--%s: %d copies is more than %d", name, n, maxCopies)
+	}
+	copies := make([]string, 0, set.Count())
+	for id := range set.All() {
+		copies = append(copies, strconv.FormatUint(uint64(id), 10))
+	}
+	return copies, cc != "", nil
+}
+
+// submitInputs are the options as given, before {cc} is replaced.
+type submitInputs struct {
+	opts      jobspec.Options // the options that take no {cc}
+	command   []string
+	queue     string
+	timeLimit string
+	urgency   string
+	name      string
+	output    string
+	errorPath string
+	envRules  []string
+	requires  []string
+	deps      []string
+	environ   []string
+}
+
+func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
+	cmd := c.Args().Slice()
+	if len(cmd) == 0 {
+		return nil, exitcode.UsageErrorf("job command and arguments are missing")
+	}
+	o := jobspec.Options{
+		NTasks: c.Int(flagNTasks), CoresPerTask: c.Int(flagCores), GPUsPerTask: c.Int(flagGPUs),
+		Nodes: c.Int(flagNodes), Exclusive: c.Bool(flagExclusive),
+	}
+	// FromOptions reads 0 as "not given": a 0 given is refused here, in
+	// its words.
+	for _, chk := range []struct {
+		flag string
+		bad  bool
+		msg  string
+	}{
+		{flagNTasks, o.NTasks < 1, "task count must be an integer >= 1"},
+		{flagCores, o.CoresPerTask < 1, "cores per task must be an integer >= 1"},
+		{flagGPUs, o.GPUsPerTask < 0, "gpus per task must be an integer >= 0"},
+		{flagNodes, o.Nodes < 1, "node count must be an integer >= 1 (if set)"},
+	} {
+		if c.IsSet(chk.flag) && chk.bad {
+			return nil, exitcode.UsageErrorf("--%s: %s", chk.flag, chk.msg)
+		}
+	}
+	// The job runs in --cwd, else where it was submitted; a relative
+	// --cwd is taken from there too (a jobspec's cwd is absolute).
+	o.Cwd = c.String(flagCwd)
+	if o.Cwd == "" || !filepath.IsAbs(o.Cwd) {
+		wd, err := e.getwd()
+		if err != nil {
+			return nil, fmt.Errorf("current directory: %w", err)
+		}
+		o.Cwd = filepath.Join(wd, o.Cwd)
+	}
+	if begin := c.String(flagBegin); begin != "" {
+		t, err := parseBeginTime(begin, e.now())
+		if err != nil {
+			return nil, exitcode.UsageErrorf("--begin-time: %v", err)
+		}
+		o.BeginTime = t
+	}
+	return &submitInputs{
+		opts: o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
+		urgency: c.String(flagUrgency), name: c.String(flagJobName),
+		output: c.String(flagOutput), errorPath: c.String(flagError),
+		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
+		environ: e.environ(),
+	}, nil
+}
+
+// ccShapesJob reports whether {cc} appears where it changes more than a
+// string of the jobspec: the time limit, urgency, constraints,
+// dependencies, or the names environment rules select.
+func (in *submitInputs) ccShapesJob() bool {
+	if strings.Contains(in.timeLimit, ccTag) || strings.Contains(in.urgency, ccTag) {
+		return true
+	}
+	for _, list := range [][]string{in.requires, in.deps} {
+		for _, s := range list {
+			if strings.Contains(s, ccTag) {
+				return true
+			}
+		}
+	}
+	for _, r := range in.envRules {
+		if !strings.Contains(r, ccTag) {
+			continue
+		}
+		// Only the VALUE of VAR=VALUE is a plain string; a "$" in it
+		// could join the id to a variable's name.
+		name, value, set := strings.Cut(r, "=")
+		if !set || strings.HasPrefix(r, "-") || strings.HasPrefix(r, "^") ||
+			strings.Contains(name, ccTag) || strings.Contains(value, "$") {
+			return true
+		}
+	}
+	return false
+}
+
+// contains reports whether s appears in any input.
+func (in *submitInputs) contains(s string) bool {
+	all := [][]string{in.command, in.envRules, in.requires, in.deps, in.environ,
+		{in.queue, in.timeLimit, in.urgency, in.name, in.output, in.errorPath, in.opts.Cwd}}
+	for _, list := range all {
+		for _, x := range list {
+			if strings.Contains(x, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// build makes the job of copy cc (withCC) or the only job, as flux submit
+// does: {cc} replaced in the command and in the options that take it,
+// then the environment, constraints and time limit worked out.
+func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.SubmitJob, error) {
+	sub := func(s string) string { return s }
+	if withCC {
+		sub = func(s string) string { return replaceCC(s, cc) }
+	}
+	subAll := func(list []string) []string {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = sub(s)
+		}
+		return out
+	}
+	o := in.opts
+	o.Command = subAll(in.command)
+	o.Queue = sub(in.queue)
+	o.Name = sub(in.name)
+
+	urgency, err := parseSubmitUrgency(sub(in.urgency))
+	if err != nil {
+		return client.SubmitJob{}, err
+	}
+	if tl := sub(in.timeLimit); tl != "" {
+		d, err := fsd.ParseTimeLimit(tl)
+		if err != nil {
+			return client.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
+		}
+		o.Duration = d
+	}
+	env, err := jobEnvironment(in.environ, subAll(in.envRules))
+	if err != nil {
+		return client.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+	}
+	if setCC {
+		env[EnvJobCC] = cc
+	}
+	o.Environment = env
+	if len(in.requires) > 0 {
+		q := strings.Join(subAll(in.requires), " ")
+		cons, err := constraint.ParseQuery(q)
+		if err != nil {
+			// flux submit reports a bad --requires as a failure (exit 1).
+			return client.SubmitJob{}, fmt.Errorf("--requires='%s': %v", q, err)
+		}
+		o.Constraints = cons
+	}
+	o.Dependencies = subAll(in.deps)
+	if out, errp := sub(in.output), sub(in.errorPath); (out != "" && !outputDefaults[out]) || errp != "" {
+		streams := map[string]any{}
+		if out != "" && !outputDefaults[out] {
+			streams["stdout"] = map[string]any{"path": out}
+		}
+		if errp != "" {
+			streams["stderr"] = map[string]any{"path": errp}
+		}
+		o.Extra = map[string]any{"shell": map[string]any{"options": map[string]any{"output": streams}}}
+	}
+	js, err := jobspec.FromOptions(o)
+	if err != nil {
+		return client.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+	}
+	b, err := js.MarshalJSON()
+	if err != nil {
+		return client.SubmitJob{}, err
+	}
+	return client.SubmitJob{Jobspec: b, Urgency: urgency}, nil
+}
+
+// replaceCC replaces {cc} in s, leaving mustache templates such as
+// {{id}} (which the job shell expands) alone, as flux's Xcmd does.
+func replaceCC(s, cc string) string {
+	if !strings.Contains(s, ccTag) {
+		return s
+	}
+	const open, close = "\x00<\x00", "\x00>\x00"
+	s = strings.NewReplacer("{{", open, "}}", close).Replace(s)
+	s = strings.ReplaceAll(s, ccTag, cc)
+	return strings.NewReplacer(open, "{{", close, "}}").Replace(s)
+}
+
+// parseSubmitUrgency reads --urgency: a word or a number is a usage
+// matter, a number out of range is refused as the job manager would.
+func parseSubmitUrgency(s string) (int, error) {
+	u, err := job.ParseUrgency(s)
+	if err == nil {
+		return u, nil
+	}
+	if _, nerr := strconv.Atoi(s); nerr == nil {
+		return 0, errors.New(msgUrgencyRange)
+	}
+	return 0, exitcode.UsageErrorf("--urgency: %v", err)
+}
+
+// jobspecSubmission reads --jobspec FILE (or - for stdin), as is.
+func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, setCC bool) ([]client.SubmitJob, error) {
+	if c.Args().Len() > 0 {
+		return nil, exitcode.UsageErrorf("--jobspec takes no COMMAND")
+	}
+	for _, f := range jobFlags {
+		if c.IsSet(f) {
+			return nil, exitcode.UsageErrorf("--jobspec does not combine with --%s", f)
+		}
+	}
+	var data []byte
+	var err error
+	if path == "-" {
+		r := c.App.Reader
+		if r == nil {
+			r = os.Stdin
+		}
+		data, err = io.ReadAll(io.LimitReader(r, jobspec.MaxSize+1))
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--jobspec: %w", err)
+	}
+	js, err := jobspec.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	urgency, err := parseSubmitUrgency(c.String(flagUrgency))
+	if err != nil {
+		return nil, err
+	}
+	if copies == nil || !setCC {
+		b, err := js.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		one := client.SubmitJob{Jobspec: b, Urgency: urgency}
+		if copies == nil {
+			return []client.SubmitJob{one}, nil
+		}
+		jobs := make([]client.SubmitJob, len(copies))
+		for i := range jobs {
+			jobs[i] = one
+		}
+		return jobs, nil
+	}
+	marker := "FLUXQCC" + strconv.FormatInt(time.Now().UnixNano(), 36) + "CCQXULF"
+	if bytes.Contains(data, []byte(marker)) {
+		return nil, errors.New("cannot make a --cc marker")
+	}
+	env := map[string]string{}
+	for k, v := range js.Attributes.System.Environment {
+		env[k] = v
+	}
+	env[EnvJobCC] = marker
+	js.Attributes.System.Environment = env
+	b, err := js.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return stamp(client.SubmitJob{Jobspec: b, Urgency: urgency}, marker, copies), nil
+}
+
+// parseBeginTime reads --begin-time: "+FSD" from now, or a date and time
+// in local time; a time of day alone is its next occurrence.
+func parseBeginTime(s string, now time.Time) (float64, error) {
+	if rest, ok := strings.CutPrefix(s, "+"); ok {
+		d, err := fsd.Parse(rest)
+		if err != nil {
+			return 0, err
+		}
+		return ops.Timestamp(now) + d, nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return ops.Timestamp(t), nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			return ops.Timestamp(t), nil
+		}
+	}
+	for _, layout := range []string{"15:04:05", "15:04", "3pm", "3:04pm", "3PM", "3:04PM"} {
+		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
+			y, m, d := now.Date()
+			at := time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), 0, now.Location())
+			if at.Before(now) {
+				at = at.AddDate(0, 0, 1)
+			}
+			return ops.Timestamp(at), nil
+		}
+	}
+	return 0, fmt.Errorf("invalid time %q: want +FSD or a date and time", s)
+}
+
+// exitCodeOf is the exit code a job's end stands for: its tasks' (128+N
+// for signal N), or 1 for a job that ended without running to the end.
+func exitCodeOf(s *ops.Summary) int {
+	if s.ReturnCode != nil {
+		return *s.ReturnCode
+	}
+	if s.Result != "" && s.Result != job.Completed.String() {
+		return 1
+	}
+	return 0
+}
+
+// failure says why a job did not succeed, in the words of flux-core's job
+// wait: the fatal exception, the signal, or the exit code; "" if it did.
+func failure(s *ops.Summary) string {
+	if ex := s.Exception; ex != nil && ex.Occurred && ex.Severity == 0 && s.WaitStatus == nil {
+		return strings.TrimSpace("Fatal exception type=" + ex.Type + " " + ex.Note)
+	}
+	if ws := s.WaitStatus; ws != nil {
+		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
+			return "task(s) " + signalName(sig)
+		}
+		if code := (*ws >> 8) & 0xff; code != 0 {
+			return fmt.Sprintf("task(s) exited with exit code %d", code)
+		}
+		return ""
+	}
+	if s.Result != "" && s.Result != job.Completed.String() {
+		return "job " + strings.ToLower(s.Result)
+	}
+	return ""
+}

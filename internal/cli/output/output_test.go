@@ -1,0 +1,245 @@
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+)
+
+type row struct {
+	ID     int64   `json:"id"`
+	Name   string  `json:"name"`
+	Count  int     `json:"count"`
+	Result string  `json:"result,omitempty"`
+	T      float64 `json:"t"`
+}
+
+var testTable = Table[row]{
+	Description: "the test columns",
+	Columns: []Column[row]{
+		{Header: "ID", Align: Right, Value: func(r row) string { return strconv.FormatInt(r.ID, 10) }},
+		{Header: "NAME", Max: 6, Value: func(r row) string { return r.Name }},
+		{Header: "COUNT", Align: Right, Value: func(r row) string { return strconv.Itoa(r.Count) }},
+		{Header: "RESULT", Value: func(r row) string { return r.Result }},
+	},
+	Style: func(r row) Style {
+		if r.Result == "ok" {
+			return Success
+		}
+		return Plain
+	},
+}
+
+var testRows = []row{
+	{ID: 7, Name: "short", Count: 1, Result: "ok", T: 1.5},
+	{ID: 12345, Name: "much-too-long", Count: 100},
+}
+
+func TestTableRender(t *testing.T) {
+	tests := []struct {
+		name string
+		rows []row
+		opts RenderOptions
+		want string
+	}{
+		{
+			// flux jobs' look: one space between columns, numbers to the
+			// right, "+" on a cut value, no trailing blanks.
+			name: "header",
+			rows: testRows,
+			opts: RenderOptions{Header: true},
+			want: "   ID NAME   COUNT RESULT\n" +
+				"    7 short      1 ok\n" +
+				"12345 much-+   100\n",
+		},
+		{
+			name: "no header",
+			rows: testRows,
+			want: "    7 short    1 ok\n" +
+				"12345 much-+ 100\n",
+		},
+		{
+			// An empty listing still says what it would show.
+			name: "no rows",
+			opts: RenderOptions{Header: true},
+			want: "ID NAME COUNT RESULT\n",
+		},
+		{name: "nothing at all"},
+		{
+			name: "colour",
+			rows: testRows[:1],
+			opts: RenderOptions{Color: true},
+			want: "\x1b[1;32m7\x1b[22;0m \x1b[1;32mshort\x1b[22;0m \x1b[1;32m1\x1b[22;0m \x1b[1;32mok\x1b[22;0m\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := testTable.Render(&b, tt.rows, tt.opts); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("Render (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCell(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain", 0, "plain"},
+		{"exactly10!", 10, "exactly10!"},
+		{"eleven-long", 10, "eleven-lo+"},
+		{"ƒƒƒƒ", 3, "ƒƒ+"},
+		{"x", 1, "x"},
+		{"xy", 1, "+"},
+		// A newline would break the row; an escape would reach the
+		// terminal.
+		{"a\nb\x1b[31m", 0, "a?b?[31m"},
+	}
+	for _, tt := range tests {
+		if got := Cell(tt.in, tt.max); got != tt.want {
+			t.Errorf("Cell(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
+		}
+	}
+}
+
+func TestColorEnabled(t *testing.T) {
+	tests := []struct {
+		mode, noColor string
+		want          bool
+		code          int
+	}{
+		{mode: "always", want: true},
+		// An explicit flag wins over NO_COLOR (no-color.org).
+		{mode: "always", noColor: "1", want: true},
+		{mode: "never"},
+		// auto: not a terminal here.
+		{mode: "auto"},
+		{mode: ""},
+		{mode: "auto", noColor: "1"},
+		{mode: "sometimes", code: exitcode.Usage},
+	}
+	for _, tt := range tests {
+		got, err := ColorEnabled(tt.mode, &bytes.Buffer{}, tt.noColor)
+		if code := exitcode.Code(err); code != tt.code || got != tt.want {
+			t.Errorf("ColorEnabled(%q, NO_COLOR=%q) = %v, exit %d; want %v, exit %d", tt.mode, tt.noColor, got, code, tt.want, tt.code)
+		}
+	}
+	// A file that is not a terminal gets no colour either.
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if on, _ := ColorEnabled("auto", f, ""); on {
+		t.Error("auto colours a regular file")
+	}
+}
+
+var testList = List[row]{
+	Tables: map[string]Table[row]{"default": testTable, "names": {Description: "just names", Columns: testTable.Columns[1:2]}},
+	Order:  []string{"default", "names"},
+	Doc:    func(rows []row) any { return map[string]any{"rows": rows} },
+	Item:   func(r row) any { return r },
+}
+
+func TestPrintList(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Printer
+		want string
+		code int
+	}{
+		{name: "default table", p: Printer{}, want: "   ID NAME   COUNT RESULT\n    7 short      1 ok\n12345 much-+   100\n"},
+		{name: "preset", p: Printer{Format: "names", NoHeader: true}, want: "short\nmuch-+\n"},
+		// CLI.md: --json is one document and nothing else.
+		{name: "json", p: Printer{JSON: true}, want: `{"rows":[{"id":7,"name":"short","count":1,"result":"ok","t":1.5},{"id":12345,"name":"much-too-long","count":100,"t":0}]}` + "\n"},
+		// A template sees the --json fields, integers as integers.
+		{name: "template", p: Printer{Format: `{{.name}} {{printf "%05d" .id}} {{.t}}`}, want: "short 00007 1.5\nmuch-too-long 12345 0\n"},
+		{name: "template with newline", p: Printer{Format: "{{.id}}\n"}, want: "7\n12345\n"},
+		{name: "template funcs", p: Printer{Format: `{{upper .name}} {{fsd .count}} {{json .result}}`}, want: "SHORT 1.000s \"ok\"\nMUCH-TOO-LONG 1.667m null\n"},
+		{name: "help", p: Printer{Format: "help"}, want: "Named formats (-o NAME):\n  default    the test columns\n  names      just names\n"},
+		{name: "unknown preset", p: Printer{Format: "nosuch"}, code: exitcode.Usage},
+		{name: "bad template", p: Printer{Format: "{{.name"}, code: exitcode.Usage},
+		{name: "failing template", p: Printer{Format: "{{fsd .name}}"}, code: exitcode.Failed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			p := tt.p
+			p.Out = &b
+			err := PrintList(&p, testList, testRows)
+			if code := exitcode.Code(err); code != tt.code {
+				t.Fatalf("exit %d (%v), want %d", code, err, tt.code)
+			}
+			if tt.code != 0 {
+				return
+			}
+			if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+				t.Errorf("PrintList (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPrintObject(t *testing.T) {
+	obj := map[string]any{"total": 3, "states": map[string]int{"RUN": 2}}
+	tests := []struct {
+		p    Printer
+		want string
+	}{
+		{Printer{}, "human\n"},
+		{Printer{JSON: true}, `{"states":{"RUN":2},"total":3}` + "\n"},
+		{Printer{Format: "{{.total}}/{{.states.RUN}}"}, "3/2\n"},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		p := tt.p
+		p.Out = &b
+		human := func(w io.Writer) error { _, err := io.WriteString(w, "human\n"); return err }
+		if err := PrintObject(&p, obj, human); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tt.want, b.String()); diff != "" {
+			t.Errorf("PrintObject(%+v) (-want +got):\n%s", tt.p, diff)
+		}
+	}
+}
+
+// WriteJSON leaves HTML characters alone: the reader is a program.
+func TestWriteJSON(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteJSON(&b, map[string]string{"note": "a<b & ƒ"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"note":"a<b & ƒ"}` + "\n"; b.String() != want {
+		t.Errorf("WriteJSON = %q, want %q", b.String(), want)
+	}
+}
+
+func TestFields(t *testing.T) {
+	got, err := Fields(map[string]any{"id": uint64(1) << 62, "t": 1700000000.123456, "n": 3, "list": []any{1.5, "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"id": int64(1) << 62, "t": json.Number("1700000000.123456"), "n": int64(3), "list": []any{json.Number("1.5"), "x"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Fields (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(Paint(Failure, "x"), "x") || Paint(Plain, "x") != "x" {
+		t.Error("Paint")
+	}
+}
