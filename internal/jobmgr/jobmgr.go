@@ -62,6 +62,9 @@ type Manager struct {
 	out    Outbox
 	dirty  bool // the SCHED queue needs another scheduling pass
 	down   idset.Set
+
+	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
+	wake    float64                 // the earliest begin-time still awaited (0: none)
 }
 
 // entry is an active job and its conversation state.
@@ -109,7 +112,7 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}}
 }
 
 // Take returns and clears the outbox.
@@ -183,6 +186,19 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 		return err
 	}
 	m.out.Changed = append(m.out.Changed, e.id())
+	if name == "start" || name == "clean" {
+		// Jobs waiting on this one may now go on (or never will).
+		for _, wid := range m.waiters[e.id()] {
+			if w, ok := m.active[wid]; ok && w != e && w.j().State == job.Depend {
+				if err := m.advance(tx, w); err != nil {
+					return err
+				}
+			}
+		}
+		if name == "clean" {
+			delete(m.waiters, e.id())
+		}
+	}
 	return nil
 }
 
@@ -195,7 +211,11 @@ func (m *Manager) advance(tx *store.Tx, e *entry) error {
 		switch j.State {
 		case job.Depend:
 			if len(j.Dependencies) > 0 {
-				return nil
+				progressed, err := m.resolve(tx, e)
+				if err != nil || !progressed {
+					return err
+				}
+				continue
 			}
 			if err := m.post(tx, e, "depend", nil); err != nil {
 				return err

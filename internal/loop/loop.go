@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/store"
@@ -56,6 +57,7 @@ type source int
 const (
 	fromSched source = iota
 	fromExec
+	fromTimer
 )
 
 type input struct {
@@ -115,6 +117,19 @@ func (l *Loop) Run(ctx context.Context) error {
 	defer close(done)
 	go l.read(fromSched, l.sched, done)
 	go l.read(fromExec, l.exec, done)
+	// A timer wakes the loop when a begin-time dependency falls due.
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var timerC <-chan time.Time
+	rearm := func() {
+		timerC = nil
+		if w := l.jm.NextWake(); !w.IsZero() {
+			timer.Reset(max(time.Until(w), 0))
+			timerC = timer.C
+		}
+	}
+	rearm()
 	for {
 		var batch []input
 		var reqs []Request
@@ -125,6 +140,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			batch = append(batch, in)
 		case r := <-l.reqs:
 			reqs = append(reqs, r)
+		case <-timerC:
+			batch = append(batch, input{src: fromTimer})
 		}
 	drain:
 		for len(batch)+len(reqs) < MaxBatch {
@@ -140,6 +157,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		if err := l.turn(batch, reqs); err != nil {
 			return err
 		}
+		rearm()
 	}
 }
 
@@ -204,6 +222,10 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		}
 		if err := l.jm.SchedMessage(tx, in.msg); err != nil {
 			l.log.Error("scheduler", "err", err)
+		}
+	case fromTimer:
+		if err := l.jm.Tick(tx); err != nil {
+			l.log.Error("dependencies", "err", err)
 		}
 	case fromExec:
 		if in.err != nil {

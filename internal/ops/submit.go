@@ -32,6 +32,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 	// leaves nothing behind even inside a larger transaction.
 	specs := make([]*jobspec.Jobspec, len(reqs))
 	canons := make([][]byte, len(reqs))
+	deps := make([][]job.Dependency, len(reqs))
 	for i, req := range reqs {
 		if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 			return nil, nil, fmt.Errorf("urgency value is out of range")
@@ -42,6 +43,9 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		}
 		specs[i] = js
 		if canons[i], err = js.MarshalJSON(); err != nil {
+			return nil, nil, err
+		}
+		if deps[i], err = dependencies(tx, js); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -65,7 +69,13 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		submit := eventlog.Event{Timestamp: ts, Name: "submit", Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
-		for _, ev := range []eventlog.Event{submit, {Timestamp: ts, Name: "validate"}} {
+		events := []eventlog.Event{submit, {Timestamp: ts, Name: "validate"}}
+		// Dependencies are recorded as the job is validated, as Flux's
+		// dependency plugins do; the job manager removes each when met.
+		for _, d := range deps[i] {
+			events = append(events, eventlog.Event{Timestamp: ts, Name: "dependency-add", Context: map[string]any{"description": d.Description()}})
+		}
+		for _, ev := range events {
 			if err := Post(tx, rec, ev); err != nil {
 				return nil, nil, err
 			}
@@ -79,4 +89,21 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		}
 	}
 	return ids, recs, nil
+}
+
+// dependencies reads a jobspec's RFC 26 dependencies; a job named as a
+// target must exist.
+func dependencies(tx *store.Tx, js *jobspec.Jobspec) ([]job.Dependency, error) {
+	var out []job.Dependency
+	for _, jd := range js.Attributes.System.Dependencies {
+		d, err := job.ParseDependency(jd.Scheme, jd.Value)
+		if err != nil {
+			return nil, err
+		}
+		if d.Scheme != job.BeginTime && !tx.HasJob(uint64(d.Target)) {
+			return nil, fmt.Errorf("dependency %s:%s: %w", jd.Scheme, jd.Value, ErrUnknownJob)
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }

@@ -1,0 +1,84 @@
+package jobmgr
+
+import (
+	"slices"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// resolve checks a DEPEND job's outstanding dependencies, removing each
+// that is met and raising a dependency exception for one that never can
+// be (RFC 21 dependency-remove, exception). progressed reports that an
+// event was posted.
+func (m *Manager) resolve(tx *store.Tx, e *entry) (progressed bool, err error) {
+	for _, desc := range slices.Clone(e.j().Dependencies) {
+		d, err := job.ParseDescription(desc)
+		if err != nil {
+			return true, m.raiseDependency(tx, e, err.Error())
+		}
+		met := false
+		if d.Scheme == job.BeginTime {
+			met = m.now() >= d.Time
+			if !met && (m.wake == 0 || d.Time < m.wake) {
+				m.wake = d.Time
+			}
+		} else {
+			if !slices.Contains(m.waiters[d.Target], e.id()) {
+				m.waiters[d.Target] = append(m.waiters[d.Target], e.id())
+			}
+			var why string
+			met, why = d.Resolve(m.jobOf(tx, d.Target))
+			if why != "" {
+				return true, m.raiseDependency(tx, e, why)
+			}
+		}
+		if met {
+			if err := m.post(tx, e, "dependency-remove", map[string]any{"description": desc}); err != nil {
+				return true, err
+			}
+			progressed = true
+		}
+	}
+	return progressed, nil
+}
+
+func (m *Manager) raiseDependency(tx *store.Tx, e *entry, note string) error {
+	return m.post(tx, e, "exception", map[string]any{"type": "dependency", "severity": 0, "note": note})
+}
+
+// jobOf is any job's state, active or not; nil when there is none.
+func (m *Manager) jobOf(tx *store.Tx, id fluid.ID) *job.Job {
+	if e, ok := m.active[id]; ok {
+		return e.j()
+	}
+	rec, err := ops.Load(tx, id)
+	if err != nil {
+		return nil
+	}
+	return rec.Job
+}
+
+// NextWake is when a begin-time dependency next falls due (zero: none).
+func (m *Manager) NextWake() time.Time {
+	if m.wake == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(m.wake*1e9))
+}
+
+// Tick re-checks time dependencies; the loop calls it at NextWake.
+func (m *Manager) Tick(tx *store.Tx) error {
+	m.wake = 0
+	for _, e := range m.sortedActive() {
+		if e.j().State == job.Depend {
+			if err := m.advance(tx, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
