@@ -3,6 +3,7 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/hostlist"
@@ -30,6 +31,9 @@ func Inventory(tx *store.Tx) (*rset.R, error) {
 // `flux resource drain` takes them — into ranks of the inventory.
 func ResolveTargets(inv *rset.R, targets string) (idset.Set, error) {
 	all := inv.Ranks()
+	if strings.TrimSpace(targets) == "" {
+		return idset.Set{}, fmt.Errorf("no targets given")
+	}
 	if ranks, err := idset.Parse(targets); err == nil {
 		if extra := ranks.Difference(all); !extra.IsEmpty() {
 			return idset.Set{}, fmt.Errorf("invalid rank(s) %s", extra)

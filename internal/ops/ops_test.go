@@ -1,0 +1,160 @@
+package ops
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "fluxq.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func spec(t *testing.T, o jobspec.Options) []byte {
+	t.Helper()
+	js, err := jobspec.FromOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := js.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestSubmit(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	var ids []uint64
+	err := st.Update(func(tx *store.Tx) error {
+		got, recs, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 0}})
+		if err != nil {
+			return err
+		}
+		if len(recs) != 2 || got[0] >= got[1] || got[0] == 0 {
+			t.Errorf("ids %v: want two increasing, nonzero", got)
+		}
+		for _, id := range got {
+			ids = append(ids, uint64(id))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.View(func(tx *store.Tx) error {
+		if tx.LastJobID() != ids[1] {
+			t.Errorf("last job id %d, want %d", tx.LastJobID(), ids[1])
+		}
+		rec, err := Load(tx, 0)
+		if !errors.Is(err, ErrUnknownJob) || rec != nil {
+			t.Errorf("Load of an unknown id = %v, %v", rec, err)
+		}
+		return nil
+	})
+}
+
+// A refused batch leaves nothing behind, even inside a larger transaction
+// that commits (the loop runs many requests in one turn).
+func TestSubmitAllOrNothing(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	tests := []struct {
+		name string
+		reqs []SubmitRequest
+		want string
+	}{
+		{"invalid jobspec", []SubmitRequest{{Jobspec: good, Urgency: 16}, {Jobspec: []byte(`{"version":1}`), Urgency: 16}}, "resources"},
+		{"bad urgency", []SubmitRequest{{Jobspec: good, Urgency: 16}, {Jobspec: good, Urgency: 32}}, "urgency value is out of range"},
+		{"unknown dependency", []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Dependencies: []string{"afterok:12345"}}), Urgency: 16}}, "unknown job id"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := st.Update(func(tx *store.Tx) error {
+				_, _, err := Submit(tx, time.Now(), tc.reqs)
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Submit err = %v, want it to contain %q", err, tc.want)
+				}
+				return nil // commit whatever Submit may have written
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = st.View(func(tx *store.Tx) error {
+				n := 0
+				_ = tx.ForEachJob(0, func(uint64, func(string) []byte) (bool, error) { n++; return true, nil })
+				if n != 0 {
+					t.Errorf("%d jobs stored after a refused batch", n)
+				}
+				return nil
+			})
+		})
+	}
+}
+
+func TestDrain(t *testing.T) {
+	st := openStore(t)
+	inv := rset.New([]rset.Node{
+		{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0-1")},
+		{Rank: 1, Hostname: "n1", Cores: idset.MustParse("0-1")},
+		{Rank: 2, Hostname: "n2", Cores: idset.MustParse("0-1")},
+	})
+	raw, _ := inv.MarshalJSON()
+	now := time.Unix(100, 0)
+	err := st.Update(func(tx *store.Tx) error {
+		if _, err := Drain(tx, "n1", "x", false, now); err == nil {
+			t.Error("drain before the inventory is known succeeded")
+		}
+		if err := tx.PutInventory(raw); err != nil {
+			return err
+		}
+		if d, err := Drain(tx, "n[0-1]", "fan", false, now); err != nil || d.String() != "0-1" {
+			t.Errorf("Drain = %v, %v", d, err)
+		}
+		if _, err := Drain(tx, "1", "again", false, now); err == nil || !strings.Contains(err.Error(), "already drained") {
+			t.Errorf("second drain without force: %v", err)
+		}
+		if _, err := Drain(tx, "1", "again", true, now); err != nil {
+			t.Errorf("forced drain: %v", err)
+		}
+		for _, bad := range []string{"n9", "7", "n[", ""} {
+			if _, err := Drain(tx, bad, "", false, now); err == nil {
+				t.Errorf("Drain(%q) accepted", bad)
+			}
+		}
+		if d, err := Undrain(tx, "n0"); err != nil || d.String() != "1" {
+			t.Errorf("Undrain = %v, %v", d, err)
+		}
+		if _, err := Undrain(tx, "2"); err == nil {
+			t.Error("undrain of a node that is not drained succeeded")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = st.View(func(tx *store.Tx) error {
+		var got []string
+		_ = tx.ForEachDrain(func(rank uint64, rec []byte) error { got = append(got, string(rec)); return nil })
+		if diff := cmp.Diff([]string{`{"timestamp":100,"reason":"again"}`}, got); diff != "" {
+			t.Errorf("drain records (-want +got):\n%s", diff)
+		}
+		return nil
+	})
+}
