@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
@@ -48,8 +49,9 @@ type Loop struct {
 	inputs chan input
 	reqs   chan Request
 
-	mu      sync.Mutex
-	changed chan struct{} // closed when a turn posts events
+	mu       sync.Mutex
+	changed  chan struct{}              // closed when a turn posts events
+	jobWatch map[fluid.ID]chan struct{} // closed when that job gets events
 }
 
 type source int
@@ -74,9 +76,10 @@ func New(st *store.Store, jm *jobmgr.Manager, sched, exec wire.Conn, log *slog.L
 	}
 	return &Loop{
 		st: st, jm: jm, sched: sched, exec: exec, log: log,
-		inputs:  make(chan input, MaxBatch),
-		reqs:    make(chan Request, MaxBatch),
-		changed: make(chan struct{}),
+		inputs:   make(chan input, MaxBatch),
+		reqs:     make(chan Request, MaxBatch),
+		changed:  make(chan struct{}),
+		jobWatch: map[fluid.ID]chan struct{}{},
 	}
 }
 
@@ -247,6 +250,20 @@ func (l *Loop) Changed() <-chan struct{} {
 	return l.changed
 }
 
+// JobChanged returns a channel that is closed after the next committed
+// turn that posts events of job id, so a follower of one job among
+// thousands wakes only for its own.
+func (l *Loop) JobChanged(id fluid.ID) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ch, ok := l.jobWatch[id]
+	if !ok {
+		ch = make(chan struct{})
+		l.jobWatch[id] = ch
+	}
+	return ch
+}
+
 // flush sends what the committed turn produced.
 func (l *Loop) flush() {
 	out := l.jm.Take()
@@ -254,6 +271,12 @@ func (l *Loop) flush() {
 		l.mu.Lock()
 		close(l.changed)
 		l.changed = make(chan struct{})
+		for _, id := range out.Changed {
+			if ch, ok := l.jobWatch[id]; ok {
+				close(ch)
+				delete(l.jobWatch, id)
+			}
+		}
 		l.mu.Unlock()
 	}
 	for _, m := range out.Sched {

@@ -346,7 +346,7 @@ func (s *Server) follow(ctx context.Context, req client.Request, w *writer) erro
 	wait := req.Method == client.MethodWait
 	seen := 0
 	for {
-		changed := s.Loop.Changed()
+		changed := s.Loop.JobChanged(p.ID)
 		var evs []eventlog.Event
 		var done bool
 		err := s.Store.View(func(tx *store.Tx) error {

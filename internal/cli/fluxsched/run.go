@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout"},
 			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the loop to `FILE`"},
 		},
 		Action: run,
 	}
@@ -75,6 +77,17 @@ func run(c *cli.Context) error {
 	}()
 	if err != nil {
 		return err
+	}
+	if path := c.String("cpu-profile"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
