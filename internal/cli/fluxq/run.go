@@ -19,21 +19,10 @@ func (e *env) runCommand() *cli.Command {
 }
 
 func (e *env) run(c *cli.Context, st *submitState) error {
-	jobs, err := e.submission(c, st)
-	if err != nil {
-		return err
-	}
-	if c.Bool(flagDryRun) {
-		return printSpecs(stdout(c), jobs)
-	}
-	cl, err := e.connect(c)
-	if err != nil {
+	cl, ids, err := e.send(c, st)
+	if err != nil || cl == nil {
 		return err
 	}
 	defer cl.Close()
-	ids, err := cl.Submit(c.Context, jobs)
-	if err != nil {
-		return err
-	}
 	return e.exitWith(e.follow(c, cl, ids[0]))
 }

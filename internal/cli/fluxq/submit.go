@@ -19,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/constraint"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
@@ -139,23 +140,34 @@ func (e *env) submitCommand() *cli.Command {
 	}
 }
 
-func (e *env) submit(c *cli.Context, st *submitState) error {
+// send builds the submission from the command line and submits it; with
+// --dry-run it prints the jobspecs instead and returns a nil client.
+func (e *env) send(c *cli.Context, st *submitState) (client.Client, []fluid.ID, error) {
 	jobs, err := e.submission(c, st)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if c.Bool(flagDryRun) {
-		return printSpecs(stdout(c), jobs)
+		return nil, nil, printSpecs(stdout(c), jobs)
 	}
 	cl, err := e.connect(c)
 	if err != nil {
+		return nil, nil, err
+	}
+	ids, err := cl.Submit(c.Context, jobs)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return cl, ids, nil
+}
+
+func (e *env) submit(c *cli.Context, st *submitState) error {
+	cl, ids, err := e.send(c, st)
+	if err != nil || cl == nil {
 		return err
 	}
 	defer cl.Close()
-	ids, err := cl.Submit(c.Context, jobs)
-	if err != nil {
-		return err
-	}
 	if !c.Bool(flagQuiet) {
 		w := bufio.NewWriterSize(stdout(c), 64<<10)
 		for _, id := range ids {
