@@ -141,7 +141,7 @@ func (h *harness) start() {
 	execConn, exec := linePair(h.t, "exec")
 	h.sched, h.exec = sched, exec
 	jm := jobmgr.New(jobmgr.Config{Inventory: h.inv, Owner: 100})
-	h.l = loop.New(h.st, jm, schedConn, execConn, nil)
+	h.l = loop.New(h.st, jm, loop.Once(schedConn), loop.Once(execConn), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
 	go func() { h.done <- h.l.Run(ctx) }()

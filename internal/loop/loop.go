@@ -9,6 +9,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,8 +44,8 @@ type Result struct {
 type Loop struct {
 	st     *store.Store
 	jm     *jobmgr.Manager
-	sched  wire.Conn
-	exec   wire.Conn
+	sched  *Peer
+	exec   *Peer
 	log    *slog.Logger
 	inputs chan input
 	reqs   chan Request
@@ -68,9 +69,9 @@ type input struct {
 	err error // the connection failed or closed
 }
 
-// New prepares a loop over an open store, a job manager, and connections
-// to the scheduler and the exec service.
-func New(st *store.Store, jm *jobmgr.Manager, sched, exec wire.Conn, log *slog.Logger) *Loop {
+// New prepares a loop over an open store, a job manager, and its peers:
+// the scheduler and the exec service.
+func New(st *store.Store, jm *jobmgr.Manager, sched, exec *Peer, log *slog.Logger) *Loop {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -164,23 +165,59 @@ func (l *Loop) Run(ctx context.Context) error {
 	}
 }
 
-// read feeds a connection's messages to the loop until the connection
-// ends or the loop does.
-func (l *Loop) read(src source, c wire.Conn, done <-chan struct{}) {
-	if c == nil {
+// read feeds a peer's messages to the loop until the loop ends. When the
+// connection ends, the job manager hears of it (and suspends the peer),
+// and the peer is connected again after a pause that grows while it keeps
+// failing.
+func (l *Loop) read(src source, p *Peer, done <-chan struct{}) {
+	if p == nil {
 		return
 	}
+	pause := reconnectMin
 	for {
-		msg, err := c.Recv()
+		c, err := p.connect()
+		if errors.Is(err, ErrNoReconnect) {
+			return
+		}
+		if err == nil {
+			for {
+				msg, rerr := c.Recv()
+				select {
+				case l.inputs <- input{src: src, msg: msg, err: rerr}:
+				case <-done:
+					return
+				}
+				if rerr != nil {
+					break
+				}
+				pause = reconnectMin // it spoke: it was up
+			}
+		} else {
+			l.log.Warn("connecting", "peer", src.String(), "err", err)
+		}
 		select {
-		case l.inputs <- input{src: src, msg: msg, err: err}:
 		case <-done:
 			return
+		case <-time.After(pause):
 		}
-		if err != nil {
-			return
-		}
+		pause = min(2*pause, reconnectMax)
 	}
+}
+
+// Bounds of the pause before a lost peer is connected again.
+const (
+	reconnectMin = 100 * time.Millisecond
+	reconnectMax = 5 * time.Second
+)
+
+func (s source) String() string {
+	switch s {
+	case fromSched:
+		return "scheduler"
+	case fromExec:
+		return "exec service"
+	}
+	return "timer"
 }
 
 // turn handles a batch in one transaction and commits it once. Requests
@@ -280,15 +317,15 @@ func (l *Loop) flush() {
 		l.mu.Unlock()
 	}
 	for _, m := range out.Sched {
-		if l.sched != nil {
-			if err := l.sched.Send(m); err != nil {
+		if c := l.sched.currentConn(); c != nil {
+			if err := c.Send(m); err != nil {
 				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
 			}
 		}
 	}
 	for _, m := range out.Exec {
-		if l.exec != nil {
-			if err := l.exec.Send(m); err != nil {
+		if c := l.exec.currentConn(); c != nil {
+			if err := c.Send(m); err != nil {
 				l.log.Warn("sending to the exec service", "topic", m.Topic, "err", err)
 			}
 		}

@@ -177,15 +177,15 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	}
 	jm := jobmgr.New(jobmgr.Config{Inventory: s.inv, Down: down, Owner: uint32(os.Getuid())})
 
-	schedConn, err := s.startScheduler(ctx, c.String("sched-cmd"))
+	schedPeer, err := s.startScheduler(c.String("sched-cmd"))
 	if err != nil {
 		return err
 	}
-	execConn, err := s.startExec()
+	execPeer, err := s.startExec()
 	if err != nil {
 		return err
 	}
-	l := loop.New(s.st, jm, schedConn, execConn, s.log)
+	l := loop.New(s.st, jm, schedPeer, execPeer, s.log)
 
 	sock := server.SocketPath(s.dir)
 	ln, err := server.Listen(sock, s.cfg.Access.AllowGuestUser)
@@ -230,68 +230,80 @@ func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
 	}
 }
 
-// startScheduler connects the loop to its scheduler: sched-simple in
-// process, or a command speaking RFC 27 as JSON lines.
-func (s *setup) startScheduler(ctx context.Context, cmdline string) (wire.Conn, error) {
+// startScheduler gives the loop its scheduler: sched-simple in process, or
+// a command speaking RFC 27 as JSON lines. Either is started again if it
+// ends while the loop runs (the loop reconnects; RFC 27's hello replays
+// the allocations).
+func (s *setup) startScheduler(cmdline string) (*loop.Peer, error) {
+	var connect func() (wire.Conn, error)
 	if cmdline == "" {
-		jmEnd, schedEnd := wire.Pipe()
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+		connect = func() (wire.Conn, error) {
+			jmEnd, schedEnd := wire.Pipe()
 			opts := sched.Options{Policy: s.policy, Limit: s.limit, Logf: func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }}
-			if err := sched.Run(schedEnd, opts); err != nil {
-				s.log.Error("scheduler", "err", err)
+			go func() {
+				if err := sched.Run(schedEnd, opts); err != nil {
+					s.log.Error("scheduler", "err", err)
+				}
+				schedEnd.Close()
+			}()
+			return jmEnd, nil
+		}
+	} else {
+		argv := strings.Fields(cmdline)
+		connect = func() (wire.Conn, error) {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stderr = os.Stderr
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				return nil, err
 			}
-		}()
-		s.cleanup = append(s.cleanup, func() { jmEnd.Close(); <-done })
-		return jmEnd, nil
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				return nil, err
+			}
+			if err := cmd.Start(); err != nil {
+				return nil, fmt.Errorf("--sched-cmd: %w", err)
+			}
+			// Closing the conn closes the child's stdin: it should exit;
+			// it is killed if it has not within a few seconds.
+			return wire.NewLineConn(out, in, func() error {
+				in.Close()
+				t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+				defer t.Stop()
+				return cmd.Wait()
+			}), nil
+		}
 	}
-	argv := strings.Fields(cmdline)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("--sched-cmd: %w", err)
-	}
-	conn := wire.NewLineConn(out, in, in.Close)
-	s.cleanup = append(s.cleanup, func() {
-		conn.Close()
-		t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
-		cmd.Wait()
-		t.Stop()
-	})
-	return conn, nil
+	p := &loop.Peer{Connect: connect}
+	s.cleanup = append(s.cleanup, func() { p.Close() })
+	return p, nil
 }
 
-// startExec runs the exec service in process; its job shells are this
-// binary's hidden job-shell command, each in its own session.
-func (s *setup) startExec() (wire.Conn, error) {
+// startExec gives the loop its exec service, in process, started again
+// if it ends; its job shells are this binary's hidden job-shell command,
+// each in its own session, so they outlive both.
+func (s *setup) startExec() (*loop.Peer, error) {
 	self, err := selfPath()
 	if err != nil {
 		return nil, fmt.Errorf("finding the job shell: %w", err)
 	}
-	jmEnd, execEnd := wire.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		opts := execsvc.Options{
-			JobsDir:      filepath.Join(s.dir, client.JobsFolder),
-			ShellCommand: []string{self, "job-shell"},
-			KillGrace:    fsd.Duration(s.cfg.KillTimeoutSeconds()),
-		}
-		if err := execsvc.Run(execEnd, opts); err != nil {
-			s.log.Error("exec service", "err", err)
-		}
-	}()
-	s.cleanup = append(s.cleanup, func() { jmEnd.Close(); <-done })
-	return jmEnd, nil
+	opts := execsvc.Options{
+		JobsDir:      filepath.Join(s.dir, client.JobsFolder),
+		ShellCommand: []string{self, "job-shell"},
+		KillGrace:    fsd.Duration(s.cfg.KillTimeoutSeconds()),
+	}
+	p := &loop.Peer{Connect: func() (wire.Conn, error) {
+		jmEnd, execEnd := wire.Pipe()
+		go func() {
+			if err := execsvc.Run(execEnd, opts); err != nil {
+				s.log.Error("exec service", "err", err)
+			}
+			execEnd.Close()
+		}()
+		return jmEnd, nil
+	}}
+	s.cleanup = append(s.cleanup, func() { p.Close() })
+	return p, nil
 }
 
 // selfPath is how to run this binary again, as the job shell. It is the
