@@ -2,8 +2,11 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -49,33 +52,32 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 		}
 		return len(q.Queues) == 0 || slices.Contains(q.Queues, s.Queue)
 	}
-	var out []ops.Summary
-	add := func(raw []byte) error {
-		var s ops.Summary
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
-		}
-		if want(&s) {
-			out = append(out, s)
-		}
-		return nil
-	}
+	var raws [][]byte
 	if len(q.IDs) > 0 {
 		for _, id := range q.IDs {
 			raw, err := tx.JobValue(uint64(id), store.JobSummary)
 			if err != nil {
 				return nil, ops.ErrUnknownJob
 			}
-			if err := add(raw); err != nil {
-				return nil, err
-			}
+			raws = append(raws, raw)
 		}
 	} else {
 		err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
-			return true, add(get(store.JobSummary))
+			raws = append(raws, get(store.JobSummary))
+			return true, nil
 		})
 		if err != nil {
 			return nil, err
+		}
+	}
+	all, err := decodeSummaries(raws)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for i := range all {
+		if want(&all[i]) {
+			out = append(out, all[i])
 		}
 	}
 	SortJobs(out)
@@ -170,4 +172,27 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 		n = len(evs)
 	}
 	return evs[n:], done, nil
+}
+
+// decodeSummaries decodes stored summaries on every core: listing 100,000
+// jobs is mostly JSON decoding, and each summary stands alone.
+func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
+	out := make([]ops.Summary, len(raws))
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; i < len(raws); i += workers {
+				if err := json.Unmarshal(raws[i], &out[i]); err != nil {
+					errs[w] = err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
