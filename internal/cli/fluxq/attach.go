@@ -256,14 +256,9 @@ func (e *env) outputCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cl, err := e.connect(c)
+			info, err := e.jobInfo(c, id)
 			if err != nil {
 				return err
-			}
-			defer cl.Close()
-			info, err := cl.Job(c.Context, id)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.Args().First(), err)
 			}
 			if info.JobDir == "" {
 				return nil
@@ -281,4 +276,19 @@ func (e *env) outputCommand() *cli.Command {
 			return nil
 		}),
 	}
+}
+
+// jobInfo fetches one job whole for a command whose first argument named
+// it; errors say which job.
+func (e *env) jobInfo(c *cli.Context, id fluid.ID) (*client.JobInfo, error) {
+	cl, err := e.connect(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	info, err := cl.Job(c.Context, id)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Args().First(), err)
+	}
+	return info, nil
 }

@@ -68,14 +68,9 @@ func (e *env) info(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cl, err := e.connect(c)
+	info, err := e.jobInfo(c, id)
 	if err != nil {
 		return err
-	}
-	defer cl.Close()
-	info, err := cl.Job(c.Context, id)
-	if err != nil {
-		return fmt.Errorf("%s: %w", c.Args().First(), err)
 	}
 	w := stdout(c)
 	switch key {
