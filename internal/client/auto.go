@@ -27,12 +27,15 @@ const lockWait = 100 * time.Millisecond
 func pick[T any](ctx context.Context, a *auto, viaSocket func(*socket) (T, error), viaDirect func(*direct) (T, error)) (T, error) {
 	deadline := time.Now().Add(a.timeout)
 	for {
-		if a.sock.serving(ctx) {
-			return viaSocket(a.sock)
+		// Try the socket first: when no loop listens, the dial fails
+		// before anything is sent, and the store is used instead.
+		v, err := viaSocket(a.sock)
+		if !errors.Is(err, errNotServing) {
+			return v, err
 		}
 		d := *a.direct
 		d.timeout = lockWait
-		v, err := viaDirect(&d)
+		v, err = viaDirect(&d)
 		if !errors.Is(err, ErrUnavailable) || time.Now().After(deadline) {
 			return v, err
 		}

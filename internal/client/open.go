@@ -29,21 +29,17 @@ func Open(ctx context.Context, o Options) (Client, error) {
 	}, nil
 }
 
-// serving reports whether a loop answers on the socket. No socket, or a
-// stale one from a loop that died, means nobody serves.
-func (s *socket) serving(ctx context.Context) bool {
-	conn, err := dial(ctx, s.path, s.timeout)
-	if err != nil {
-		return !(errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT))
-	}
-	conn.Close()
-	return true
-}
+// errNotServing: no loop listens on the socket (none, or a stale one from
+// a loop that died), so the store is the way in. Nothing was sent.
+var errNotServing = errors.New("no loop serves the socket")
 
 func dial(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
 	d := net.Dialer{Timeout: timeout}
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+			return nil, errNotServing
+		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, ErrUnavailable

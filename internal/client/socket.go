@@ -27,6 +27,9 @@ const maxResponse = 1 << 30
 // events. The final result is decoded into result when not nil.
 func (s *socket) call(ctx context.Context, method string, params any, result any, onEvent func(eventlog.Event) error) (*Response, error) {
 	conn, err := dial(ctx, s.path, s.timeout)
+	if errors.Is(err, errNotServing) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
