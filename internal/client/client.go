@@ -49,6 +49,15 @@ type Client interface {
 	// Undrain returns ranks to scheduling.
 	Undrain(ctx context.Context, ranks string) error
 
+	// Queues returns the queues: configuration, state and job counts.
+	Queues(ctx context.Context) (*QueueInfo, error)
+	// ChangeQueues enables, disables, starts or stops queues (instance
+	// owner only) and returns their state after.
+	ChangeQueues(ctx context.Context, c ops.QueueChange) (*QueueInfo, error)
+	// WaitQueues waits for a queue, or the instance, to drain or become
+	// idle; progress hears the counts as they change.
+	WaitQueues(ctx context.Context, w QueueWait, progress func(QueueCounts)) (QueueCounts, error)
+
 	// Close releases the connection or the store.
 	Close() error
 }

@@ -61,10 +61,12 @@ func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 	return ids, err
 }
 
+// submitRequests makes the requests of the direct path, whose caller is
+// the instance owner: only the owner can open the store (it is 0600).
 func submitRequests(jobs []SubmitJob, uid uint32) []ops.SubmitRequest {
 	reqs := make([]ops.SubmitRequest, len(jobs))
 	for i, j := range jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Urgency: j.Urgency}
+		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
 	}
 	return reqs
 }

@@ -23,6 +23,9 @@ const (
 	MethodResources = "resources"
 	MethodDrain     = "drain"
 	MethodUndrain   = "undrain"
+	MethodQueues    = "queues"
+	MethodQueueSet  = "queue-change"
+	MethodQueueWait = "queue-wait"
 )
 
 // Request is one call.
@@ -34,9 +37,11 @@ type Request struct {
 // Response is one line of an answer: an event of a stream, or the final
 // result or error.
 type Response struct {
-	Event  *eventlog.Event `json:"event,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Error  string          `json:"error,omitempty"`
+	Event *eventlog.Event `json:"event,omitempty"`
+	// Progress is a stream line of a wait that is not an event.
+	Progress json.RawMessage `json:"progress,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
 	// Errors has one message per id of a cancel ("" when it worked).
 	Errors []string `json:"errors,omitempty"`
 	Final  bool     `json:"final,omitempty"`

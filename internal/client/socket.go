@@ -23,9 +23,15 @@ type socket struct {
 // maxResponse bounds one response line (a listing of 100,000 jobs fits).
 const maxResponse = 1 << 30
 
-// call sends one request and reads its answer; onEvent receives stream
-// events. The final result is decoded into result when not nil.
-func (s *socket) call(ctx context.Context, method string, params any, result any, onEvent func(eventlog.Event) error) (*Response, error) {
+// stream receives the lines of an answer before its final one.
+type stream struct {
+	event    func(eventlog.Event) error
+	progress func(json.RawMessage) error
+}
+
+// call sends one request and reads its answer; st receives stream lines.
+// The final result is decoded into result when not nil.
+func (s *socket) call(ctx context.Context, method string, params any, result any, st *stream) (*Response, error) {
 	conn, err := dial(ctx, s.path, s.timeout)
 	if errors.Is(err, errNotServing) {
 		return nil, err
@@ -67,8 +73,16 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 			return nil, fmt.Errorf("bad response from the instance: %w", err)
 		}
 		if resp.Event != nil {
-			if onEvent != nil {
-				if err := onEvent(*resp.Event); err != nil {
+			if st != nil && st.event != nil {
+				if err := st.event(*resp.Event); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if len(resp.Progress) > 0 {
+			if st != nil && st.progress != nil {
+				if err := st.progress(resp.Progress); err != nil {
 					return nil, err
 				}
 			}
@@ -144,7 +158,7 @@ func (s *socket) Urgency(ctx context.Context, id fluid.ID, urgency int) error {
 }
 
 func (s *socket) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error {
-	_, err := s.call(ctx, MethodEvents, EventsParams{ID: id, Follow: follow}, nil, fn)
+	_, err := s.call(ctx, MethodEvents, EventsParams{ID: id, Follow: follow}, nil, &stream{event: fn})
 	return err
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/resource"
 )
 
@@ -24,6 +25,12 @@ type Config struct {
 	Sched    Sched    `toml:"sched"`
 	Exec     Exec     `toml:"exec"`
 	Access   Access   `toml:"access"`
+	// Policy and Queues are RFC 33's [policy] and [queues] tables.
+	Policy queue.Policy            `toml:"policy"`
+	Queues map[string]queue.Config `toml:"queues"`
+
+	// QueueSet is Policy and Queues, checked and compiled by Load.
+	QueueSet *queue.Set `toml:"-"`
 }
 
 // Resource is the [resource] table.
@@ -213,6 +220,39 @@ func (c *Config) check() error {
 	for i, e := range c.Resource.Config {
 		if e.Hosts == "" {
 			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
+		}
+	}
+	set, err := queue.Compile(queue.Tables{Policy: c.Policy, Queues: c.Queues})
+	if err != nil {
+		return err
+	}
+	for _, name := range set.Names() {
+		q, _ := set.Queue(name)
+		if err := checkQueueScheduler(name, q.Scheduler); err != nil {
+			return err
+		}
+	}
+	c.QueueSet = set
+	return nil
+}
+
+// checkQueueScheduler checks the keys of a queue's policy.scheduler table
+// that this fluxsched's scheduler reads; the table is otherwise the
+// scheduler's own business (RFC 33), so other keys pass through.
+func checkQueueScheduler(name string, sched map[string]any) error {
+	table := "policy.scheduler"
+	if name != "" {
+		table = "queues." + name + ".policy.scheduler"
+	}
+	if v, ok := sched["match-policy"]; ok {
+		s, isString := v.(string)
+		if !isString {
+			return fmt.Errorf("error parsing [%s] config table: match-policy must be a string", table)
+		}
+		switch s {
+		case "first-fit", "worst-fit", "best-fit":
+		default:
+			return fmt.Errorf("error parsing [%s] config table: unknown match-policy %q (want first-fit, worst-fit or best-fit)", table, s)
 		}
 	}
 	return nil

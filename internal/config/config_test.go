@@ -1,13 +1,16 @@
 package config
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/resource"
 )
 
@@ -49,8 +52,59 @@ allow-guest-user = true
 		Exec:     Exec{Launcher: "local", KillTimeout: "2s"},
 		Access:   Access{AllowGuestUser: true},
 	}
+	if cfg.QueueSet == nil || cfg.QueueSet.Named() {
+		t.Errorf("QueueSet = %v, want the anonymous queue", cfg.QueueSet)
+	}
+	cfg.QueueSet = nil
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+}
+
+// TestQueueTables covers RFC 33's tables as fluxsched reads them: every
+// error names its table.
+func TestQueueTables(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content, wantErr string
+	}{
+		{"two queues and a default", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n[queues.batch]\n[queues.debug]\n", ""},
+		{"two queues, no default", "[queues.batch]\n[queues.debug]\n", ""},
+		{"unknown default", "[policy.jobspec.defaults.system]\nqueue = \"nosuch\"\n[queues.batch]\n",
+			"error parsing [policy.jobspec.defaults.system] config table: default queue 'nosuch' is not configured"},
+		{"default without queues", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n",
+			"error parsing [policy.jobspec.defaults.system] config table: default queue 'batch' is not configured"},
+		{"queue sets the default", "[queues.batch.policy.jobspec.defaults.system]\nqueue = \"batch\"\n",
+			"error parsing [queues.batch.policy] config table: a queue's policy may not set jobspec.defaults.system.queue"},
+		{"unknown parent", "[queues.x]\nparent = \"nosuch\"\n",
+			"error parsing [queues.x] config table: parent queue 'nosuch' is not configured"},
+		{"parent cycle", "[queues.a]\nparent = \"b\"\n[queues.b]\nparent = \"a\"\n",
+			"error parsing [queues.a] config table: parent queues form a cycle: a -> b -> a"},
+		{"bad duration", "[policy.limits]\nduration = \"1x\"\n",
+			"error parsing [policy.limits] config table: duration: "},
+		{"bad queue duration", "[queues.debug.policy.jobspec.defaults.system]\nduration = \"-1\"\n",
+			"error parsing [queues.debug.policy.jobspec.defaults.system] config table: duration: "},
+		{"bad size", "[queues.debug.policy.limits]\njob-size.max.ncores = -2\n",
+			"error parsing [queues.debug.policy.limits] config table: job-size.max.ncores: size must be -1 (unlimited), or >= 0"},
+		{"size of wrong type", "[policy.limits]\njob-size.max.ncores = \"2\"\n", "[policy.limits.job-size.max.ncores]"},
+		{"unknown key", "[queues.debug]\nrequire = [\"x\"]\n", `[queues.debug]: unknown key "require"`},
+		{"unknown policy key", "[queues.debug.policy.limits]\nwalltime = \"1h\"\n", `[queues.debug.policy.limits]: unknown key "walltime"`},
+		{"bad requires", "[queues.debug]\nrequires = [\"a|b\"]\n", "error parsing [queues.debug] config table: requires: "},
+		{"bad match policy", "[queues.debug.policy.scheduler]\nmatch-policy = \"any\"\n",
+			`error parsing [queues.debug.policy.scheduler] config table: unknown match-policy "any"`},
+		{"bad queue name", "[queues.\"a b\"]\n", "error parsing [queues.a b] config table: queue name"},
+		{"bad user", "[policy.access]\nallow-user = [\"\"]\n", "error parsing [policy.access] config table: allow-user: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(write(t, dir, "q.toml", tt.content))
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Load: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Load error = %v, want one containing %q", err, tt.wantErr)
+			}
+		})
 	}
 }
 
@@ -127,6 +181,8 @@ func FuzzLoad(f *testing.F) {
 	f.Add("[[resource.config]]\nhosts = \"n[0-1]\"\ncores = \"0-3\"\n[sched]\nmode = \"limited=8\"\n")
 	f.Add("[exec]\nkill-timeout = \"1.5m\"\n")
 	f.Add("[sched\n")
+	f.Add("[policy.jobspec.defaults.system]\nqueue = \"batch\"\nduration = \"1h\"\n[policy.limits]\nduration = \"4h\"\njob-size.max.nnodes = 10\njob-size.min.ncores = -1\n[queues.batch]\nrequires = [\"batch\"]\n[queues.debug]\nrequires = [\"debug\"]\n[queues.debug.policy.limits]\nduration = \"0\"\n[queues.debug.policy.access]\nallow-user = [\"alice\"]\nallow-group = [\"wheel\"]\n[queues.x]\nparent = \"batch\"\n[queues.x.policy.scheduler]\nmatch-policy = \"first-fit\"\n")
+	f.Add("[queues.a]\nparent = \"b\"\n[queues.b]\nparent = \"a\"\n")
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, content string) {
 		p := filepath.Join(dir, "fuzz.toml")
@@ -142,6 +198,19 @@ func FuzzLoad(f *testing.F) {
 		}
 		if _, err := ParseMode(cfg.Sched.Mode); err != nil {
 			t.Fatalf("accepted config has a bad mode: %v", err)
+		}
+		// The store keeps the queue tables as JSON: what was accepted must
+		// come back as the same queues.
+		b, err := json.Marshal(cfg.QueueSet)
+		if err != nil {
+			t.Fatalf("queue set does not marshal: %v", err)
+		}
+		var back queue.Set
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("queue set does not unmarshal: %v\n%s", err, b)
+		}
+		if !slices.Equal(back.Names(), cfg.QueueSet.Names()) || back.Default() != cfg.QueueSet.Default() {
+			t.Fatalf("queue set changed in the store: %v/%q, want %v/%q", back.Names(), back.Default(), cfg.QueueSet.Names(), cfg.QueueSet.Default())
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/store"
@@ -639,3 +640,52 @@ func TestLimitedModeRefills(t *testing.T) {
 	h.expectAlloc(ids[3])
 	h.sched.quiet(h)
 }
+
+// RFC 33: stopping a queue cancels its pending alloc requests (RFC 27
+// sched.cancel); its jobs stay in SCHED and get no new request until the
+// queue starts again, while other queues' jobs are still sent.
+func TestQueueStopCancelsAllocs(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	set, err := queue.Compile(queue.Tables{
+		Policy: queue.Policy{Jobspec: queue.JobspecPolicy{Defaults: queue.JobspecDefaults{System: queue.SystemDefaults{Queue: ptr("batch")}}}},
+		Queues: map[string]queue.Config{"batch": {}, "debug": {}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := map[string]queue.State{"batch": {Enabled: true, Started: true}, "debug": {Enabled: true, Started: true}}
+	h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if _, err := ops.StartQueues(tx, set); err != nil {
+			return nil, err
+		}
+		jm.SetQueues(set, started)
+		return nil, nil
+	})
+	id := h.submit(16) // to batch, the default
+	h.handshake(limited8)
+	h.expectAlloc(id)
+	h.sched.quiet(h)
+
+	stopped := map[string]queue.State{"batch": {Enabled: true}, "debug": {Enabled: true, Started: true}}
+	h.do(func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { jm.SetQueues(set, stopped); return nil, nil })
+	c, err := schedproto.DecodeJobID(h.sched.expect(schedproto.TopicCancel, wire.Request))
+	if err != nil || c.ID != id {
+		t.Fatalf("sched.cancel = %+v, %v; want %s", c, err, id)
+	}
+	h.sched.respond(schedproto.TopicAlloc, schedproto.AllocResponse{ID: id, Type: schedproto.Cancel})
+	h.sched.quiet(h) // no new request while batch is stopped
+	if s := h.record(id).Summary.State; s != "SCHED" {
+		t.Errorf("state after stop = %s, want SCHED", s)
+	}
+	counts := h.do(func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Counts([]string{"batch"}), nil }).(jobmgr.QueueCounts)
+	if counts.Queued != 1 || counts.Pending != 0 {
+		t.Errorf("batch counts = %+v, want 1 queued, 0 pending", counts)
+	}
+
+	h.do(func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { jm.SetQueues(set, started); return nil, nil })
+	h.expectAlloc(id)
+	h.sched.quiet(h)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -24,6 +24,7 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/store"
@@ -65,6 +66,9 @@ type Manager struct {
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	wake    float64                 // the earliest begin-time still awaited (0: none)
+
+	queues  *queue.Set      // nil: no queue gates scheduling
+	stopped map[string]bool // queues not scheduling now
 }
 
 // entry is an active job and its conversation state.
@@ -332,8 +336,9 @@ func (m *Manager) Schedule() {
 	var waiting []*entry
 	for _, e := range m.active {
 		j := e.j()
-		// A held job (priority 0) is not offered to the scheduler.
-		if j.State == job.Sched && !e.allocPending && j.Priority > 0 {
+		// A held job (priority 0) is not offered to the scheduler, nor
+		// is a job whose queue is stopped.
+		if j.State == job.Sched && !e.allocPending && j.Priority > 0 && m.scheduling(queueOf(e)) {
 			waiting = append(waiting, e)
 		}
 	}

@@ -187,6 +187,14 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 	case schedproto.Cancel:
 		e.allocPending, e.cancelSent = false, false
 		m.sched.outstanding--
+		if e.rec.Annotations != nil {
+			// The scheduler's word on a request it no longer holds is
+			// stale (flux-core clears it on CANCEL too).
+			e.rec.Annotations = nil
+			if err := ops.SaveSummary(tx, e.rec); err != nil {
+				return err
+			}
+		}
 		return m.advance(tx, e)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -15,6 +16,7 @@ import (
 type SubmitRequest struct {
 	Jobspec []byte // V1 jobspec, JSON or YAML
 	UserID  uint32 // the submitter, from the caller's credentials
+	Owner   bool   // the submitter is the instance owner
 	Urgency int
 	Flags   int
 }
@@ -30,6 +32,15 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 	}
 	// Check every request before writing anything, so a refused batch
 	// leaves nothing behind even inside a larger transaction.
+	set, err := QueueSet(tx)
+	if err != nil {
+		return nil, nil, err
+	}
+	states, err := QueueStates(tx, set)
+	if err != nil {
+		return nil, nil, err
+	}
+	users := map[uint32]queue.User{}
 	specs := make([]*jobspec.Jobspec, len(reqs))
 	canons := make([][]byte, len(reqs))
 	deps := make([][]job.Dependency, len(reqs))
@@ -39,6 +50,12 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		}
 		js, err := jobspec.Parse(req.Jobspec)
 		if err != nil {
+			return nil, nil, err
+		}
+		// RFC 33: the queue is assigned, its defaults applied and its
+		// limits and access checked here, the one place both the socket
+		// and the direct path submit through.
+		if err := set.Admit(js, states, submitter(set, req.UserID, req.Owner, users)); err != nil {
 			return nil, nil, err
 		}
 		specs[i] = js

@@ -18,6 +18,8 @@ import (
 type Options struct {
 	// Policy orders nodes for placement; the zero value is worst-fit.
 	Policy resource.Policy
+	// QueuePolicies are match policies of queues that have their own.
+	QueuePolicies map[string]resource.Policy
 	// Limit is the number of concurrent alloc requests asked for in
 	// sched-ready (limited mode); 0 asks for unlimited.
 	Limit int
@@ -216,6 +218,9 @@ func (d *driver) acquire() error {
 			return fmt.Errorf("%s: resources: %w", schedproto.TopicAcquire, err)
 		}
 		d.s = NewSimple(inv, d.opts.Policy, d.opts.Limit)
+		for q, p := range d.opts.QueuePolicies {
+			d.s.SetQueuePolicy(q, p)
+		}
 		d.s.SetDown(inv.Ranks())
 		return d.update(a)
 	}

@@ -11,6 +11,10 @@
 //   - The queue is ordered by priority (high first), then submit time, then
 //     job id. Scheduling walks it in order and stops at the first job that
 //     does not fit: no backfill, so a big job is never starved by small ones.
+//   - Each named queue (RFC 33, attributes.system.queue) is its own FIFO:
+//     a job that does not fit blocks only the jobs behind it in its queue,
+//     and jobs_ahead counts only its queue. A queue may have its own match
+//     policy (its policy.scheduler.match-policy).
 //   - A request that could never fit the configured inventory is denied as
 //     soon as it arrives, with librlist's note ("unsatisfiable request",
 //     "no resources satisfy provided constraints", "unsatisfiable
@@ -54,6 +58,7 @@ const (
 type Simple struct {
 	pool    *resource.Pool
 	policy  resource.Policy
+	qpolicy map[string]resource.Policy // per-queue match policies
 	limit   int
 	queue   []*pending // in scheduling order
 	pending map[fluid.ID]*pending
@@ -67,6 +72,7 @@ type pending struct {
 	id       fluid.ID
 	priority int64
 	tsubmit  float64
+	queue    string // attributes.system.queue
 	req      resource.Request
 	// The last annotation sent: jobs_ahead, or -1 for none yet.
 	ahead int
@@ -82,6 +88,14 @@ func NewSimple(inventory *rset.R, policy resource.Policy, limit int) *Simple {
 		limit:   limit,
 		pending: map[fluid.ID]*pending{},
 	}
+}
+
+// SetQueuePolicy gives a queue a match policy of its own.
+func (s *Simple) SetQueuePolicy(queue string, p resource.Policy) {
+	if s.qpolicy == nil {
+		s.qpolicy = map[string]resource.Policy{}
+	}
+	s.qpolicy[queue] = p
 }
 
 // Pool returns the resource pool, for inspection.
@@ -160,7 +174,7 @@ func (s *Simple) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error) {
 	if err := s.pool.Feasible(req); err != nil {
 		return deny(err.Error()), nil
 	}
-	p := &pending{id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, req: req, ahead: -1}
+	p := &pending{id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req, ahead: -1}
 	i, _ := slices.BinarySearchFunc(s.queue, p, compare)
 	s.queue = slices.Insert(s.queue, i, p)
 	s.pending[a.ID] = p
@@ -239,30 +253,42 @@ func (s *Simple) Free(id fluid.ID) (schedproto.JobID, error) {
 	return resp, s.pool.Release(id, nil)
 }
 
-// Schedule walks the queue in order, allocating each job that fits now,
-// until one does not: that one and every job behind it wait (strict FIFO,
-// as sched-simple). now is the start time written into R. It returns the
-// SUCCESS, DENY and ANNOTATE responses to send, in order.
+// Schedule walks the queue in order, allocating each job that fits now;
+// a job that does not fit blocks every job behind it in its own queue
+// (strict FIFO per queue, as sched-simple). now is the start time written
+// into R. It returns the SUCCESS, DENY and ANNOTATE responses to send, in
+// order.
 func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 	if !s.dirty {
 		return nil
 	}
 	s.dirty = false
 	var out []schedproto.AllocResponse
-	n := 0
+	var blocked map[string]bool // queues whose head did not fit
+	kept := s.queue[:0]
 	for _, p := range s.queue {
-		r, ok := s.pool.Match(p.req, s.policy)
-		if !ok {
-			break
+		if !blocked[p.queue] {
+			if r, ok := s.pool.Match(p.req, s.policyOf(p.queue)); ok {
+				out = append(out, s.grant(p, r, now))
+				delete(s.pending, p.id)
+				continue
+			}
+			if blocked == nil {
+				blocked = map[string]bool{}
+			}
+			blocked[p.queue] = true
 		}
-		out = append(out, s.grant(p, r, now))
-		delete(s.pending, p.id)
-		n++
+		kept = append(kept, p)
 	}
-	if n > 0 {
-		s.queue = slices.Delete(s.queue, 0, n)
-	}
-	for i, p := range s.queue {
+	clear(s.queue[len(kept):])
+	s.queue = kept
+	var ahead map[string]int
+	for _, p := range s.queue {
+		if ahead == nil {
+			ahead = map[string]int{}
+		}
+		i := ahead[p.queue]
+		ahead[p.queue] = i + 1
 		if p.ahead == i {
 			continue
 		}
@@ -270,6 +296,13 @@ func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 		out = append(out, schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(i)})
 	}
 	return out
+}
+
+func (s *Simple) policyOf(queue string) resource.Policy {
+	if p, ok := s.qpolicy[queue]; ok {
+		return p
+	}
+	return s.policy
 }
 
 // grant allocates r to p and returns its SUCCESS response, or a DENY if

@@ -328,6 +328,34 @@ func TestNoBackfill(t *testing.T) {
 	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core[0-3]", "3 SUCCESS rank1/core0")
 }
 
+// RFC 33 queues are FIFO each on their own: a job that does not fit blocks
+// only its own queue, and jobs_ahead counts its own queue.
+func TestQueuesAreSeparateFIFOs(t *testing.T) {
+	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-1"})
+	batch := func(n int) jobspec.Options { return jobspec.Options{NTasks: n, Queue: "batch"} }
+	debug := jobspec.Options{Queue: "debug"}
+	// Job 3 would fit, but waits behind job 2 in batch; debug's job 4
+	// passes them both.
+	h.run(do(alloc(1, batch(3)), alloc(2, batch(2)), alloc(3, batch(1)), alloc(4, debug), alloc(5, debug)),
+		"1 SUCCESS rank0/core[0-1] rank1/core0",
+		"4 SUCCESS rank1/core1",
+		"2 ANNOTATE insufficient resources ahead=0",
+		"3 ANNOTATE insufficient resources ahead=1",
+		"5 ANNOTATE insufficient resources ahead=0",
+	)
+	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core[0-1]", "3 SUCCESS rank1/core0")
+}
+
+// A queue's own match policy (its policy.scheduler.match-policy) places its
+// jobs; others keep the instance's.
+func TestQueuePolicy(t *testing.T) {
+	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-3"})
+	h.s.SetQueuePolicy("packed", resource.FirstFit)
+	h.run(do(alloc(1, oneCore), alloc(2, oneCore)), "1 SUCCESS rank0/core0", "2 SUCCESS rank1/core0")
+	h.run(do(alloc(3, jobspec.Options{Queue: "packed"}), alloc(4, jobspec.Options{Queue: "packed"})),
+		"3 SUCCESS rank0/core1", "4 SUCCESS rank0/core2")
+}
+
 // DENY for what can never fit the configured inventory (RFC 27: "If the
 // resource request can never be fulfilled, the scheduler SHALL respond to
 // the sched.alloc with a DENY type response"), at once, without blocking

@@ -253,6 +253,15 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 		}
 	case client.MethodDrain, client.MethodUndrain:
 		err = s.drain(ctx, who, req, w)
+	case client.MethodQueues:
+		var qi *client.QueueInfo
+		if qi, err = s.queues(ctx, nil); err == nil {
+			w.result(qi)
+		}
+	case client.MethodQueueSet:
+		err = s.changeQueues(ctx, who, req, w)
+	case client.MethodQueueWait:
+		err = s.waitQueues(ctx, req, w)
 	default:
 		err = fmt.Errorf("unknown method %q", req.Method)
 	}
@@ -268,7 +277,7 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 	}
 	reqs := make([]ops.SubmitRequest, len(p.Jobs))
 	for i, j := range p.Jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Urgency: j.Urgency}
+		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
 	}
 	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		ids, recs, err := ops.Submit(tx, jm.Now(), reqs)
@@ -395,3 +404,102 @@ func (s *Server) follow(ctx context.Context, req client.Request, w *writer) erro
 
 // SocketPath is the socket of a state directory.
 func SocketPath(stateDir string) string { return filepath.Join(stateDir, client.SocketFile) }
+
+// queues reads the queues with the job manager's counts, which know the
+// alloc requests outstanding; change, if not nil, runs first in the same
+// turn.
+func (s *Server) queues(ctx context.Context, change func(tx *store.Tx, jm *jobmgr.Manager) ([]string, error)) (*client.QueueInfo, error) {
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		var changed []string
+		if change != nil {
+			var err error
+			if changed, err = change(tx, jm); err != nil {
+				return nil, err
+			}
+		}
+		qi, err := client.LoadQueues(tx)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range qi.Set.Names() {
+			qi.Counts[name] = jm.Counts([]string{name})
+		}
+		qi.Changed = changed
+		return qi, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*client.QueueInfo), nil
+}
+
+func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request, w *writer) error {
+	if who.uid != s.Owner {
+		return fmt.Errorf("permission denied: only the instance owner may change queue state")
+	}
+	c, err := decode[ops.QueueChange](req)
+	if err != nil {
+		return err
+	}
+	qi, err := s.queues(ctx, func(tx *store.Tx, jm *jobmgr.Manager) ([]string, error) {
+		names, states, err := ops.ChangeQueues(tx, c)
+		if err != nil {
+			return nil, err
+		}
+		set, err := ops.QueueSet(tx)
+		if err != nil {
+			return nil, err
+		}
+		jm.SetQueues(set, states)
+		return names, nil
+	})
+	if err != nil {
+		return err
+	}
+	w.result(qi)
+	return nil
+}
+
+// waitQueues answers flux queue drain and idle: a progress line whenever
+// the counts change, and the final counts once the wait is satisfied.
+func (s *Server) waitQueues(ctx context.Context, req client.Request, w *writer) error {
+	q, err := decode[client.QueueWait](req)
+	if err != nil {
+		return err
+	}
+	var last *client.QueueCounts
+	for {
+		changed := s.Loop.Changed()
+		v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+			set, err := ops.QueueSet(tx)
+			if err != nil {
+				return nil, err
+			}
+			names, err := q.Names(set)
+			if err != nil {
+				return nil, err
+			}
+			return jm.Counts(names), nil
+		})
+		if err != nil {
+			return err
+		}
+		c := v.(client.QueueCounts)
+		if q.Done(c) {
+			w.result(c)
+			return nil
+		}
+		if last == nil || *last != c {
+			b, _ := json.Marshal(c)
+			if err := w.send(client.Response{Progress: b}); err != nil {
+				return nil // the client is gone
+			}
+			last = &c
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+	}
+}

@@ -7,6 +7,8 @@
 //	    schema              uint64 BE   schema version of this file
 //	    epoch               uint64 BE   FLUID epoch, ms since the Unix epoch, fixed at creation
 //	    last-jobid          uint64 BE   the last job id issued; id generators restart past it
+//	    queue-config        JSON        RFC 33 [policy] and [queues] as the loop last loaded them
+//	                                    (absent: one anonymous queue)
 //	jobs/
 //	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
 //	        jobspec                     a cursor walks jobs in submit order
@@ -15,7 +17,8 @@
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
 //	queues/
-//	    <name>                          queue state JSON (enabled, started, reasons)
+//	    <name>                          queue state JSON (enabled, started, reasons);
+//	                                    the anonymous queue's key is the single byte 0x00
 //	resources/
 //	    inventory                       R v1 JSON of the whole instance
 //	    drain/<rank uint64 BE>          drain record JSON
@@ -62,6 +65,8 @@ var (
 	keyEpoch     = []byte("epoch")
 	keyLastJobID = []byte("last-jobid")
 	keyInventory = []byte("inventory")
+	keyQueues    = []byte("queue-config")
+	keyAnonymous = []byte{0}
 )
 
 // Job record keys.
@@ -310,23 +315,40 @@ func (t *Tx) DeleteJob(id uint64) error {
 	return nil
 }
 
-// Queue returns a copy of a queue's saved state, or nil.
-func (t *Tx) Queue(name string) []byte {
-	return clone(t.tx.Bucket(bucketQueues).Get([]byte(name)))
-}
+// QueueConfig returns a copy of the saved queue configuration, or nil.
+func (t *Tx) QueueConfig() []byte { return clone(t.tx.Bucket(bucketMeta).Get(keyQueues)) }
 
-// PutQueue saves a queue's state.
-func (t *Tx) PutQueue(name string, state []byte) error {
+// PutQueueConfig saves the queue configuration.
+func (t *Tx) PutQueueConfig(cfg []byte) error { return t.tx.Bucket(bucketMeta).Put(keyQueues, cfg) }
+
+// queueKey maps a queue name to its key; "" is the anonymous queue.
+func queueKey(name string) []byte {
 	if name == "" {
-		return fmt.Errorf("queue name is empty")
+		return keyAnonymous
 	}
-	return t.tx.Bucket(bucketQueues).Put([]byte(name), state)
+	return []byte(name)
 }
 
-// ForEachQueue calls fn for each saved queue in name order.
+// Queue returns a copy of a queue's saved state, or nil; "" is the
+// anonymous queue.
+func (t *Tx) Queue(name string) []byte {
+	return clone(t.tx.Bucket(bucketQueues).Get(queueKey(name)))
+}
+
+// PutQueue saves a queue's state; "" is the anonymous queue.
+func (t *Tx) PutQueue(name string, state []byte) error {
+	return t.tx.Bucket(bucketQueues).Put(queueKey(name), state)
+}
+
+// ForEachQueue calls fn for each saved queue in key order ("" is the
+// anonymous queue).
 func (t *Tx) ForEachQueue(fn func(name string, state []byte) error) error {
 	return t.tx.Bucket(bucketQueues).ForEach(func(k, v []byte) error {
-		return fn(string(k), clone(v))
+		name := string(k)
+		if bytes.Equal(k, keyAnonymous) {
+			name = ""
+		}
+		return fn(name, clone(v))
 	})
 }
 

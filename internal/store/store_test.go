@@ -242,8 +242,11 @@ func TestQueuesAndResources(t *testing.T) {
 				return err
 			}
 		}
-		if err := tx.PutQueue("", nil); err == nil {
-			t.Error("empty queue name accepted")
+		if err := tx.PutQueue("", []byte(`{"q":"anonymous"}`)); err != nil {
+			return err
+		}
+		if err := tx.PutQueueConfig([]byte(`{"queues":{}}`)); err != nil {
+			return err
 		}
 		if err := tx.PutInventory([]byte(`{"version":1}`)); err != nil {
 			return err
@@ -262,8 +265,14 @@ func TestQueuesAndResources(t *testing.T) {
 	_ = s.View(func(tx *Tx) error {
 		var names []string
 		_ = tx.ForEachQueue(func(name string, _ []byte) error { names = append(names, name); return nil })
-		if diff := cmp.Diff([]string{"batch", "debug"}, names); diff != "" {
+		if diff := cmp.Diff([]string{"", "batch", "debug"}, names); diff != "" {
 			t.Errorf("queues (-want +got):\n%s", diff)
+		}
+		if got := string(tx.Queue("")); got != `{"q":"anonymous"}` {
+			t.Errorf("anonymous queue = %q", got)
+		}
+		if got := string(tx.QueueConfig()); got != `{"queues":{}}` {
+			t.Errorf("queue config = %q", got)
 		}
 		if got := string(tx.Queue("debug")); got != `{"q":"debug"}` {
 			t.Errorf("queue debug = %q", got)

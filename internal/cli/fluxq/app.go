@@ -104,6 +104,7 @@ func newApp(e *env) *cli.App {
 			e.cancelCommand(),
 			e.urgencyCommand(),
 			e.statsCommand(),
+			e.queueCommand(),
 		},
 	}
 }

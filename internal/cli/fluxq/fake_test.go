@@ -3,6 +3,7 @@ package fluxq
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -129,6 +130,18 @@ func (f *fakeClient) Resources(context.Context) (*client.Resources, error) {
 func (f *fakeClient) Drain(context.Context, string, string, bool) error { return nil }
 func (f *fakeClient) Undrain(context.Context, string) error             { return nil }
 func (f *fakeClient) Close() error                                      { return nil }
+
+// Queue commands are tested end to end (testdata/script/fluxq_queue*.txtar):
+// the fake has no queues.
+func (f *fakeClient) Queues(context.Context) (*client.QueueInfo, error) {
+	return nil, errors.New("fake: no queues")
+}
+func (f *fakeClient) ChangeQueues(context.Context, ops.QueueChange) (*client.QueueInfo, error) {
+	return nil, errors.New("fake: no queues")
+}
+func (f *fakeClient) WaitQueues(context.Context, client.QueueWait, func(client.QueueCounts)) (client.QueueCounts, error) {
+	return client.QueueCounts{}, errors.New("fake: no queues")
+}
 
 // testNow is the fixed "now" of the tests: 2023-11-14T22:13:20Z.
 var testNow = time.Unix(1_700_000_000, 0)

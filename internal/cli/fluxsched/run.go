@@ -26,6 +26,7 @@ import (
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -62,6 +63,7 @@ type setup struct {
 	log     *slog.Logger
 	limit   int
 	policy  resource.Policy
+	qstates map[string]queue.State
 	cleanup []func()
 }
 
@@ -142,7 +144,28 @@ func prepare(c *cli.Context) (*setup, error) {
 	if err != nil {
 		return s, err
 	}
-	return s, s.st.Update(func(tx *store.Tx) error { return tx.PutInventory(raw) })
+	return s, s.st.Update(func(tx *store.Tx) error {
+		if err := tx.PutInventory(raw); err != nil {
+			return err
+		}
+		s.qstates, err = ops.StartQueues(tx, s.cfg.QueueSet)
+		return err
+	})
+}
+
+// queuePolicies are the match policies queues set in their
+// policy.scheduler tables (config.Load checked them).
+func queuePolicies(set *queue.Set) map[string]resource.Policy {
+	out := map[string]resource.Policy{}
+	for _, name := range set.Names() {
+		q, _ := set.Queue(name)
+		if mp, ok := q.Scheduler["match-policy"].(string); ok {
+			if p, err := resource.ParsePolicy(mp); err == nil {
+				out[name] = p
+			}
+		}
+	}
+	return out
 }
 
 func inventory(cfg *config.Config) (*rset.R, error) {
@@ -176,6 +199,7 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 		return err
 	}
 	jm := jobmgr.New(jobmgr.Config{Inventory: s.inv, Down: down, Owner: uint32(os.Getuid())})
+	jm.SetQueues(s.cfg.QueueSet, s.qstates)
 
 	schedPeer, err := s.startScheduler(c.String("sched-cmd"))
 	if err != nil {
@@ -239,7 +263,7 @@ func (s *setup) startScheduler(cmdline string) (*loop.Peer, error) {
 	if cmdline == "" {
 		connect = func() (wire.Conn, error) {
 			jmEnd, schedEnd := wire.Pipe()
-			opts := sched.Options{Policy: s.policy, Limit: s.limit, Logf: func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }}
+			opts := sched.Options{Policy: s.policy, QueuePolicies: queuePolicies(s.cfg.QueueSet), Limit: s.limit, Logf: func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }}
 			go func() {
 				if err := sched.Run(schedEnd, opts); err != nil {
 					s.log.Error("scheduler", "err", err)

@@ -2,6 +2,7 @@ package fluxsched
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,6 +29,7 @@ func SchedSimpleCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "policy", Value: "worst", Usage: "node order for placement: first, worst or best (fit)"},
 			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "concurrent alloc requests to ask for; 0 is unlimited"},
+			&cli.StringSliceFlag{Name: "queue-policy", Usage: "`QUEUE=POLICY`: a queue's own node order (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -41,11 +43,24 @@ func SchedSimpleCommand() *cli.Command {
 			if limit < 0 {
 				return exitcode.UsageErrorf("--limit: must be 0 (unlimited) or more, not %d", limit)
 			}
+			qpolicies := map[string]resource.Policy{}
+			for _, qp := range c.StringSlice("queue-policy") {
+				q, name, ok := strings.Cut(qp, "=")
+				if !ok || q == "" {
+					return exitcode.UsageErrorf("--queue-policy: want QUEUE=POLICY, not %q", qp)
+				}
+				p, err := resource.ParsePolicy(name)
+				if err != nil {
+					return exitcode.UsageErrorf("--queue-policy: %v", err)
+				}
+				qpolicies[q] = p
+			}
 			errw := c.App.ErrWriter
 			conn := wire.NewLineConn(c.App.Reader, c.App.Writer, nil)
 			return sched.Run(conn, sched.Options{
-				Policy: policy,
-				Limit:  limit,
+				Policy:        policy,
+				QueuePolicies: qpolicies,
+				Limit:         limit,
 				Logf: func(format string, args ...any) {
 					if errw != nil {
 						fmt.Fprintf(errw, "sched-simple: "+format+"\n", args...)

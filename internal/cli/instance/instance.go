@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -49,9 +50,11 @@ func StateDir(c *cli.Context) (string, error) {
 	return filepath.Join(home, ".local", "state", "fluxq"), nil
 }
 
-// Timeout is the --timeout value.
+// Timeout is the global --timeout value. It is read from the app's own
+// context, since a command may have a -t/--timeout of its own (fluxq queue
+// drain) that means something else.
 func Timeout(c *cli.Context) (time.Duration, error) {
-	s := c.String(FlagTimeout)
+	s := global(c).String(FlagTimeout)
 	sec, err := fsd.Parse(s)
 	if err != nil {
 		return 0, exitcode.UsageErrorf("--timeout: %v", err)
@@ -75,4 +78,20 @@ func Open(c *cli.Context) (client.Client, error) {
 		return nil, exitcode.WithCode(exitcode.Unavailable, err)
 	}
 	return cl, err
+}
+
+// global is the app's own context, the outermost one that defines the
+// global flags.
+func global(c *cli.Context) *cli.Context {
+	lineage := c.Lineage()
+	for i := len(lineage) - 1; i >= 0; i-- {
+		if cmd := lineage[i].Command; cmd != nil {
+			for _, f := range cmd.Flags {
+				if slices.Contains(f.Names(), FlagTimeout) {
+					return lineage[i]
+				}
+			}
+		}
+	}
+	return c
 }

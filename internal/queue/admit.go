@@ -1,0 +1,179 @@
+package queue
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/fluxq/fluxq/internal/constraint"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/jobspec"
+)
+
+// User is who submits, as the caller's credentials say.
+type User struct {
+	UID    uint32
+	Name   string   // "" when the uid has no name
+	Groups []string // names of every group the user is in
+	// Owner is the instance owner, whom access policy does not bind
+	// (Flux's owner role holds every other role).
+	Owner bool
+}
+
+// ErrRejected marks a submission the queue policy refuses; its text is
+// the user's message.
+var ErrRejected = errors.New("rejected")
+
+type rejection struct{ msg string }
+
+func (r *rejection) Error() string        { return r.msg }
+func (r *rejection) Is(target error) bool { return target == ErrRejected }
+
+func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(format, a...)} }
+
+// Admit assigns a job to its queue and applies the queue's policy, as
+// Flux's ingest and job manager do, in this order: the default queue when
+// none is named; the queue must exist and be enabled; the access policy;
+// the jobspec defaults; the limits, against the job's derived counts; and
+// last the queue's required properties, and-ed into the job's constraints.
+// The jobspec is changed in place; on error it must be discarded.
+func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error {
+	sys := &js.Attributes.System
+	if sys.Queue == "" && s.dflt != "" {
+		sys.Queue = s.dflt
+	}
+	name := sys.Queue
+	q, ok := s.queues[name]
+	switch {
+	case name == "" && s.named:
+		return reject("no queue specified")
+	case !ok:
+		return reject("Invalid queue '%s' specified", printable(name))
+	}
+	if st := stateOf(states, s, name); !st.Enabled {
+		if name == "" {
+			return reject("job submission is disabled: %s", st.DisableReason)
+		}
+		return reject("job submission to %s is disabled: %s", name, st.DisableReason)
+	}
+	if !u.Owner && !q.allows(u) {
+		if u.Name == "" {
+			return reject("user %d is not allowed to submit to queue %s", u.UID, queueLabel(name))
+		}
+		return reject("user %s is not allowed to submit to queue %s", u.Name, queueLabel(name))
+	}
+	if sys.Duration == 0 && q.DefaultDuration > 0 {
+		sys.Duration = q.DefaultDuration
+	}
+	if err := q.checkLimits(js); err != nil {
+		return err
+	}
+	if len(q.Requires) > 0 {
+		c, err := andProperties(sys.Constraints, q.Requires)
+		if err != nil {
+			return err
+		}
+		sys.Constraints = c
+	}
+	return nil
+}
+
+// printable escapes what a one-line message cannot show of a name the user
+// typed (a control character, invalid UTF-8).
+func printable(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+func queueLabel(name string) string {
+	if name == "" {
+		return "(default)"
+	}
+	return name
+}
+
+// allows reports whether the access policy lets u submit.
+func (q *Queue) allows(u User) bool {
+	if q.AllowUser == nil && q.AllowGroup == nil {
+		return true
+	}
+	if u.Name != "" && slices.Contains(q.AllowUser, u.Name) {
+		return true
+	}
+	for _, g := range u.Groups {
+		if slices.Contains(q.AllowGroup, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLimits applies policy.limits to the job (flux-core's limit-duration
+// and limit-job-size plugins, with CLI.md's wording).
+func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
+	suffix := ""
+	if q.Name != "" {
+		suffix = " for queue " + q.Name
+	}
+	d := js.Attributes.System.Duration
+	if q.MaxDuration > 0 && (d == 0 || d > q.MaxDuration) {
+		asked := "unlimited"
+		if d > 0 {
+			asked = fsd.FormatExact(d)
+		}
+		return reject("requested duration (%s) exceeds policy limit of %s%s", asked, fsd.FormatExact(q.MaxDuration), suffix)
+	}
+	c := js.Counts()
+	got := Sizes{NNodes: int64(c.NNodes), NCores: int64(c.NCores), NGPUs: int64(c.NGPUs)}
+	checks := []struct {
+		what       string
+		max, min   int64
+		value      int64
+		nodesKnown bool
+	}{
+		{"nnodes", q.Max.NNodes, q.Min.NNodes, got.NNodes, c.NNodes > 0},
+		{"ncores", q.Max.NCores, q.Min.NCores, got.NCores, true},
+		{"ngpus", q.Max.NGPUs, q.Min.NGPUs, got.NGPUs, true},
+	}
+	for _, k := range checks {
+		// A job without a node level runs on at least one node.
+		v := k.value
+		if k.what == "nnodes" && !k.nodesKnown {
+			v = 1
+		}
+		if k.max != Unlimited && v > k.max {
+			return reject("requested %s (%d) exceeds policy limit of %d%s", k.what, v, k.max, suffix)
+		}
+	}
+	for _, k := range checks {
+		v := k.value
+		if k.what == "nnodes" && !k.nodesKnown {
+			v = 1
+		}
+		if k.min != Unlimited && v < k.min {
+			return reject("requested %s (%d) is under policy limit of %d%s", k.what, v, k.min, suffix)
+		}
+	}
+	return nil
+}
+
+// andProperties adds required properties to a job's RFC 31 constraints
+// (RFC 33: "added with an and operator").
+func andProperties(existing json.RawMessage, props []string) (json.RawMessage, error) {
+	req := json.RawMessage(propertiesJSON(props))
+	combined := req
+	if len(existing) > 0 && string(existing) != "null" {
+		b, err := json.Marshal(map[string][]json.RawMessage{"and": {existing, req}})
+		if err != nil {
+			return nil, err
+		}
+		combined = b
+	}
+	c, err := constraint.ParseJSON(combined)
+	if err != nil {
+		return nil, reject("unsatisfiable constraints: %v", err)
+	}
+	return c.MarshalJSON()
+}
