@@ -362,3 +362,14 @@ func canonicalValue(v any) (any, error) {
 	}
 	return parseJSONValue(b)
 }
+
+// CanonicalValue rewrites one JSON value in the canonical form free-form
+// values (such as attributes.system.constraints) are kept in, so a value
+// built elsewhere (a queue's constraints) reads back byte for byte.
+func CanonicalValue(data []byte) (json.RawMessage, error) {
+	v, err := parseJSONValue(data)
+	if err != nil {
+		return nil, err
+	}
+	return appendValue(nil, v, 0)
+}

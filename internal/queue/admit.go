@@ -41,8 +41,9 @@ func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(forma
 // The jobspec is changed in place; on error it must be discarded.
 func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error {
 	sys := &js.Attributes.System
+	changed := false
 	if sys.Queue == "" && s.dflt != "" {
-		sys.Queue = s.dflt
+		sys.Queue, changed = s.dflt, true
 	}
 	name := sys.Queue
 	q, ok := s.queues[name]
@@ -65,7 +66,7 @@ func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error 
 		return reject("user %s is not allowed to submit to queue %s", u.Name, queueLabel(name))
 	}
 	if sys.Duration == 0 && q.DefaultDuration > 0 {
-		sys.Duration = q.DefaultDuration
+		sys.Duration, changed = q.DefaultDuration, true
 	}
 	if err := q.checkLimits(js); err != nil {
 		return err
@@ -75,7 +76,17 @@ func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error 
 		if err != nil {
 			return err
 		}
-		sys.Constraints = c
+		sys.Constraints, changed = c, true
+	}
+	if changed {
+		// What the queue added must still make a jobspec that reads back.
+		b, err := js.MarshalJSON()
+		if err != nil {
+			return reject("jobspec with queue %s policy applied: %v", queueLabel(name), err)
+		}
+		if len(b) > jobspec.MaxSize {
+			return reject("jobspec with queue %s policy applied is too large (%d bytes, at most %d)", queueLabel(name), len(b), jobspec.MaxSize)
+		}
 	}
 	return nil
 }
@@ -125,35 +136,26 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 		}
 		return reject("requested duration (%s) exceeds policy limit of %s%s", asked, fsd.FormatExact(q.MaxDuration), suffix)
 	}
+	// The jobspec's derived counts, as flux-core's jj counts them: a job
+	// without a node level asks for 0 nodes.
 	c := js.Counts()
-	got := Sizes{NNodes: int64(c.NNodes), NCores: int64(c.NCores), NGPUs: int64(c.NGPUs)}
 	checks := []struct {
-		what       string
-		max, min   int64
-		value      int64
-		nodesKnown bool
+		what     string
+		max, min int64
+		value    int64
 	}{
-		{"nnodes", q.Max.NNodes, q.Min.NNodes, got.NNodes, c.NNodes > 0},
-		{"ncores", q.Max.NCores, q.Min.NCores, got.NCores, true},
-		{"ngpus", q.Max.NGPUs, q.Min.NGPUs, got.NGPUs, true},
+		{"nnodes", q.Max.NNodes, q.Min.NNodes, int64(c.NNodes)},
+		{"ncores", q.Max.NCores, q.Min.NCores, int64(c.NCores)},
+		{"ngpus", q.Max.NGPUs, q.Min.NGPUs, int64(c.NGPUs)},
 	}
 	for _, k := range checks {
-		// A job without a node level runs on at least one node.
-		v := k.value
-		if k.what == "nnodes" && !k.nodesKnown {
-			v = 1
-		}
-		if k.max != Unlimited && v > k.max {
-			return reject("requested %s (%d) exceeds policy limit of %d%s", k.what, v, k.max, suffix)
+		if k.max != Unlimited && k.value > k.max {
+			return reject("requested %s (%d) exceeds policy limit of %d%s", k.what, k.value, k.max, suffix)
 		}
 	}
 	for _, k := range checks {
-		v := k.value
-		if k.what == "nnodes" && !k.nodesKnown {
-			v = 1
-		}
-		if k.min != Unlimited && v < k.min {
-			return reject("requested %s (%d) is under policy limit of %d%s", k.what, v, k.min, suffix)
+		if k.min != Unlimited && k.value < k.min {
+			return reject("requested %s (%d) is under policy limit of %d%s", k.what, k.value, k.min, suffix)
 		}
 	}
 	return nil
@@ -171,9 +173,14 @@ func andProperties(existing json.RawMessage, props []string) (json.RawMessage, e
 		}
 		combined = b
 	}
-	c, err := constraint.ParseJSON(combined)
-	if err != nil {
+	if _, err := constraint.ParseJSON(combined); err != nil {
 		return nil, reject("unsatisfiable constraints: %v", err)
 	}
-	return c.MarshalJSON()
+	// The jobspec's own canonical form, not encoding/json's: the stored
+	// jobspec must read back byte for byte.
+	c, err := jobspec.CanonicalValue(combined)
+	if err != nil {
+		return nil, reject("constraints: %v", err)
+	}
+	return c, nil
 }

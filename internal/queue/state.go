@@ -70,13 +70,13 @@ func stateOf(states map[string]State, s *Set, name string) State {
 // Scheduling reports whether a queue's jobs may be scheduled: the queue
 // and every ancestor must be started. The reason names what stops it.
 func (s *Set) Scheduling(states map[string]State, name string) (bool, string) {
-	st := stateOf(states, s, name)
-	if !st.Started {
-		return false, st.StopReason
-	}
 	q, ok := s.queues[name]
 	if !ok {
 		return false, "no such queue"
+	}
+	st := stateOf(states, s, name)
+	if !st.Started {
+		return false, st.StopReason
 	}
 	for p := q.Parent; p != ""; p = s.queues[p].Parent {
 		if !stateOf(states, s, p).Started {
