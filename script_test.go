@@ -4,10 +4,16 @@
 package fluxq_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,7 +40,14 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": cmdExits,
+			"exits":  cmdExits,
+			"asuser": cmdAsUser,
+		},
+		Condition: func(cond string) (bool, error) {
+			if cond == "root" {
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
 }
@@ -61,5 +74,76 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// cmdAsUser runs a command as another Unix user, as a guest of the
+// instance would, and checks its exit status (the test runs as root):
+//
+//	asuser nobody 0 fluxq submit true
+//
+// The command gets PATH, FLUXQ_STATE_DIR and NO_COLOR from the script.
+// The directories it must pass through ($WORK and the commands' own
+// folder, private to root) are opened for traversal (o+x) first.
+func cmdAsUser(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: asuser USER CODE command [args...]")
+	}
+	u, err := user.Lookup(args[0])
+	ts.Check(err)
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	var groups []uint32
+	if gids, err := u.GroupIds(); err == nil {
+		for _, g := range gids {
+			if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+				groups = append(groups, uint32(n))
+			}
+		}
+	}
+	path := ts.Getenv("PATH")
+	bin := ""
+	for _, dir := range filepath.SplitList(path) {
+		if fi, err := os.Stat(filepath.Join(dir, args[2])); err == nil && !fi.IsDir() {
+			bin = filepath.Join(dir, args[2])
+			break
+		}
+	}
+	if bin == "" {
+		ts.Fatalf("asuser: %s not found in $PATH", args[2])
+	}
+	traversable(ts, ts.Getenv("WORK"))
+	traversable(ts, filepath.Dir(bin))
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, args[3:]...)
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = []string{"PATH=" + path, "FLUXQ_STATE_DIR=" + ts.Getenv("FLUXQ_STATE_DIR"), "NO_COLOR=1", "HOME=/"}
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: groups}}
+	got := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("asuser: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	ts.Stdout().Write(stdout.Bytes())
+	ts.Stderr().Write(stderr.Bytes())
+	if got != want {
+		ts.Fatalf("%s as %s exited %d, want %d\nstderr: %s", args[2], args[0], got, want, stderr.String())
+	}
+}
+
+// traversable adds o+x to dir and its parents inside the temporary
+// directory, where the test's own folders are private to root.
+func traversable(ts *testscript.TestScript, dir string) {
+	tmp := filepath.Clean(os.TempDir())
+	for d := filepath.Clean(dir); strings.HasPrefix(d, tmp+string(filepath.Separator)); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		ts.Check(err)
+		ts.Check(os.Chmod(d, fi.Mode().Perm()|0o001))
 	}
 }

@@ -36,6 +36,17 @@
 // only while it can only be the job's (see groupIsOurs). When the shell
 // ends, whatever remains of its group is killed before the final release,
 // so that released cores are idle.
+//
+// A job whose start request names a userid other than this process's
+// effective uid is a guest's (ARCHITECTURE.md, "Who may do what"): it runs
+// only when this process is root, its shell started with the user's uid,
+// primary gid and groups, in a job folder handed to the user just before
+// the fork; otherwise, or when no such user exists, nothing runs: an
+// exception "exec", then the final release. Since the guest may rewrite
+// anything in its folder, the service reads the folder and signals the
+// job with the guest's rights alone, as flux-core does through
+// `flux-imp kill`, so that a forged shell.pid or a symlinked status file
+// reaches nothing the guest could not reach itself.
 package exec
 
 import (

@@ -177,7 +177,7 @@ func (h *jm) request(method string, v any) {
 
 func (h *jm) start(id fluid.ID, jobspec, r json.RawMessage, reattach bool) {
 	h.t.Helper()
-	h.request(execproto.MethodStart, execproto.Start{ID: id, UserID: uint32(os.Getuid()), Jobspec: jobspec, Reattach: reattach, R: r})
+	h.request(execproto.MethodStart, execproto.Start{ID: id, UserID: uint32(os.Geteuid()), Jobspec: jobspec, Reattach: reattach, R: r})
 }
 
 // resp is a start response as the tests compare it.
@@ -1107,7 +1107,7 @@ func BenchmarkTrueJobs(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		m, _ := wire.NewRequest(execproto.Topic(DefaultService, execproto.MethodStart),
-			execproto.Start{ID: fluid.ID(i + 1), Jobspec: jsb, R: rb})
+			execproto.Start{ID: fluid.ID(i + 1), UserID: uint32(os.Geteuid()), Jobspec: jsb, R: rb})
 		a.Send(m)
 	}
 	for released := 0; released < b.N; {

@@ -53,6 +53,11 @@ type jobRun struct {
 	s   *server
 	req execproto.Start
 	dir string
+	// user is who the job runs as when not as the service itself (a
+	// guest's job, with a root service): its folder is the user's, and
+	// the service reads it and signals the job with the user's rights
+	// alone (asJob). Nil for the service's own jobs.
+	user *syscall.Credential
 
 	mu     sync.Mutex
 	events []event
@@ -162,6 +167,15 @@ func (j *jobRun) launch(js *jobspec.Jobspec, r *rset.R) {
 		j.release()
 		return
 	}
+	// Before anything is created: a job that is not ours to run leaves
+	// nothing behind.
+	cred, note := credentialFor(uint32(os.Geteuid()), j.req.UserID, lookupUser)
+	if note != "" {
+		j.exception(TypeExec, 0, note)
+		j.release()
+		return
+	}
+	j.user = cred
 	exp := expiration(js, r, now)
 	if !exp.IsZero() && !exp.After(now) {
 		j.exception(TypeTimeout, 0, NoteTimeout)
@@ -200,6 +214,13 @@ func (j *jobRun) startShell(now time.Time) (<-chan exitInfo, error) {
 	if err := shell.WriteSpec(j.dir, spec); err != nil {
 		return nil, err
 	}
+	if j.user != nil {
+		// The shell, as the user, writes its pid, output and status
+		// here; it opens nothing else of ours: the lock comes open.
+		if err := giveFolder(j.dir, j.user); err != nil {
+			return nil, err
+		}
+	}
 	argv := append(slices.Clone(j.s.opts.ShellCommand[1:]), j.dir)
 	cmd := osexec.Command(j.s.opts.ShellCommand[0], argv...)
 	// Standard streams stay /dev/null: the shell writes to the job's
@@ -208,7 +229,9 @@ func (j *jobRun) startShell(now time.Time) (<-chan exitInfo, error) {
 	cmd.ExtraFiles[shell.LockFD-3] = lock
 	// Its own session: the shell survives this process and its
 	// terminal, and its group holds every task.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	// Credential nil: as this process; else the user's uid and groups,
+	// none of ours.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: j.user}
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -229,8 +252,20 @@ func (j *jobRun) startShell(now time.Time) (<-chan exitInfo, error) {
 // request: by an earlier Run, or by this one before a restart of the job
 // manager.
 func (j *jobRun) adopt(js *jobspec.Jobspec, r *rset.R) {
-	if pid, err := shell.ReadPID(j.dir); err == nil {
-		j.pid = pid
+	if j.req.UserID != uint32(os.Geteuid()) {
+		// Launched as the user (no other launch happens): no lookup,
+		// which could fail now, is needed to act as the user.
+		j.user = folderUser(j.dir, j.req.UserID)
+	}
+	var spec shell.Spec
+	var specErr error
+	if err := j.asJob(func() {
+		if pid, err := shell.ReadPID(j.dir); err == nil {
+			j.pid = pid
+		}
+		spec, specErr = shell.ReadSpec(j.dir)
+	}); err != nil {
+		specErr = err // nothing was read: the time limit runs from now
 	}
 	running, err := shell.Running(j.dir)
 	if err != nil {
@@ -247,7 +282,7 @@ func (j *jobRun) adopt(js *jobspec.Jobspec, r *rset.R) {
 		return
 	}
 	launched := j.s.opts.Now()
-	if spec, err := shell.ReadSpec(j.dir); err == nil && spec.Launched > 0 {
+	if specErr == nil && spec.Launched > 0 {
 		launched = fromSeconds(spec.Launched)
 	}
 	j.watch(j.poll(), expiration(js, r, launched))
@@ -337,12 +372,27 @@ func (j *jobRun) ended(x exitInfo) {
 	}
 	// Whatever the tasks left in the group must not outlive the release.
 	j.signal(unix.SIGKILL)
-	if exc, err := shell.ReadException(j.dir); err != nil {
-		j.exception(TypeExec, 0, fmt.Sprintf(noteFolder, err))
+	var (
+		exc         *shell.Exception
+		excErr, err error
+		status      int
+		ok          bool
+		failure     string
+	)
+	if aerr := j.asJob(func() {
+		exc, excErr = shell.ReadException(j.dir)
+		status, ok, err = shell.ReadStatus(j.dir)
+		if err == nil && !ok && x.known {
+			failure = j.failure(x.ws)
+		}
+	}); aerr != nil {
+		err = aerr // nothing was read
+	}
+	if excErr != nil {
+		j.exception(TypeExec, 0, fmt.Sprintf(noteFolder, excErr))
 	} else if exc != nil {
 		j.exception(exc.Type, exc.Severity, exc.Note)
 	}
-	status, ok, err := shell.ReadStatus(j.dir)
 	switch {
 	case err != nil:
 		j.exception(TypeExec, 0, fmt.Sprintf(noteFolder, err))
@@ -355,7 +405,7 @@ func (j *jobRun) ended(x exitInfo) {
 	case j.killed:
 		j.respond(execproto.TypeFinish, execproto.Finish{Status: job.WaitStatusSignaled(int(unix.SIGKILL))})
 	case x.known:
-		j.exception(TypeExec, 0, j.failure(x.ws))
+		j.exception(TypeExec, 0, failure)
 	default:
 		j.exception(TypeExec, 0, NoteShellLost)
 	}
@@ -363,10 +413,11 @@ func (j *jobRun) ended(x exitInfo) {
 }
 
 // failure describes a shell that exited without recording a status, with
-// the last line it wrote, which says why.
+// the last line it wrote, which says why. It reads the job's folder, so
+// it runs as the job's user (asJob).
 func (j *jobRun) failure(ws syscall.WaitStatus) string {
 	note := fmt.Sprintf("%s: exit code %d", NoteShellFailed, ws.ExitStatus())
-	b, err := os.ReadFile(filepath.Join(j.dir, shell.LogFile))
+	b, err := shell.ReadFolderFile(j.dir, shell.LogFile)
 	if err != nil {
 		return note
 	}
@@ -384,12 +435,15 @@ func (j *jobRun) failure(ws syscall.WaitStatus) string {
 }
 
 // signal sends sig to the job's process group, if that group can only be
-// the job's.
+// the job's. A guest's job is signalled with the guest's rights: its pid
+// may come from a file the guest can rewrite, and then reach no process
+// the guest could not signal itself.
 func (j *jobRun) signal(sig syscall.Signal) {
-	if j.pid <= 0 || !groupIsOurs(j.pid, j.dir) {
+	// Pid 1 would make the group -1: every process.
+	if j.pid <= 1 || !groupIsOurs(j.pid, j.dir) {
 		return
 	}
-	_ = unix.Kill(-j.pid, sig)
+	_ = j.asJob(func() { _ = unix.Kill(-j.pid, sig) })
 }
 
 // groupIsOurs reports whether the process group pid, led by the job's shell

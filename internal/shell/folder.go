@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -68,7 +70,7 @@ func WriteSpec(dir string, s Spec) error {
 // ReadSpec reads spec.json from dir.
 func ReadSpec(dir string) (Spec, error) {
 	var s Spec
-	b, err := os.ReadFile(filepath.Join(dir, SpecFile))
+	b, err := ReadFolderFile(dir, SpecFile)
 	if err != nil {
 		return s, err
 	}
@@ -88,7 +90,7 @@ func WritePID(dir string, pid int) error {
 
 // ReadPID returns the shell pid recorded in dir.
 func ReadPID(dir string) (int, error) {
-	b, err := os.ReadFile(filepath.Join(dir, PIDFile))
+	b, err := ReadFolderFile(dir, PIDFile)
 	if err != nil {
 		return 0, err
 	}
@@ -102,7 +104,7 @@ func ReadPID(dir string) (int, error) {
 // ReadStatus returns the wait status the shell recorded in dir; ok is false
 // when there is none yet.
 func ReadStatus(dir string) (status int, ok bool, err error) {
-	b, err := os.ReadFile(filepath.Join(dir, StatusFile))
+	b, err := ReadFolderFile(dir, StatusFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -118,7 +120,7 @@ func ReadStatus(dir string) (status int, ok bool, err error) {
 
 // ReadException returns the exception the shell recorded in dir, or nil.
 func ReadException(dir string) (*Exception, error) {
-	b, err := os.ReadFile(filepath.Join(dir, ExceptionFile))
+	b, err := ReadFolderFile(dir, ExceptionFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -217,4 +219,27 @@ func writeFileAtomic(dir, name string, data []byte, durable bool) error {
 		}
 	}
 	return nil
+}
+
+// maxFolderFile bounds what is read of one file of a job folder.
+const maxFolderFile = 1 << 20
+
+// ReadFolderFile reads a small file of a job folder. A guest's job folder
+// belongs to the guest, who could replace a file with a FIFO (a read would
+// block the exec service forever), a symlink or something huge: only a
+// regular file is read, never through a symlink, and at most 1 MiB of it.
+func ReadFolderFile(dir, name string) ([]byte, error) {
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", name)
+	}
+	return io.ReadAll(io.LimitReader(f, maxFolderFile))
 }

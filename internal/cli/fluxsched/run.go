@@ -128,6 +128,9 @@ func prepare(c *cli.Context) (*setup, error) {
 	if err := os.MkdirAll(filepath.Join(s.dir, client.JobsFolder), 0o700); err != nil {
 		return s, fmt.Errorf("state directory: %w", err)
 	}
+	if err := guestAccess(s.cfg.Access.AllowGuestUser, s.dir, filepath.Join(s.dir, client.JobsFolder)); err != nil {
+		return s, err
+	}
 	timeout, err := instance.Timeout(c)
 	if err != nil {
 		return s, err
