@@ -54,14 +54,12 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		}
 		// RFC 33: the queue is assigned, its defaults applied and its
 		// limits and access checked here, the one place both the socket
-		// and the direct path submit through.
-		if err := set.Admit(js, states, submitter(set, req.UserID, req.Owner, users)); err != nil {
+		// and the direct path submit through; what is stored is the
+		// jobspec as admitted.
+		if canons[i], err = set.AdmitCanonical(js, states, submitter(set, req.UserID, req.Owner, users)); err != nil {
 			return nil, nil, err
 		}
 		specs[i] = js
-		if canons[i], err = js.MarshalJSON(); err != nil {
-			return nil, nil, err
-		}
 		if deps[i], err = dependencies(tx, js); err != nil {
 			return nil, nil, err
 		}

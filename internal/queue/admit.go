@@ -40,6 +40,33 @@ func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(forma
 // last the queue's required properties, and-ed into the job's constraints.
 // The jobspec is changed in place; on error it must be discarded.
 func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error {
+	_, err := s.AdmitCanonical(js, states, u)
+	return err
+}
+
+// AdmitCanonical is Admit returning the admitted jobspec in canonical
+// form, marshalled once for both the check and the caller to store.
+func (s *Set) AdmitCanonical(js *jobspec.Jobspec, states map[string]State, u User) (json.RawMessage, error) {
+	name, changed, err := s.admit(js, states, u)
+	if err != nil {
+		return nil, err
+	}
+	b, err := js.MarshalJSON()
+	if err != nil {
+		if changed {
+			// What the queue added must still make a jobspec that reads back.
+			return nil, reject("jobspec with queue %s policy applied: %v", queueLabel(name), err)
+		}
+		return nil, err
+	}
+	if changed && len(b) > jobspec.MaxSize {
+		return nil, reject("jobspec with queue %s policy applied is too large (%d bytes, at most %d)", queueLabel(name), len(b), jobspec.MaxSize)
+	}
+	return b, nil
+}
+
+// admit applies the policy; changed reports that the jobspec was changed.
+func (s *Set) admit(js *jobspec.Jobspec, states map[string]State, u User) (string, bool, error) {
 	sys := &js.Attributes.System
 	changed := false
 	if sys.Queue == "" && s.dflt != "" {
@@ -49,46 +76,36 @@ func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error 
 	q, ok := s.queues[name]
 	switch {
 	case name == "" && s.named:
-		return reject("no queue specified")
+		return name, false, reject("no queue specified")
 	case !ok:
-		return reject("Invalid queue '%s' specified", printable(name))
+		return name, false, reject("Invalid queue '%s' specified", printable(name))
 	}
 	if st := stateOf(states, s, name); !st.Enabled {
 		if name == "" {
-			return reject("job submission is disabled: %s", st.DisableReason)
+			return name, false, reject("job submission is disabled: %s", st.DisableReason)
 		}
-		return reject("job submission to %s is disabled: %s", name, st.DisableReason)
+		return name, false, reject("job submission to %s is disabled: %s", name, st.DisableReason)
 	}
 	if !u.Owner && !q.allows(u) {
 		if u.Name == "" {
-			return reject("user %d is not allowed to submit to queue %s", u.UID, queueLabel(name))
+			return name, false, reject("user %d is not allowed to submit to queue %s", u.UID, queueLabel(name))
 		}
-		return reject("user %s is not allowed to submit to queue %s", u.Name, queueLabel(name))
+		return name, false, reject("user %s is not allowed to submit to queue %s", u.Name, queueLabel(name))
 	}
 	if sys.Duration == 0 && q.DefaultDuration > 0 {
 		sys.Duration, changed = q.DefaultDuration, true
 	}
 	if err := q.checkLimits(js); err != nil {
-		return err
+		return name, false, err
 	}
 	if len(q.Requires) > 0 {
 		c, err := andProperties(sys.Constraints, q.Requires)
 		if err != nil {
-			return err
+			return name, false, err
 		}
 		sys.Constraints, changed = c, true
 	}
-	if changed {
-		// What the queue added must still make a jobspec that reads back.
-		b, err := js.MarshalJSON()
-		if err != nil {
-			return reject("jobspec with queue %s policy applied: %v", queueLabel(name), err)
-		}
-		if len(b) > jobspec.MaxSize {
-			return reject("jobspec with queue %s policy applied is too large (%d bytes, at most %d)", queueLabel(name), len(b), jobspec.MaxSize)
-		}
-	}
-	return nil
+	return name, changed, nil
 }
 
 // printable escapes what a one-line message cannot show of a name the user
@@ -138,6 +155,9 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 	}
 	// The jobspec's derived counts, as flux-core's jj counts them: a job
 	// without a node level asks for 0 nodes.
+	if q.Max == unlimitedSizes && q.Min == unlimitedSizes {
+		return nil
+	}
 	c := js.Counts()
 	checks := []struct {
 		what     string
