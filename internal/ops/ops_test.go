@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,46 @@ func TestDrain(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// Queue changes: a reason is one line (it ends up in one-line messages),
+// and a disabled queue refuses submissions with it.
+func TestChangeQueues(t *testing.T) {
+	st := openStore(t)
+	on, off := true, false
+	tests := []struct {
+		name    string
+		change  QueueChange
+		wantErr string
+		want    []string
+	}{
+		{"disable the anonymous queue", QueueChange{Enable: &off, Reason: "maintenance"}, "", []string{""}},
+		{"two-line reason", QueueChange{Enable: &off, Reason: "a\nb"}, "the reason must be one line", nil},
+		{"named queue without named queues", QueueChange{Queue: "batch", Start: &on}, "'batch' is not a valid queue", nil},
+		{"enable all", QueueChange{All: true, Enable: &on}, "", []string{""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := st.Update(func(tx *store.Tx) error {
+				names, _, err := ChangeQueues(tx, tt.change)
+				if err == nil && !slices.Equal(names, tt.want) {
+					t.Errorf("changed %q, want %q", names, tt.want)
+				}
+				return err
+			})
+			if (err == nil) != (tt.wantErr == "") || (err != nil && err.Error() != tt.wantErr) {
+				t.Fatalf("ChangeQueues error = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+	err := st.Update(func(tx *store.Tx) error {
+		if _, _, err := ChangeQueues(tx, QueueChange{Enable: &off, Reason: "maintenance"}); err != nil {
+			return err
+		}
+		_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}}), UserID: 1, Urgency: 16}})
+		return err
+	})
+	if err == nil || err.Error() != "job submission is disabled: maintenance" {
+		t.Fatalf("submit to a disabled queue: %v", err)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/user"
 	"strconv"
+	"strings"
 
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/store"
@@ -89,6 +90,10 @@ type QueueChange struct {
 
 // ChangeQueues applies a change and returns the names it applied to.
 func ChangeQueues(tx *store.Tx, c QueueChange) ([]string, map[string]queue.State, error) {
+	// A reason is printed after "disabled: " in one-line messages.
+	if strings.ContainsAny(c.Reason, "\n\r") {
+		return nil, nil, fmt.Errorf("the reason must be one line")
+	}
 	set, err := QueueSet(tx)
 	if err != nil {
 		return nil, nil, err
