@@ -2,18 +2,11 @@
 # 16 processes submitting 100 jobs each at once to a running fluxsched
 # (issue 3): prints how many distinct ids came back, how many completed,
 # and how many client errors there were. Exits 1 unless 1600/1600/0.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-make -s build >/dev/null
-bin=$PWD/bin
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 export FLUXQ_STATE_DIR=$tmp/state
 "$bin/fluxsched" run >"$tmp/fluxsched.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -S "$FLUXQ_STATE_DIR/fluxsched.sock" ] && break; sleep 0.1; done
+wait_socket
 start=$(date +%s.%N)
 for p in $(seq 16); do
   ( for j in $(seq 100); do "$bin/fluxq" submit true >>"$tmp/ids.$p" 2>>"$tmp/errors" || true; done ) &

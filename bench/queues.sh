@@ -4,19 +4,7 @@
 # defaults and limits, all started), measured the same way on the same
 # machine, the median of three runs each. Target: 16 queues within 10% of
 # one. Prints a summary and writes bench/results/queues.json.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-make -s build >/dev/null
-bin=$PWD/bin
-out=bench/results
-mkdir -p "$out"
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-now() { date +%s.%N; }
-rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib.sh"
 
 # 16 queues, q1 the default, each with a default duration and limits.
 {
@@ -36,7 +24,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 start() { # config: start fluxsched on a fresh state dir, all queues started
 	"$bin/fluxsched" run --config "$1" >"$tmp/fluxsched.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do [ -S "$FLUXQ_STATE_DIR/fluxsched.sock" ] && break; sleep 0.1; done
+	wait_socket
 	"$bin/fluxq" queue start --all >/dev/null
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }

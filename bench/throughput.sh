@@ -5,19 +5,7 @@
 #   raw              the same 1,000 processes with xargs -P$(nproc)
 #   listing          fluxq jobs -a --json over 100,000 stored jobs
 # Prints a summary and writes bench/results/throughput.json.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-make -s build >/dev/null
-bin=$PWD/bin
-out=bench/results
-mkdir -p "$out"
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-now() { date +%s.%N; }
-rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }
-secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+. "$(dirname "$0")/lib.sh"
 
 # 1. Submit rate.
 export FLUXQ_STATE_DIR=$tmp/submit
@@ -28,7 +16,7 @@ submit_rate=$(rate 10000 "$t0" "$t1")
 export FLUXQ_STATE_DIR=$tmp/e2e
 "$bin/fluxsched" run >"$tmp/fluxsched.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -S "$FLUXQ_STATE_DIR/fluxsched.sock" ] && break; sleep 0.1; done
+wait_socket
 t0=$(now)
 "$bin/fluxq" submit --quiet --cc 1-1000 true
 "$bin/fluxq" wait --all

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/job"
@@ -50,9 +51,9 @@ func (w QueueWait) Done(c QueueCounts) bool {
 	return c.Active == 0
 }
 
-// LoadQueues reads the queues from the store. Counts come from the job
-// summaries, which know no alloc requests: the loop's own counts replace
-// them when it answers.
+// LoadQueues reads the queues' configuration and states from the store,
+// with every count zero: the loop fills them from the job manager, which
+// knows the alloc requests outstanding; the direct path with CountQueues.
 func LoadQueues(tx *store.Tx) (*QueueInfo, error) {
 	set, err := ops.QueueSet(tx)
 	if err != nil {
@@ -62,11 +63,22 @@ func LoadQueues(tx *store.Tx) (*QueueInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	return NewQueueInfo(set, states), nil
+}
+
+// NewQueueInfo is the queues with every count zero.
+func NewQueueInfo(set *queue.Set, states map[string]queue.State) *QueueInfo {
 	counts := make(map[string]QueueCounts, len(set.Names()))
 	for _, n := range set.Names() {
 		counts[n] = QueueCounts{}
 	}
-	err = tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+	return &QueueInfo{Set: set, States: states, Counts: counts}
+}
+
+// countQueues counts active jobs per queue from their stored summaries,
+// for the direct path (no alloc request is outstanding without a loop).
+func countQueues(tx *store.Tx, qi *QueueInfo) error {
+	return tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
 		var s struct {
 			State string `json:"state"`
 			Queue string `json:"queue"`
@@ -78,31 +90,18 @@ func LoadQueues(tx *store.Tx) (*QueueInfo, error) {
 		if err != nil || st == job.Inactive {
 			return true, nil
 		}
-		c := counts[s.Queue]
-		c.Active++
-		switch {
-		case st == job.Sched:
-			c.Queued++
-		case st&(job.Run|job.Cleanup) != 0:
-			c.Running++
-		}
-		if st&(job.Pending|job.New) != 0 {
-			c.Waiting++
-		}
-		counts[s.Queue] = c
+		c := qi.Counts[s.Queue]
+		c.Add(st, false)
+		qi.Counts[s.Queue] = c
 		return true, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &QueueInfo{Set: set, States: states, Counts: counts}, nil
 }
 
 // Total adds the counts of the named queues (all when names is nil).
 func (qi *QueueInfo) Total(names []string) QueueCounts {
 	var t QueueCounts
 	for n, c := range qi.Counts {
-		if names != nil && !contains(names, n) {
+		if names != nil && !slices.Contains(names, n) {
 			continue
 		}
 		t.Queued += c.Queued
@@ -114,21 +113,14 @@ func (qi *QueueInfo) Total(names []string) QueueCounts {
 	return t
 }
 
-func contains(names []string, n string) bool {
-	for _, x := range names {
-		if x == n {
-			return true
-		}
-	}
-	return false
-}
-
 func (d *direct) Queues(context.Context) (*QueueInfo, error) {
 	var qi *QueueInfo
 	err := d.with(false, func(tx *store.Tx) error {
 		var err error
-		qi, err = LoadQueues(tx)
-		return err
+		if qi, err = LoadQueues(tx); err != nil {
+			return err
+		}
+		return countQueues(tx, qi)
 	})
 	return qi, err
 }
@@ -136,13 +128,11 @@ func (d *direct) Queues(context.Context) (*QueueInfo, error) {
 func (d *direct) ChangeQueues(_ context.Context, c ops.QueueChange) (*QueueInfo, error) {
 	var qi *QueueInfo
 	err := d.with(true, func(tx *store.Tx) error {
-		names, _, err := ops.ChangeQueues(tx, c)
+		names, set, states, err := ops.ChangeQueues(tx, c)
 		if err != nil {
 			return err
 		}
-		if qi, err = LoadQueues(tx); err != nil {
-			return err
-		}
+		qi = NewQueueInfo(set, states)
 		qi.Changed = names
 		return nil
 	})

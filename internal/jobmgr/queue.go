@@ -63,6 +63,24 @@ type QueueCounts struct {
 	Waiting int `json:"waiting"` // pending states: DEPEND, PRIORITY, SCHED
 }
 
+// Add counts one active job in state st; allocPending is whether its
+// alloc request is outstanding (only the loop knows).
+func (c *QueueCounts) Add(st job.State, allocPending bool) {
+	c.Active++
+	switch {
+	case allocPending:
+		c.Pending++
+	case st == job.Sched:
+		c.Queued++
+	}
+	if st&(job.Run|job.Cleanup) != 0 {
+		c.Running++
+	}
+	if st&(job.Pending|job.New) != 0 {
+		c.Waiting++
+	}
+}
+
 // Counts counts the active jobs of the named queues (all when names is
 // nil).
 func (m *Manager) Counts(names []string) QueueCounts {
@@ -78,20 +96,7 @@ func (m *Manager) Counts(names []string) QueueCounts {
 		if want != nil && !want[queueOf(e)] {
 			continue
 		}
-		c.Active++
-		st := e.j().State
-		switch {
-		case e.allocPending:
-			c.Pending++
-		case st == job.Sched:
-			c.Queued++
-		}
-		if st&(job.Run|job.Cleanup) != 0 {
-			c.Running++
-		}
-		if st&(job.Pending|job.New) != 0 {
-			c.Waiting++
-		}
+		c.Add(e.j().State, e.allocPending)
 	}
 	return c
 }

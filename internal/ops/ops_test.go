@@ -179,7 +179,7 @@ func TestChangeQueues(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := st.Update(func(tx *store.Tx) error {
-				names, _, err := ChangeQueues(tx, tt.change)
+				names, _, _, err := ChangeQueues(tx, tt.change)
 				if err == nil && !slices.Equal(names, tt.want) {
 					t.Errorf("changed %q, want %q", names, tt.want)
 				}
@@ -191,7 +191,7 @@ func TestChangeQueues(t *testing.T) {
 		})
 	}
 	err := st.Update(func(tx *store.Tx) error {
-		if _, _, err := ChangeQueues(tx, QueueChange{Enable: &off, Reason: "maintenance"}); err != nil {
+		if _, _, _, err := ChangeQueues(tx, QueueChange{Enable: &off, Reason: "maintenance"}); err != nil {
 			return err
 		}
 		_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}}), UserID: 1, Urgency: 16}})

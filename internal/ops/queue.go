@@ -88,23 +88,24 @@ type QueueChange struct {
 	NoCheckpoint bool   `json:"nocheckpoint,omitempty"`
 }
 
-// ChangeQueues applies a change and returns the names it applied to.
-func ChangeQueues(tx *store.Tx, c QueueChange) ([]string, map[string]queue.State, error) {
+// ChangeQueues applies a change and returns the names it applied to, with
+// the configuration and every queue's state after it.
+func ChangeQueues(tx *store.Tx, c QueueChange) ([]string, *queue.Set, map[string]queue.State, error) {
 	// A reason is printed after "disabled: " in one-line messages.
 	if strings.ContainsAny(c.Reason, "\n\r") {
-		return nil, nil, fmt.Errorf("the reason must be one line")
+		return nil, nil, nil, fmt.Errorf("the reason must be one line")
 	}
 	set, err := QueueSet(tx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	names, err := set.Lookup(c.Queue, c.All)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	states, err := QueueStates(tx, set)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	for _, name := range names {
 		st := states[name]
@@ -116,10 +117,10 @@ func ChangeQueues(tx *store.Tx, c QueueChange) ([]string, map[string]queue.State
 		}
 		states[name] = st
 		if err := PutQueueState(tx, name, st); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return names, states, nil
+	return names, set, states, nil
 }
 
 // submitter resolves the user the queue policy judges: the name and groups

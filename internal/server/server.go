@@ -255,7 +255,7 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 		err = s.drain(ctx, who, req, w)
 	case client.MethodQueues:
 		var qi *client.QueueInfo
-		if qi, err = s.queues(ctx, nil); err == nil {
+		if qi, err = s.queues(ctx); err == nil {
 			w.result(qi)
 		}
 	case client.MethodQueueSet:
@@ -406,31 +406,26 @@ func (s *Server) follow(ctx context.Context, req client.Request, w *writer) erro
 func SocketPath(stateDir string) string { return filepath.Join(stateDir, client.SocketFile) }
 
 // queues reads the queues with the job manager's counts, which know the
-// alloc requests outstanding; change, if not nil, runs first in the same
-// turn.
-func (s *Server) queues(ctx context.Context, change func(tx *store.Tx, jm *jobmgr.Manager) ([]string, error)) (*client.QueueInfo, error) {
+// alloc requests outstanding.
+func (s *Server) queues(ctx context.Context) (*client.QueueInfo, error) {
 	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		var changed []string
-		if change != nil {
-			var err error
-			if changed, err = change(tx, jm); err != nil {
-				return nil, err
-			}
-		}
 		qi, err := client.LoadQueues(tx)
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range qi.Set.Names() {
-			qi.Counts[name] = jm.Counts([]string{name})
-		}
-		qi.Changed = changed
-		return qi, nil
+		return countQueues(qi, jm), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*client.QueueInfo), nil
+}
+
+func countQueues(qi *client.QueueInfo, jm *jobmgr.Manager) *client.QueueInfo {
+	for _, name := range qi.Set.Names() {
+		qi.Counts[name] = jm.Counts([]string{name})
+	}
+	return qi
 }
 
 func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request, w *writer) error {
@@ -441,22 +436,20 @@ func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request,
 	if err != nil {
 		return err
 	}
-	qi, err := s.queues(ctx, func(tx *store.Tx, jm *jobmgr.Manager) ([]string, error) {
-		names, states, err := ops.ChangeQueues(tx, c)
-		if err != nil {
-			return nil, err
-		}
-		set, err := ops.QueueSet(tx)
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		names, set, states, err := ops.ChangeQueues(tx, c)
 		if err != nil {
 			return nil, err
 		}
 		jm.SetQueues(set, states)
-		return names, nil
+		qi := client.NewQueueInfo(set, states)
+		qi.Changed = names
+		return countQueues(qi, jm), nil
 	})
 	if err != nil {
 		return err
 	}
-	w.result(qi)
+	w.result(v)
 	return nil
 }
 
@@ -467,18 +460,23 @@ func (s *Server) waitQueues(ctx context.Context, req client.Request, w *writer) 
 	if err != nil {
 		return err
 	}
+	// Only a restart changes the configuration: the names are resolved
+	// once, not at every turn the wait sees.
+	var names []string
+	err = s.Store.View(func(tx *store.Tx) error {
+		set, err := ops.QueueSet(tx)
+		if err == nil {
+			names, err = q.Names(set)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	var last *client.QueueCounts
 	for {
 		changed := s.Loop.Changed()
-		v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			set, err := ops.QueueSet(tx)
-			if err != nil {
-				return nil, err
-			}
-			names, err := q.Names(set)
-			if err != nil {
-				return nil, err
-			}
+		v, err := s.Loop.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
 			return jm.Counts(names), nil
 		})
 		if err != nil {

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
@@ -212,8 +210,7 @@ type progressLine struct {
 
 func (e *env) queueProgress(c *cli.Context, idle bool) *progressLine {
 	w := stderr(c)
-	f, ok := w.(*os.File)
-	if !ok || !(isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+	if !output.IsTerminal(w) {
 		return &progressLine{}
 	}
 	return &progressLine{w: w, idle: idle}
@@ -275,7 +272,8 @@ func (e *env) queueList(c *cli.Context) error {
 		return err
 	}
 	names := qi.Set.Names()
-	if want := splitList(c.StringSlice("queue")); len(want) > 0 {
+	// urfave/cli splits -q a,b into a and b.
+	if want := slices.DeleteFunc(c.StringSlice("queue"), func(n string) bool { return n == "" }); len(want) > 0 {
 		names = nil
 		for _, n := range want {
 			if _, err := qi.Set.Lookup(n, false); err != nil {
@@ -297,18 +295,6 @@ func (e *env) queueList(c *cli.Context) error {
 		})
 	}
 	return output.PrintList(p, queueListing(), rows)
-}
-
-func splitList(vs []string) []string {
-	var out []string
-	for _, v := range vs {
-		for _, s := range strings.Split(v, ",") {
-			if s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
 }
 
 func queueListing() output.List[*queueRow] {

@@ -104,10 +104,15 @@ func ColorEnabled(mode string, w io.Writer, noColor string) (bool, error) {
 		if noColor != "" {
 			return false, nil
 		}
-		f, ok := w.(interface{ Fd() uintptr })
-		return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())), nil
+		return IsTerminal(w), nil
 	}
 	return false, exitcode.UsageErrorf("--color: %q is not auto, always or never", mode)
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(interface{ Fd() uintptr })
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
 // WriteJSON writes v as one JSON document and a newline: CLI.md's --json.

@@ -1,0 +1,19 @@
+# Shared by the bench/ scripts (sourced, not run): builds the binaries and
+# sets bin, out, tmp and pid; tmp is removed and a fluxsched left in $pid is
+# stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+make -s build >/dev/null
+bin=$PWD/bin
+out=bench/results
+mkdir -p "$out"
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+now() { date +%s.%N; }
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# wait_socket: until the fluxsched of $FLUXQ_STATE_DIR serves its socket.
+wait_socket() { for _ in $(seq 100); do [ -S "$FLUXQ_STATE_DIR/fluxsched.sock" ] && return; sleep 0.1; done; }
