@@ -58,6 +58,20 @@ type Client interface {
 	// idle; progress hears the counts as they change.
 	WaitQueues(ctx context.Context, w QueueWait, progress func(QueueCounts)) (QueueCounts, error)
 
+	// Reserve serves a reservation request (create, extend, release,
+	// reclaim); rejections are *reservation.Error with their PMIx status.
+	Reserve(ctx context.Context, p ReserveParams) (*ReservationView, error)
+	// Reservations lists live reservations (all of them with all) and
+	// every node's session.
+	Reservations(ctx context.Context, all bool) (*ReservationList, error)
+	// ToolEvents calls fn with the timeout warnings directed to the
+	// calling tool, then, with follow, with each new one until ctx ends.
+	ToolEvents(ctx context.Context, follow bool, fn func(ops.ToolEvent) error) error
+	// AddSpares registers spare nodes; RemoveNodes takes them out of the
+	// scheduler's pool.
+	AddSpares(ctx context.Context, p SpareParams) ([]string, error)
+	RemoveNodes(ctx context.Context, hosts string) error
+
 	// Close releases the connection or the store.
 	Close() error
 }

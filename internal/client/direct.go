@@ -12,6 +12,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -19,14 +20,21 @@ import (
 // for each call only, so it never keeps a starting loop (or another
 // command) waiting longer than one short transaction.
 type direct struct {
-	dir     string
-	timeout time.Duration
-	uid     uint32
-	now     func() time.Time
+	dir         string
+	timeout     time.Duration
+	uid         uint32
+	now         func() time.Time
+	claim       string
+	asScheduler bool
 }
 
 func newDirect(o Options) *direct {
-	return &direct{dir: o.StateDir, timeout: o.Timeout, uid: uint32(os.Getuid()), now: time.Now}
+	return &direct{dir: o.StateDir, timeout: o.Timeout, uid: uint32(os.Getuid()), now: time.Now, claim: o.JobClaim, asScheduler: o.AsScheduler}
+}
+
+// who is the caller, for the reservation rules: this process.
+func (d *direct) who(tx *store.Tx) (reservation.Requester, error) {
+	return ops.Identify(tx, filepath.Join(d.dir, JobsFolder), d.uid, os.Getpid(), d.claim, d.asScheduler, true)
 }
 
 func (d *direct) path() string { return filepath.Join(d.dir, StoreFile) }
@@ -54,8 +62,18 @@ func (d *direct) with(write bool, fn func(tx *store.Tx) error) error {
 func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error) {
 	var ids []fluid.ID
 	err := d.with(true, func(tx *store.Tx) error {
+		reqs := submitRequests(jobs, d.uid)
+		if d.claim != "" || d.asScheduler {
+			who, err := d.who(tx)
+			if err != nil {
+				return err
+			}
+			for i := range reqs {
+				reqs[i].Who = &who
+			}
+		}
 		var err error
-		ids, _, err = ops.Submit(tx, d.now(), submitRequests(jobs, d.uid))
+		ids, _, err = ops.Submit(tx, d.now(), reqs, nil)
 		return err
 	})
 	return ids, err

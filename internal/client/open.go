@@ -14,6 +14,10 @@ import (
 type Options struct {
 	StateDir string
 	Timeout  time.Duration // for a busy store or an unreachable loop
+	// JobClaim is the caller's FLUXQ_JOB_ID, if it runs inside a job;
+	// AsScheduler asks to act as the scheduler (reservations).
+	JobClaim    string
+	AsScheduler bool
 }
 
 // Open returns the instance: through fluxsched's socket when its loop
@@ -23,7 +27,7 @@ func Open(ctx context.Context, o Options) (Client, error) {
 		o.Timeout = 10 * time.Second
 	}
 	return &auto{
-		sock:    &socket{path: filepath.Join(o.StateDir, SocketFile), timeout: o.Timeout},
+		sock:    &socket{path: filepath.Join(o.StateDir, SocketFile), timeout: o.Timeout, claim: o.JobClaim, asScheduler: o.AsScheduler},
 		direct:  newDirect(o),
 		timeout: o.Timeout,
 	}, nil

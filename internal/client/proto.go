@@ -26,12 +26,23 @@ const (
 	MethodQueues    = "queues"
 	MethodQueueSet  = "queue-change"
 	MethodQueueWait = "queue-wait"
+	// Reservations (node-reservation specification).
+	MethodReserve      = "reserve"
+	MethodReservations = "reservations"
+	MethodToolEvents   = "tool-events"
+	MethodSpareAdd     = "spare-add"
+	MethodNodeRemove   = "node-remove"
 )
 
 // Request is one call.
 type Request struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
+	// Job is the caller's FLUXQ_JOB_ID: a claim the instance verifies
+	// against the caller's process session before it believes it.
+	Job string `json:"job,omitempty"`
+	// AsScheduler asks to act as the scheduler (the owner only).
+	AsScheduler bool `json:"as_scheduler,omitempty"`
 }
 
 // Response is one line of an answer: an event of a stream, or the final
@@ -42,6 +53,8 @@ type Response struct {
 	Progress json.RawMessage `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
 	Error    string          `json:"error,omitempty"`
+	// Status is the PMIx status of a rejected reservation request.
+	Status int `json:"status,omitempty"`
 	// Errors has one message per id of a cancel ("" when it worked).
 	Errors []string `json:"errors,omitempty"`
 	Final  bool     `json:"final,omitempty"`

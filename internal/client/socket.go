@@ -7,17 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/reservation"
 )
 
 // socket talks to a running loop, one connection per call.
 type socket struct {
-	path    string
-	timeout time.Duration
+	path        string
+	timeout     time.Duration
+	claim       string
+	asScheduler bool
 }
 
 // maxResponse bounds one response line (a listing of 100,000 jobs fits).
@@ -43,7 +47,7 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 
-	req := Request{Method: method}
+	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler}
 	if params != nil {
 		if req.Params, err = json.Marshal(params); err != nil {
 			return nil, err
@@ -89,6 +93,10 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 			continue
 		}
 		if resp.Error != "" {
+			if resp.Status != 0 {
+				msg := strings.TrimPrefix(resp.Error, reservation.Status(resp.Status).String()+": ")
+				return &resp, &reservation.Error{Status: reservation.Status(resp.Status), Msg: msg}
+			}
 			return &resp, errors.New(resp.Error)
 		}
 		if result != nil && len(resp.Result) > 0 {

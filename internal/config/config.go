@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 )
 
@@ -29,8 +30,19 @@ type Config struct {
 	Policy queue.Policy            `toml:"policy"`
 	Queues map[string]queue.Config `toml:"queues"`
 
+	// Reservation is the [reservation] table (RESERVATIONS.md decision 13).
+	Reservation Reservation `toml:"reservation"`
+
 	// QueueSet is Policy and Queues, checked and compiled by Load.
 	QueueSet *queue.Set `toml:"-"`
+	// Support is Reservation, checked by Load.
+	Support reservation.Support `toml:"-"`
+}
+
+// Reservation is the [reservation] table: the attributes of the
+// node-reservation specification this instance behaves as if it lacked.
+type Reservation struct {
+	Unsupported []string `toml:"unsupported" json:"unsupported"`
 }
 
 // Resource is the [resource] table.
@@ -222,6 +234,11 @@ func (c *Config) check() error {
 			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
 		}
 	}
+	support, err := reservation.ParseUnsupported(c.Reservation.Unsupported)
+	if err != nil {
+		return fmt.Errorf("error parsing [reservation] config table: %v", err)
+	}
+	c.Support = support
 	set, err := queue.Compile(queue.Tables{Policy: c.Policy, Queues: c.Queues})
 	if err != nil {
 		return err

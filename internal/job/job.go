@@ -29,6 +29,7 @@ func (e *Exception) Fatal() bool { return e != nil && e.Severity == 0 }
 type Job struct {
 	ID       fluid.ID
 	UserID   uint32
+	Parent   fluid.ID // the job it was submitted from inside, 0 for none
 	Urgency  int
 	Priority int64 // -1 until the priority event
 	Flags    int
@@ -101,6 +102,16 @@ func (j *Job) apply(e eventlog.Event) error {
 		}
 		if j.Flags, err = ctxInt(e, "flags", 0, math.MaxInt32); err != nil {
 			return err
+		}
+		// A job submitted from inside another (fluxq's submit context
+		// extension) names it: the node-reservation rules' parent.
+		if v, ok := e.Context["parent"]; ok {
+			ps, isStr := v.(string)
+			p, err := fluid.Parse(ps)
+			if !isStr || err != nil || p == 0 {
+				return fmt.Errorf("submit: parent %v is not a job id", v)
+			}
+			j.Parent = p
 		}
 		j.Priority = -1
 		j.State, j.TSubmit = New, ts

@@ -64,14 +64,21 @@ func (m *Manager) jobOf(tx *store.Tx, id fluid.ID) *job.Job {
 
 // NextWake is when a begin-time dependency next falls due (zero: none).
 func (m *Manager) NextWake() time.Time {
-	if m.wake == 0 {
+	wake := m.wake
+	if d := m.res.NextDeadline(); d > 0 && (wake == 0 || d < wake) {
+		wake = d
+	}
+	if wake == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, int64(m.wake*1e9))
+	return time.Unix(0, int64(wake*1e9))
 }
 
 // Tick re-checks time dependencies; the loop calls it at NextWake.
 func (m *Manager) Tick(tx *store.Tx) error {
+	if err := m.reservationTick(tx); err != nil {
+		return err
+	}
 	m.wake = 0
 	for _, e := range m.sortedActive() {
 		if e.j().State == job.Depend {

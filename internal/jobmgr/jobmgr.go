@@ -25,6 +25,7 @@ import (
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/store"
@@ -33,11 +34,14 @@ import (
 
 // Config is what a Manager needs from the instance.
 type Config struct {
-	Inventory   *rset.R          // every resource of the instance
-	Down        idset.Set        // ranks drained or offline at start
-	Owner       uint32           // the instance owner's uid
-	ExecService string           // RFC 32 service name; default "job-exec"
-	Now         func() time.Time // default time.Now
+	Inventory *rset.R // every resource the scheduler may be given: the instance and its spare nodes
+	// Reservations is the reservation state as loaded from the store; nil
+	// for none (tests that do not care).
+	Reservations *reservation.State
+	Down         idset.Set        // ranks drained or offline at start
+	Owner        uint32           // the instance owner's uid
+	ExecService  string           // RFC 32 service name; default "job-exec"
+	Now          func() time.Time // default time.Now
 }
 
 // Errors users see (Flux's wording).
@@ -52,6 +56,8 @@ type Outbox struct {
 	Sched   []wire.Message // to the scheduler
 	Exec    []wire.Message // to the exec service
 	Changed []fluid.ID     // jobs with new events (for followers and waiters)
+	// Reservations reports that reservations or tool events changed.
+	Reservations bool
 }
 
 // Manager is the job manager.
@@ -69,6 +75,9 @@ type Manager struct {
 
 	queues  *queue.Set      // nil: no queue gates scheduling
 	stopped map[string]bool // queues not scheduling now
+
+	inv *rset.R            // the scheduler's inventory; grows as spares are added
+	res *reservation.State // nodes and reservations
 }
 
 // entry is an active job and its conversation state.
@@ -116,7 +125,15 @@ func New(cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}}
+	inv := cfg.Inventory
+	if inv == nil {
+		inv = rset.New(nil)
+	}
+	res := cfg.Reservations
+	if res == nil {
+		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
+	}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
 }
 
 // Take returns and clears the outbox.
@@ -274,7 +291,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 		return false, err
 	}
 	delete(m.active, e.id())
-	return true, nil
+	return true, m.jobEnded(tx, e.id())
 }
 
 // start sends the exec service a start request for an allocated job.

@@ -57,12 +57,13 @@ func (m *Manager) SchedDisconnected() {
 
 // acquire answers resource.acquire with the inventory and the up ranks.
 func (m *Manager) acquire() error {
-	r, err := m.cfg.Inventory.MarshalJSON()
+	r, err := m.inv.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	up := m.cfg.Inventory.Ranks().Difference(m.down).String()
-	m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Resources: r, Up: &up})
+	up := m.inv.Ranks().Difference(m.down).String()
+	sessions, outside := m.sessions()
+	m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Resources: r, Up: &up, Sessions: sessions, Outside: &outside})
 	m.sched.acquire = true
 	return nil
 }

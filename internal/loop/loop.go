@@ -304,7 +304,7 @@ func (l *Loop) JobChanged(id fluid.ID) <-chan struct{} {
 // flush sends what the committed turn produced.
 func (l *Loop) flush() {
 	out := l.jm.Take()
-	if len(out.Changed) > 0 {
+	if len(out.Changed) > 0 || out.Reservations {
 		l.mu.Lock()
 		close(l.changed)
 		l.changed = make(chan struct{})

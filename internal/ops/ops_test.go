@@ -44,7 +44,7 @@ func TestSubmit(t *testing.T) {
 	good := spec(t, jobspec.Options{Command: []string{"true"}})
 	var ids []uint64
 	err := st.Update(func(tx *store.Tx) error {
-		got, recs, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 0}})
+		got, recs, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 0}}, nil)
 		if err != nil {
 			return err
 		}
@@ -88,7 +88,7 @@ func TestSubmitAllOrNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			err := st.Update(func(tx *store.Tx) error {
-				_, _, err := Submit(tx, time.Now(), tc.reqs)
+				_, _, err := Submit(tx, time.Now(), tc.reqs, nil)
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("Submit err = %v, want it to contain %q", err, tc.want)
 				}
@@ -194,7 +194,7 @@ func TestChangeQueues(t *testing.T) {
 		if _, _, _, err := ChangeQueues(tx, QueueChange{Enable: &off, Reason: "maintenance"}); err != nil {
 			return err
 		}
-		_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}}), UserID: 1, Urgency: 16}})
+		_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}}), UserID: 1, Urgency: 16}}, nil)
 		return err
 	})
 	if err == nil || err.Error() != "job submission is disabled: maintenance" {

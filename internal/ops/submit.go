@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -19,13 +21,20 @@ type SubmitRequest struct {
 	Owner   bool   // the submitter is the instance owner
 	Urgency int
 	Flags   int
+	// Who is the requester for session targeting (reservations); nil is
+	// the submitting user as a tool.
+	Who *reservation.Requester
 }
 
 // Submit validates and stores new jobs, each with its submit and validate
 // events (RFC 21), and returns their ids in order. It is all or nothing:
 // one invalid request rejects the batch and nothing is stored, because the
 // caller's transaction is rolled back on error.
-func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*Record, error) {
+//
+// st is the reservation state to check targets against and to record new
+// owners and derived children in; nil reads it from the store when a
+// request needs it.
+func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State) ([]fluid.ID, []*Record, error) {
 	gen, err := fluid.NewGenerator(tx.Epoch(), 0, fluid.ID(tx.LastJobID()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("job id generator: %w", err)
@@ -44,12 +53,16 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 	specs := make([]*jobspec.Jobspec, len(reqs))
 	canons := make([][]byte, len(reqs))
 	deps := make([][]job.Dependency, len(reqs))
+	spawns := make([]spawned, len(reqs))
 	for i, req := range reqs {
 		if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 			return nil, nil, fmt.Errorf("urgency value is out of range")
 		}
 		js, err := jobspec.Parse(req.Jobspec)
 		if err != nil {
+			return nil, nil, err
+		}
+		if spawns[i], err = target(tx, &st, js, req); err != nil {
 			return nil, nil, err
 		}
 		// RFC 33: the queue is assigned, its defaults applied and its
@@ -84,6 +97,9 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		submit := eventlog.Event{Timestamp: ts, Name: "submit", Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
+		if p := spawns[i].parent; p != 0 {
+			submit.Context["parent"] = p.String()
+		}
 		events := []eventlog.Event{submit, {Timestamp: ts, Name: "validate"}}
 		// Dependencies are recorded as the job is validated, as Flux's
 		// dependency plugins do; the job manager removes each when met.
@@ -97,6 +113,14 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest) ([]fluid.ID, []*R
 		}
 		ids = append(ids, id)
 		recs = append(recs, rec)
+		if spawns[i].track {
+			st.Accepted(id, spawns[i].parent, spawns[i].into)
+		}
+	}
+	if st != nil {
+		if err := SaveReservations(tx, st); err != nil {
+			return nil, nil, err
+		}
 	}
 	if len(ids) > 0 {
 		if err := tx.SetLastJobID(uint64(ids[len(ids)-1])); err != nil {
@@ -121,4 +145,91 @@ func dependencies(tx *store.Tx, js *jobspec.Jobspec) ([]job.Dependency, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// spawned is what session targeting decided for one submission.
+type spawned struct {
+	track  bool     // the reservation state must record the job
+	parent fluid.ID // the requesting job, for a job submitted from inside one
+	into   []string // the reservations it was spawned into
+}
+
+// target applies the node-reservation specification's targeting rules to
+// a submission: its attributes.system.targets (PMIX_SPAWN_TARGET) are
+// checked for ownership and replaced by the sessions they resolve to,
+// which is what the scheduler filters on. A job submitted from inside a
+// job has that job as its parent. *st is loaded on first need.
+func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req SubmitRequest) (spawned, error) {
+	targets, err := js.Targets()
+	if err != nil {
+		return spawned{}, err
+	}
+	app := req.Who != nil && req.Who.Class == reservation.Application
+	if targets == nil && !app {
+		return spawned{}, nil
+	}
+	if *st == nil {
+		if *st, err = ReservationsOrEmpty(tx); err != nil {
+			return spawned{}, err
+		}
+	}
+	who := reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(userName(req.UserID))}
+	if req.Who != nil {
+		who = *req.Who
+	}
+	sp := reservation.Spawn{Targets: targets}
+	out := spawned{track: true}
+	if app {
+		out.parent = who.NS.Job
+		if prec, err := Load(tx, out.parent); err == nil {
+			sp.ParentTargets, _ = prec.Jobspec.Targets()
+		}
+	}
+	sessions, into, err := (*st).Target(sp, who)
+	if err != nil {
+		return spawned{}, err
+	}
+	out.into = into
+	if sessions == nil {
+		delete(js.Attributes.System.Extra, jobspec.TargetsKey)
+	} else {
+		if js.Attributes.System.Extra == nil {
+			js.Attributes.System.Extra = map[string]any{}
+		}
+		list := make([]any, len(sessions))
+		for i, s := range sessions {
+			list[i] = s
+		}
+		js.Attributes.System.Extra[jobspec.TargetsKey] = list
+	}
+	return out, nil
+}
+
+// ReservationsOrEmpty reads the reservation state, or an empty one when
+// no instance has run yet (no inventory: no reservation can exist).
+func ReservationsOrEmpty(tx *store.Tx) (*reservation.State, error) {
+	support, err := ReservationSupport(tx)
+	if err != nil {
+		return nil, err
+	}
+	if tx.Inventory() == nil {
+		return reservation.New(support, nil, nil, nil, tx.LastAlloc())
+	}
+	return LoadReservations(tx, support)
+}
+
+// ReservationSupport reads the [reservation] unsupported switches the
+// loop last saved.
+func ReservationSupport(tx *store.Tx) (reservation.Support, error) {
+	raw := tx.ReservationConfig()
+	if raw == nil {
+		return reservation.Support{}, nil
+	}
+	var cfg struct {
+		Unsupported []string `json:"unsupported"`
+	}
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return reservation.Support{}, fmt.Errorf("stored [reservation] config: %w", err)
+	}
+	return reservation.ParseUnsupported(cfg.Unsupported)
 }

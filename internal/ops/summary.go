@@ -36,6 +36,10 @@ type Summary struct {
 	ReturnCode   *int           `json:"returncode,omitempty"`
 	WaitStatus   *int           `json:"waitstatus,omitempty"`
 	Dependencies []string       `json:"dependencies,omitempty"`
+	// Targets are the sessions the job may map onto (absent: the default
+	// session); Parent the job it was submitted from inside.
+	Targets []string  `json:"targets,omitempty"`
+	Parent  *fluid.ID `json:"parent,omitempty"`
 }
 
 // Exception is the summary of a job's exception (CLI.md's shape).
@@ -67,6 +71,7 @@ func Summarize(rec *Record) *Summary {
 	if rec.Jobspec != nil {
 		c := rec.Jobspec.Counts()
 		s.Queue = rec.Jobspec.Attributes.System.Queue
+		s.Targets, _ = rec.Jobspec.Targets()
 		s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = c.NTasks, c.NNodes, c.NCores, c.NGPUs, c.Duration
 	}
 	if rec.R != nil {
@@ -74,6 +79,10 @@ func Summarize(rec *Record) *Summary {
 		nnodes, ncores, ngpus := rec.R.Counts()
 		s.NNodes, s.NCores, s.NGPUs = nnodes, ncores, ngpus
 		s.Nodelist = rec.R.Nodelist().String()
+	}
+	if j.Parent != 0 {
+		p := j.Parent
+		s.Parent = &p
 	}
 	if j.State == job.Inactive {
 		s.Result = j.Result.String()

@@ -26,4 +26,15 @@
 //   - Feasibility ignores allocations and down ranks: a request denied as
 //     infeasible could never run on the configured inventory, while one
 //     that only waits for drained nodes is merely pending.
+//
+// Node reservations (the node-reservation specification, see SetSessions)
+// partition the instance into sessions: the default one and one per
+// reservation. Match places a request only on the union of the sessions it
+// targets (Request.Targets, nil for the default session alone) and never on
+// a node outside the instance (a spare node). Feasible still looks at the
+// whole inventory, outside nodes included, since sessions change and spare
+// nodes join; FitsTargets says whether the targeted sessions alone could
+// ever hold the request, so a scheduler can tell a user why a job waits.
+// When nothing is reserved or outside, an untargeted request pays nothing
+// for the filter.
 package resource

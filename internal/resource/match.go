@@ -12,7 +12,8 @@ import (
 // then a selector that takes nodes in that order until the request is met.
 
 // Feasible reports whether req could ever be placed on the inventory,
-// ignoring current allocations and down ranks; the error says why not, in
+// ignoring current allocations, down ranks and sessions (nodes outside the
+// instance included: they may join it); the error says why not, in
 // flux-core's words (ErrUnsatisfiable, ErrNoMatch,
 // ErrUnsatisfiableConstrained), or what is malformed.
 func (p *Pool) Feasible(req Request) error {
@@ -59,10 +60,10 @@ func (p *Pool) Feasible(req Request) error {
 	return nil
 }
 
-// Match places req on what is free on up ranks now, by policy, and returns
-// the R to allocate (hostnames, cores, GPUs and properties of the chosen
-// ranks, nslots set); false when it does not fit now. Match does not
-// allocate: pass the result to Allocate.
+// Match places req on what is free now on up ranks of the sessions it
+// targets, by policy, and returns the R to allocate (hostnames, cores, GPUs
+// and properties of the chosen ranks, nslots set); false when it does not
+// fit now. Match does not allocate: pass the result to Allocate.
 func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
 	if req.Validate() != nil {
 		return nil, false
@@ -114,16 +115,21 @@ type candidate struct {
 	slots int // slots of the request that fit on it now
 }
 
-// candidates filters the nodes that are up, satisfy the constraint and
-// have room: for at least one slot, or with a node count for their share
-// (the whole idle node when exclusive).
+// candidates filters the nodes that are up, in the instance and in a
+// session the request targets, satisfy the constraint and have room: for
+// at least one slot, or with a node count for their share (the whole idle
+// node when exclusive).
 func (p *Pool) candidates(req Request) []candidate {
 	constrained := !req.Constraint.IsEmpty()
+	sessions := p.sessionFilter(req)
 	per := req.perNode()
 	var out []candidate
 	for i := range p.nodes {
 		n := &p.nodes[i]
 		if n.down || n.nfreeCores < req.CoresPerSlot {
+			continue
+		}
+		if sessions.on && !sessions.admits(n) {
 			continue
 		}
 		slots := capacity(n.nfreeCores, n.nfreeGPUs, req.CoresPerSlot, req.GPUsPerSlot)

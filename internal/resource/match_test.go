@@ -307,6 +307,8 @@ func TestRequestFromJobspec(t *testing.T) {
 		{"uneven tasks round up per node", jobspec.Options{Nodes: 2, NTasks: 3}, Request{NNodes: 2, NSlots: 4, CoresPerSlot: 1}},
 		{"constraint", jobspec.Options{Constraints: json.RawMessage(`{"properties":["gpu"]}`)},
 			Request{NSlots: 1, CoresPerSlot: 1, Constraint: mustQuery(t, "gpu")}},
+		{"targets", jobspec.Options{Extra: map[string]any{jobspec.TargetsKey: []string{"r2", "default"}}},
+			Request{NSlots: 1, CoresPerSlot: 1, Targets: []string{"r2", "default"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -326,6 +328,16 @@ func TestRequestFromJobspec(t *testing.T) {
 	}
 	if _, err := RequestFromJobspec(nil); err == nil {
 		t.Error("nil jobspec accepted")
+	}
+	// Malformed targets are the job's fault: the scheduler denies it with
+	// the error.
+	js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Extra: map[string]any{jobspec.TargetsKey: "r1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = RequestFromJobspec(js)
+	if diff := cmp.Diff("attributes.system.targets must be a non-empty array of allocation ids", errText(err)); diff != "" {
+		t.Errorf("bad targets (-want +got):\n%s", diff)
 	}
 }
 

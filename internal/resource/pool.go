@@ -19,6 +19,12 @@ type Pool struct {
 	nodes []poolNode   // in rank order
 	index map[uint]int // rank -> index in nodes
 	jobs  map[fluid.ID]*rset.R
+	// restricted is set when some node is reserved or outside, so that
+	// placement of an untargeted request skips the session filter when
+	// nothing is reserved, the common case.
+	restricted bool
+	// shapes caches sessionShapes; nil when it must be recomputed.
+	shapes map[string][]shape
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -32,6 +38,12 @@ type poolNode struct {
 	nfreeCores  int
 	nfreeGPUs   int
 	down        bool
+	// session is the reservation (allocation id) holding the node, ""
+	// for the default session.
+	session string
+	// outside marks a node the scheduler knows but the instance does not
+	// hold now (a spare node): never placed on, but part of the inventory.
+	outside bool
 }
 
 // idle reports whether no job holds anything on the node.
@@ -51,21 +63,63 @@ func NewPool(inventory *rset.R) *Pool {
 		jobs:  map[fluid.ID]*rset.R{},
 	}
 	for i, v := range views {
-		nc, ng := v.Cores.Count(), v.GPUs.Count()
-		p.nodes[i] = poolNode{
-			target:     constraint.Node{Rank: v.Rank, Hostname: v.Hostname, Properties: v.Properties},
-			cores:      v.Cores,
-			gpus:       v.GPUs,
-			ncores:     nc,
-			ngpus:      ng,
-			freeCores:  v.Cores,
-			freeGPUs:   v.GPUs,
-			nfreeCores: nc,
-			nfreeGPUs:  ng,
-		}
+		p.nodes[i] = newPoolNode(v)
 		p.index[v.Rank] = i
 	}
 	return p
+}
+
+// newPoolNode is v up, free and in the default session.
+func newPoolNode(v rset.Node) poolNode {
+	nc, ng := v.Cores.Count(), v.GPUs.Count()
+	return poolNode{
+		target:     constraint.Node{Rank: v.Rank, Hostname: v.Hostname, Properties: v.Properties},
+		cores:      v.Cores,
+		gpus:       v.GPUs,
+		ncores:     nc,
+		ngpus:      ng,
+		freeCores:  v.Cores,
+		freeGPUs:   v.GPUs,
+		nfreeCores: nc,
+		nfreeGPUs:  ng,
+	}
+}
+
+// Grow adds r's nodes to the inventory, up, free and in the default
+// session: spare nodes that joined after the pool was made. Every rank of
+// r must be new; on error nothing changes. Times of the inventory stay as
+// they were.
+func (p *Pool) Grow(r *rset.R) error {
+	if r == nil || r.IsEmpty() {
+		return nil
+	}
+	views := r.Nodes()
+	for _, v := range views {
+		if _, ok := p.index[v.Rank]; ok {
+			return fmt.Errorf("rank %d is already in the inventory", v.Rank)
+		}
+	}
+	inv, err := p.inv.Union(r)
+	if err != nil {
+		return err
+	}
+	// Merge by rank: spare ranks usually come after the startup ones, but
+	// nothing requires it.
+	nodes := make([]poolNode, 0, len(p.nodes)+len(views))
+	i := 0
+	for _, v := range views {
+		for i < len(p.nodes) && p.nodes[i].target.Rank < v.Rank {
+			nodes = append(nodes, p.nodes[i])
+			i++
+		}
+		nodes = append(nodes, newPoolNode(v))
+	}
+	nodes = append(nodes, p.nodes[i:]...)
+	p.inv, p.nodes, p.shapes = inv, nodes, nil
+	for i := range p.nodes {
+		p.index[p.nodes[i].target.Rank] = i
+	}
+	return nil
 }
 
 // Inventory returns every resource of the pool, allocated or not, up or

@@ -69,6 +69,10 @@ type Request struct {
 	Duration float64
 	// Constraint limits the nodes that may be used (RFC 31).
 	Constraint constraint.Constraint
+	// Targets are the sessions the request may be placed on, allocation
+	// ids and jobspec.DefaultSession (attributes.system.targets); nil
+	// means the default session only.
+	Targets []string
 }
 
 // Reasons a request is refused, as flux-core's librlist words them.
@@ -87,7 +91,8 @@ var (
 )
 
 // RequestFromJobspec derives a Request from a validated jobspec: its
-// counts (jobspec.Counts) and attributes.system.constraints.
+// counts (jobspec.Counts), attributes.system.constraints and
+// attributes.system.targets.
 func RequestFromJobspec(js *jobspec.Jobspec) (Request, error) {
 	if js == nil {
 		return Request{}, errors.New("no jobspec")
@@ -108,6 +113,11 @@ func RequestFromJobspec(js *jobspec.Jobspec) (Request, error) {
 		}
 		req.Constraint = con
 	}
+	targets, err := js.Targets()
+	if err != nil {
+		return Request{}, err
+	}
+	req.Targets = targets
 	if err := req.Validate(); err != nil {
 		return Request{}, err
 	}

@@ -39,8 +39,8 @@ const inbox = 4096
 // Run is the scheduler's side of RFC 27 on conn: it acquires the inventory
 // (resource.acquire), replays allocated jobs (job-manager.sched-hello),
 // announces its mode (job-manager.sched-ready), then serves sched.alloc,
-// sched.cancel, sched.prioritize and sched.free, and resource up/down
-// updates. It schedules once per batch of input, after handling every
+// sched.cancel, sched.prioritize and sched.free, and resource updates (up,
+// down, nodes joining, sessions and outside nodes). It schedules once per batch of input, after handling every
 // message already received, so a burst of requests costs one pass.
 //
 // Run returns nil when the job manager goes away (io.EOF). A malformed
@@ -222,12 +222,35 @@ func (d *driver) acquire() error {
 			d.s.SetQueuePolicy(q, p)
 		}
 		d.s.SetDown(inv.Ranks())
+		a.Resources = nil // the inventory itself, not nodes joining it
 		return d.update(a)
 	}
 }
 
-// update applies a resource.acquire response's up and down ranks.
+// update applies a resource.acquire response: nodes joining the inventory
+// first, so that the rest may name them, then sessions, then up and down
+// ranks. Sessions and outside are each complete when present, and left as
+// they were when absent.
 func (d *driver) update(a schedproto.Acquire) error {
+	if len(a.Resources) > 0 {
+		r, err := rset.Parse(a.Resources)
+		if err == nil {
+			err = d.s.Grow(r)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: resources: %w", schedproto.TopicAcquire, err)
+		}
+	}
+	if a.Sessions != nil || a.Outside != nil {
+		reserved, outside := d.s.reserved, d.s.outside
+		if a.Sessions != nil {
+			reserved = a.Sessions
+		}
+		if a.Outside != nil {
+			outside = *a.Outside
+		}
+		d.s.SetSessions(reserved, outside)
+	}
 	for _, c := range []struct {
 		ids *string
 		set func(idset.Set)

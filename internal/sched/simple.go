@@ -28,6 +28,23 @@
 //   - GPUs are scheduled (sched-simple refuses them).
 //   - Without a duration, a job's R expires when the instance's does, as
 //     sched-simple does, else never (0).
+//
+// Node reservations (the node-reservation specification) add a session
+// filter, fed by fluxq's extension of resource.acquire (see
+// schedproto.Acquire): a job is placed only on the union of the sessions it
+// targets (attributes.system.targets; the default session when absent),
+// never on a node another reservation holds or one outside the instance.
+//   - Outside nodes still count when a job arrives, so a job that could fit
+//     only with spare nodes waits rather than being denied.
+//   - A waiting job whose targets could not hold it even if all their nodes
+//     were free and up is annotated with why (resource.Pool.FitsTargets:
+//     "target r1 has 1 nodes, needs 2") instead of "insufficient
+//     resources".
+//   - Such a job does not block the jobs behind it in its queue: it cannot
+//     start until a reservation changes, and blocking the whole queue
+//     behind a too-small reservation would starve everyone. FIFO is strict
+//     otherwise, for targeted and untargeted jobs alike.
+//   - Growing the inventory or changing sessions retries waiting jobs.
 package sched
 
 import (
@@ -65,17 +82,38 @@ type Simple struct {
 	// dirty is set by anything that can change what Schedule would do, so
 	// that a pass with nothing new costs nothing.
 	dirty bool
+	// layout counts changes of the inventory and of sessions, the only
+	// things FitsTargets depends on, so its answer for a waiting job is
+	// kept until the next one.
+	layout int
+	// reserved and outside are the sessions last set; Grow applies them
+	// to the nodes that join, which they may already name.
+	reserved map[string]idset.Set
+	outside  idset.Set
 }
 
 // pending is one outstanding sched.alloc request.
 type pending struct {
+	// What every pass reads comes first, together, so that a pass over
+	// many waiting jobs touches one cache line of each.
+	queue string // attributes.system.queue
+	// The last annotation sent: jobs_ahead, or -1 for none yet, and why
+	// the job waited (see why).
+	ahead   int
+	sentWhy error
+	// why is this pass's reason_pending: nil for ReasonInsufficient, else
+	// fitsErr. An error, not its text, so that a pass compares two words
+	// per waiting job, not two strings (FitsTargets' errors are pointers,
+	// so comparing them cannot panic).
+	why error
+	// fitsErr is FitsTargets' answer at layout fitsAt.
+	fitsAt  int
+	fitsErr error
+
 	id       fluid.ID
 	priority int64
 	tsubmit  float64
-	queue    string // attributes.system.queue
 	req      resource.Request
-	// The last annotation sent: jobs_ahead, or -1 for none yet.
-	ahead int
 }
 
 // NewSimple returns a scheduler over inventory with every rank up. limit is
@@ -87,6 +125,7 @@ func NewSimple(inventory *rset.R, policy resource.Policy, limit int) *Simple {
 		policy:  policy,
 		limit:   limit,
 		pending: map[fluid.ID]*pending{},
+		layout:  1, // a new pending job's fitsAt (0) is stale
 	}
 }
 
@@ -122,6 +161,29 @@ func (s *Simple) SetDown(ranks idset.Set) {
 // SetUp marks ranks up again.
 func (s *Simple) SetUp(ranks idset.Set) {
 	s.pool.SetUp(ranks)
+	s.dirty = true
+}
+
+// Grow adds nodes that joined the inventory (spare nodes), up, in the
+// sessions last set; their ranks must be new, and on error nothing
+// changes.
+func (s *Simple) Grow(r *rset.R) error {
+	if err := s.pool.Grow(r); err != nil {
+		return err
+	}
+	s.pool.SetSessions(s.reserved, s.outside)
+	s.layout++
+	s.dirty = true
+	return nil
+}
+
+// SetSessions replaces the sessions: the ranks each reservation holds (by
+// allocation id) and the ranks outside the instance; every other rank is
+// in the default session.
+func (s *Simple) SetSessions(reserved map[string]idset.Set, outside idset.Set) {
+	s.reserved, s.outside = reserved, outside
+	s.pool.SetSessions(reserved, outside)
+	s.layout++
 	s.dirty = true
 }
 
@@ -255,9 +317,9 @@ func (s *Simple) Free(id fluid.ID) (schedproto.JobID, error) {
 
 // Schedule walks the queue in order, allocating each job that fits now;
 // a job that does not fit blocks every job behind it in its own queue
-// (strict FIFO per queue, as sched-simple). now is the start time written
-// into R. It returns the SUCCESS, DENY and ANNOTATE responses to send, in
-// order.
+// (strict FIFO per queue, as sched-simple), unless its targets are too
+// small for it. now is the start time written into R. It returns the
+// SUCCESS, DENY and ANNOTATE responses to send, in order.
 func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 	if !s.dirty {
 		return nil
@@ -267,12 +329,17 @@ func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 	var blocked map[string]bool // queues whose head did not fit
 	kept := s.queue[:0]
 	for _, p := range s.queue {
-		if !blocked[p.queue] {
+		isBlocked := blocked[p.queue]
+		// A job known not to fit its targets cannot match: skip the walk.
+		if !isBlocked && (p.fitsAt != s.layout || p.fitsErr == nil) {
 			if r, ok := s.pool.Match(p.req, s.policyOf(p.queue)); ok {
 				out = append(out, s.grant(p, r, now))
 				delete(s.pending, p.id)
 				continue
 			}
+		}
+		// A job its targets could never hold blocks nothing.
+		if p.why = s.fitsTargets(p); p.why == nil && !isBlocked {
 			if blocked == nil {
 				blocked = map[string]bool{}
 			}
@@ -289,13 +356,36 @@ func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 		}
 		i := ahead[p.queue]
 		ahead[p.queue] = i + 1
-		if p.ahead == i {
+		if p.ahead == i && p.sentWhy == p.why {
 			continue
 		}
-		p.ahead = i
-		out = append(out, schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(i)})
+		p.ahead, p.sentWhy = i, p.why
+		reason := ReasonInsufficient
+		if p.why != nil {
+			reason = p.why.Error()
+		}
+		out = append(out, schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(i, reason)})
 	}
 	return out
+}
+
+// fitsTargets is Pool.FitsTargets for p, computed once per layout. An
+// answer worded as before keeps the old error, so the job is not
+// annotated again.
+func (s *Simple) fitsTargets(p *pending) error {
+	if p.fitsAt == s.layout { // small enough to inline: every pass asks
+		return p.fitsErr
+	}
+	return s.refit(p)
+}
+
+func (s *Simple) refit(p *pending) error {
+	err := s.pool.FitsTargets(p.req)
+	if err != nil && p.fitsErr != nil && err.Error() == p.fitsErr.Error() {
+		err = p.fitsErr
+	}
+	p.fitsAt, p.fitsErr = s.layout, err
+	return err
 }
 
 func (s *Simple) policyOf(queue string) resource.Policy {
@@ -336,10 +426,18 @@ func granted(summary string) json.RawMessage {
 	return b
 }
 
-// waiting is the ANNOTATE annotation of a job with ahead jobs before it.
-func waiting(ahead int) json.RawMessage {
+// waiting is the ANNOTATE annotation of a job with ahead jobs before it,
+// waiting for reason.
+func waiting(ahead int, reason string) json.RawMessage {
 	b := make([]byte, 0, 96)
-	b = append(b, `{"sched":{"reason_pending":"`+ReasonInsufficient+`","jobs_ahead":`...)
+	if reason == ReasonInsufficient {
+		b = append(b, `{"sched":{"reason_pending":"`+ReasonInsufficient+`","jobs_ahead":`...)
+	} else {
+		q, _ := json.Marshal(reason) // a string always marshals
+		b = append(b, `{"sched":{"reason_pending":`...)
+		b = append(b, q...)
+		b = append(b, `,"jobs_ahead":`...)
+	}
 	b = strconv.AppendInt(b, int64(ahead), 10)
 	b = append(b, `}}`...)
 	return b

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -159,22 +160,104 @@ func TestRejects(t *testing.T) {
 }
 
 func TestAcquire(t *testing.T) {
-	a, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{"resources":{"version":1},"up":"0-3"}`), true)
-	if err != nil || string(a.Resources) != `{"version":1}` || a.Up == nil || *a.Up != "0-3" {
-		t.Errorf("first acquire = %+v, %v", a, err)
+	// The decoded form, with idsets as strings so cmp can compare them.
+	type decoded struct {
+		Resources, Up, Down string
+		Sessions            map[string]string
+		Outside             *string
 	}
-	if _, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{"up":"0-3"}`), true); err == nil {
-		t.Error("first response without resources accepted")
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name    string
+		first   bool
+		payload string
+		want    decoded
+		wantErr string
+	}{
+		{name: "first", first: true, payload: `{"resources":{"version":1},"up":"0-3"}`,
+			want: decoded{Resources: `{"version":1}`, Up: "0-3"}},
+		{name: "first without resources", first: true, payload: `{"up":"0-3"}`, wantErr: `payload has no "resources"`},
+		{name: "first with sessions and outside", first: true,
+			payload: `{"resources":{"version":1},"up":"0-5","sessions":{"r1":"1-2","r2":"3"},"outside":"4-5"}`,
+			want:    decoded{Resources: `{"version":1}`, Up: "0-5", Sessions: map[string]string{"r1": "1-2", "r2": "3"}, Outside: str("4-5")}},
+		{name: "down", payload: `{"down":"2"}`, want: decoded{Down: "2"}},
+		{name: "empty update", payload: `{}`, wantErr: "an update carries up, down, resources, sessions or outside"},
+		{name: "null keys are absent", payload: `{"sessions":null,"outside":null}`, wantErr: "an update carries up, down, resources, sessions or outside"},
+		// fluxq's extension of RFC 28: spare nodes joining, and sessions.
+		{name: "joining resources", payload: `{"resources":{"version":1}}`, want: decoded{Resources: `{"version":1}`}},
+		{name: "sessions alone", payload: `{"sessions":{"r1":"0-1"}}`, want: decoded{Sessions: map[string]string{"r1": "0-1"}}},
+		{name: "empty sessions clears", payload: `{"sessions":{}}`, want: decoded{Sessions: map[string]string{}}},
+		{name: "empty outside", payload: `{"outside":""}`, want: decoded{Outside: str("")}},
+		{name: "bad idset", payload: `{"sessions":{"r1":"x"}}`, wantErr: `error parsing range "x"`},
+		{name: "sessions not an object", payload: `{"sessions":["r1"]}`, wantErr: "cannot unmarshal"},
+		{name: "default is no allocation id", payload: `{"sessions":{"default":"1"}}`, wantErr: `sessions: "default" is not an allocation id`},
+		{name: "empty allocation id", payload: `{"sessions":{"":"1"}}`, wantErr: `sessions: "" is not an allocation id`},
+		{name: "overlapping reservations", payload: `{"sessions":{"r2":"3-5","r1":"0-3","r3":"5"}}`, wantErr: "sessions: ranks 3 are in both r1 and r2"},
+		{name: "reserved and outside", payload: `{"sessions":{"r1":"0-3"},"outside":"3-4"}`, wantErr: "outside: ranks 3 are also reserved"},
 	}
-	a, err = DecodeAcquire(msg(TopicAcquire, wire.Response, `{"down":"2"}`), false)
-	if err != nil || a.Down == nil || *a.Down != "2" {
-		t.Errorf("update = %+v, %v", a, err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := DecodeAcquire(msg(TopicAcquire, wire.Response, tc.payload), tc.first)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := decoded{Resources: string(a.Resources)}
+			if a.Up != nil {
+				got.Up = *a.Up
+			}
+			if a.Down != nil {
+				got.Down = *a.Down
+			}
+			if a.Sessions != nil {
+				got.Sessions = map[string]string{}
+				for id, ranks := range a.Sessions {
+					got.Sessions[id] = ranks.String()
+				}
+			}
+			if a.Outside != nil {
+				got.Outside = str(a.Outside.String())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("decoded (-want +got):\n%s", diff)
+			}
+		})
 	}
-	if _, err := DecodeAcquire(msg(TopicAcquire, wire.Response, `{}`), false); err == nil {
-		t.Error("empty update accepted")
-	}
+}
+
+// Absent keys stay absent on the wire, and an empty sessions map (clear
+// all) is sent as {}, not dropped.
+func TestAcquireKeys(t *testing.T) {
 	up := "1"
-	if diff := cmp.Diff([]string{"up"}, keys(t, Acquire{Up: &up})); diff != "" {
-		t.Errorf("update keys (-want +got):\n%s", diff)
+	none := idset.Set{}
+	tests := []struct {
+		name string
+		a    Acquire
+		want []string
+	}{
+		{"up", Acquire{Up: &up}, []string{"up"}},
+		{"clear sessions", Acquire{Sessions: map[string]idset.Set{}}, []string{"sessions"}},
+		{"empty outside", Acquire{Outside: &none}, []string{"outside"}},
+		{"all", Acquire{Resources: json.RawMessage(`{}`), Up: &up, Down: &up, Sessions: map[string]idset.Set{"r1": idset.Of(2)}, Outside: &none},
+			[]string{"down", "outside", "resources", "sessions", "up"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, keys(t, tc.a)); diff != "" {
+				t.Errorf("keys (-want +got):\n%s", diff)
+			}
+		})
+	}
+	b, err := json.Marshal(Acquire{Sessions: map[string]idset.Set{"r1": idset.MustParse("0-2,5")}, Outside: &none})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"sessions":{"r1":"0-2,5"},"outside":""}`; string(b) != want {
+		t.Errorf("encoded %s, want %s", b, want)
 	}
 }

@@ -168,7 +168,9 @@ func (w *writer) send(r client.Response) error {
 	return w.enc.Encode(r)
 }
 
-func (w *writer) fail(err error) { w.send(client.Response{Error: err.Error(), Final: true}) }
+func (w *writer) fail(err error) {
+	w.send(client.Response{Error: err.Error(), Status: statusOf(err), Final: true})
+}
 
 func (w *writer) result(v any) {
 	b, err := json.Marshal(v)
@@ -262,6 +264,14 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 		err = s.changeQueues(ctx, who, req, w)
 	case client.MethodQueueWait:
 		err = s.waitQueues(ctx, req, w)
+	case client.MethodReserve:
+		err = s.reserve(ctx, who, req, w)
+	case client.MethodReservations:
+		err = s.reservations(ctx, req, w)
+	case client.MethodToolEvents:
+		err = s.toolEvents(ctx, who, req, w)
+	case client.MethodSpareAdd, client.MethodNodeRemove:
+		err = s.spares(ctx, who, req, w)
 	default:
 		err = fmt.Errorf("unknown method %q", req.Method)
 	}
@@ -280,7 +290,18 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
 	}
 	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		ids, recs, err := ops.Submit(tx, jm.Now(), reqs)
+		// A plain submission is a tool's, and Submit names the tool only
+		// if the job targets a reservation.
+		if req.Job != "" || req.AsScheduler {
+			me, err := s.identify(tx, who, req)
+			if err != nil {
+				return nil, err
+			}
+			for i := range reqs {
+				reqs[i].Who = &me
+			}
+		}
+		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,8 @@
 //	    last-jobid          uint64 BE   the last job id issued; id generators restart past it
 //	    queue-config        JSON        RFC 33 [policy] and [queues] as the loop last loaded them
 //	                                    (absent: one anonymous queue)
+//	    last-alloc          uint64 BE   the last reservation number issued (schema 2)
+//	    reservation-config  JSON        the [reservation] table as the loop last loaded it
 //	jobs/
 //	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
 //	        jobspec                     a cursor walks jobs in submit order
@@ -22,6 +24,12 @@
 //	resources/
 //	    inventory                       R v1 JSON of the whole instance
 //	    drain/<rank uint64 BE>          drain record JSON
+//	    spares/<hostname>               a spare node (schema 2): rank, cores, gpus,
+//	                                    whether it is in the instance now
+//	reservations/                       (schema 2)
+//	    <N uint64 BE>                   reservation rN as JSON, live or ended
+//	tool-events/                        (schema 2) timeout warnings directed to tools
+//	    <user>/<seq uint64 BE>          one warning JSON
 //
 // Values returned by bbolt are valid only inside their transaction, so every
 // getter here returns a copy.
@@ -40,7 +48,7 @@ import (
 )
 
 // SchemaVersion is the layout this code reads and writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Errors callers map to exit codes and messages.
 var (
@@ -60,6 +68,9 @@ var (
 	bucketQueues    = []byte("queues")
 	bucketResources = []byte("resources")
 	bucketDrain     = []byte("drain")
+	bucketSpares    = []byte("spares")
+	bucketRes       = []byte("reservations")
+	bucketToolEv    = []byte("tool-events")
 
 	keySchema    = []byte("schema")
 	keyEpoch     = []byte("epoch")
@@ -67,6 +78,8 @@ var (
 	keyInventory = []byte("inventory")
 	keyQueues    = []byte("queue-config")
 	keyAnonymous = []byte{0}
+	keyLastAlloc = []byte("last-alloc")
+	keyResConfig = []byte("reservation-config")
 )
 
 // Job record keys.
@@ -109,6 +122,18 @@ var migrations = []func(tx *bolt.Tx, now time.Time) error{
 		meta := tx.Bucket(bucketMeta)
 		if meta.Get(keyEpoch) == nil {
 			return meta.Put(keyEpoch, u64(uint64(now.UnixMilli())))
+		}
+		return nil
+	},
+	// 1 -> 2: node reservations.
+	func(tx *bolt.Tx, now time.Time) error {
+		if _, err := tx.Bucket(bucketResources).CreateBucketIfNotExists(bucketSpares); err != nil {
+			return err
+		}
+		for _, name := range [][]byte{bucketRes, bucketToolEv} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
 		}
 		return nil
 	},
@@ -180,13 +205,15 @@ func (s *Store) migrate(now time.Time, readOnly bool) error {
 // damaged file is reported once here instead of failing deep in a command.
 func (s *Store) verify() error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketQueues, bucketResources} {
+		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketQueues, bucketResources, bucketRes, bucketToolEv} {
 			if tx.Bucket(name) == nil {
 				return fmt.Errorf("%w: bucket %q is missing", ErrCorrupt, name)
 			}
 		}
-		if tx.Bucket(bucketResources).Bucket(bucketDrain) == nil {
-			return fmt.Errorf("%w: bucket \"resources/drain\" is missing", ErrCorrupt)
+		for _, name := range [][]byte{bucketDrain, bucketSpares} {
+			if tx.Bucket(bucketResources).Bucket(name) == nil {
+				return fmt.Errorf("%w: bucket \"resources/%s\" is missing", ErrCorrupt, name)
+			}
 		}
 		return nil
 	})
@@ -403,4 +430,83 @@ func clone(v []byte) []byte {
 		return nil
 	}
 	return bytes.Clone(v)
+}
+
+// LastAlloc is the last reservation number issued (rN), 0 for none.
+func (t *Tx) LastAlloc() uint64 { return getU64(t.tx.Bucket(bucketMeta), keyLastAlloc) }
+
+// PutReservation saves reservation number n, and raises the last number
+// issued to n.
+func (t *Tx) PutReservation(n uint64, record []byte) error {
+	meta := t.tx.Bucket(bucketMeta)
+	if n > getU64(meta, keyLastAlloc) {
+		if err := meta.Put(keyLastAlloc, u64(n)); err != nil {
+			return err
+		}
+	}
+	return t.tx.Bucket(bucketRes).Put(u64(n), record)
+}
+
+// ForEachReservation calls fn for each reservation in number order.
+func (t *Tx) ForEachReservation(fn func(n uint64, record []byte) error) error {
+	return t.tx.Bucket(bucketRes).ForEach(func(k, v []byte) error {
+		return fn(binary.BigEndian.Uint64(k), clone(v))
+	})
+}
+
+// PutSpare saves a spare node's record.
+func (t *Tx) PutSpare(name string, record []byte) error {
+	if name == "" {
+		return errors.New("spare node has no name")
+	}
+	return t.spares().Put([]byte(name), record)
+}
+
+// ForEachSpare calls fn for each spare node, in name order.
+func (t *Tx) ForEachSpare(fn func(name string, record []byte) error) error {
+	return t.spares().ForEach(func(k, v []byte) error { return fn(string(k), clone(v)) })
+}
+
+func (t *Tx) spares() *bolt.Bucket { return t.tx.Bucket(bucketResources).Bucket(bucketSpares) }
+
+// AppendToolEvent appends an event to a tool user's list and returns its
+// sequence number (from 1).
+func (t *Tx) AppendToolEvent(user string, record []byte) (uint64, error) {
+	if user == "" {
+		return 0, errors.New("tool event has no user")
+	}
+	b, err := t.tx.Bucket(bucketToolEv).CreateBucketIfNotExists([]byte(user))
+	if err != nil {
+		return 0, err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	return seq, b.Put(u64(seq), record)
+}
+
+// ForEachToolEvent calls fn for a tool user's events after sequence
+// number after, in order.
+func (t *Tx) ForEachToolEvent(user string, after uint64, fn func(seq uint64, record []byte) error) error {
+	b := t.tx.Bucket(bucketToolEv).Bucket([]byte(user))
+	if b == nil || user == "" {
+		return nil
+	}
+	c := b.Cursor()
+	for k, v := c.Seek(u64(after + 1)); k != nil; k, v = c.Next() {
+		if err := fn(binary.BigEndian.Uint64(k), clone(v)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReservationConfig returns the [reservation] table as the loop last
+// loaded it (JSON), or nil.
+func (t *Tx) ReservationConfig() []byte { return clone(t.tx.Bucket(bucketMeta).Get(keyResConfig)) }
+
+// PutReservationConfig saves the [reservation] table.
+func (t *Tx) PutReservationConfig(cfg []byte) error {
+	return t.tx.Bucket(bucketMeta).Put(keyResConfig, cfg)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/version"
 )
 
@@ -53,6 +54,11 @@ func Code(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	// Reservation requests exit with their PMIx status (CLI.md).
+	var re *reservation.Error
+	if errors.As(err, &re) {
+		return int(re.Status)
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {

@@ -143,6 +143,24 @@ func (f *fakeClient) WaitQueues(context.Context, client.QueueWait, func(client.Q
 	return client.QueueCounts{}, errors.New("fake: no queues")
 }
 
+func (f *fakeClient) Reserve(context.Context, client.ReserveParams) (*client.ReservationView, error) {
+	return nil, errors.New("fake: no reservations")
+}
+
+func (f *fakeClient) Reservations(context.Context, bool) (*client.ReservationList, error) {
+	return nil, errors.New("fake: no reservations")
+}
+
+func (f *fakeClient) ToolEvents(context.Context, bool, func(ops.ToolEvent) error) error {
+	return errors.New("fake: no reservations")
+}
+
+func (f *fakeClient) AddSpares(context.Context, client.SpareParams) ([]string, error) {
+	return nil, errors.New("fake: no nodes")
+}
+
+func (f *fakeClient) RemoveNodes(context.Context, string) error { return errors.New("fake: no nodes") }
+
 // testNow is the fixed "now" of the tests: 2023-11-14T22:13:20Z.
 var testNow = time.Unix(1_700_000_000, 0)
 

@@ -101,7 +101,10 @@ func (e *env) toJSON(s *ops.Summary, now time.Time) jobJSON {
 		NTasks: s.NTasks, NNodes: s.NNodes, NCores: s.NCores, NGPUs: s.NGPUs, Duration: s.Duration,
 		TSubmit: s.TSubmit, TDepend: s.TDepend, TRun: s.TRun, TCleanup: s.TCleanup, TInactive: s.TInactive,
 		Runtime: runtime(s, now), Nodelist: s.Nodelist, Annotations: s.Annotations,
-		Dependencies: s.Dependencies, WaitStatus: s.WaitStatus, Targets: []string{},
+		Dependencies: s.Dependencies, WaitStatus: s.WaitStatus, Targets: s.Targets, Parent: s.Parent,
+	}
+	if j.Targets == nil {
+		j.Targets = []string{}
 	}
 	if j.Annotations == nil {
 		j.Annotations = map[string]any{}

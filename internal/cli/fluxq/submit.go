@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -83,12 +84,13 @@ const (
 	flagWait      = "wait"
 	flagQuiet     = "quiet"
 	flagJobspec   = "jobspec"
+	flagTarget    = "target"
 )
 
 // jobFlags are the options that shape a job; --jobspec takes none of them.
 var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusive, flagTime, flagQueue,
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
-	flagOutput, flagError}
+	flagOutput, flagError, flagTarget}
 
 // flags are submit's options (CLI.md's table); bulk adds those of a
 // submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
@@ -113,6 +115,8 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
 		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
+		&cli.StringFlag{Name: flagTarget, Usage: "run only on these reservations' nodes: `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
+		&cli.BoolFlag{Name: instance.FlagAsScheduler, Usage: "submit as the scheduler, which may target any reservation (instance owner only)", DisableDefaultText: true},
 	}
 	if bulk {
 		fs = append(fs,
@@ -320,6 +324,7 @@ type submitInputs struct {
 	requires  []string
 	deps      []string
 	environ   []string
+	targets   []string
 }
 
 func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
@@ -364,8 +369,18 @@ func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
 		}
 		o.BeginTime = t
 	}
+	var targets []string
+	if t := c.String(flagTarget); c.IsSet(flagTarget) {
+		for _, id := range strings.Split(t, ",") {
+			if id = strings.TrimSpace(id); id == "" {
+				return nil, exitcode.UsageErrorf("--target: %q has an empty allocation id", t)
+			}
+			targets = append(targets, id)
+		}
+	}
 	return &submitInputs{
-		opts: o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
+		targets: targets,
+		opts:    o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
 		output: c.String(flagOutput), errorPath: c.String(flagError),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
@@ -478,6 +493,18 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 	js, err := jobspec.FromOptions(o)
 	if err != nil {
 		return client.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+	}
+	if len(in.targets) > 0 {
+		// PMIX_SPAWN_TARGET: the instance checks ownership and resolves
+		// the ids to the sessions the scheduler filters on.
+		list := make([]any, len(in.targets))
+		for i, t := range in.targets {
+			list[i] = t
+		}
+		if js.Attributes.System.Extra == nil {
+			js.Attributes.System.Extra = map[string]any{}
+		}
+		js.Attributes.System.Extra[jobspec.TargetsKey] = list
 	}
 	b, err := js.MarshalJSON()
 	if err != nil {

@@ -12,7 +12,11 @@ import (
 )
 
 // New returns the fluxres application.
-func New() *cli.App {
+func New() *cli.App { return newApp(instance.Open) }
+
+// newApp returns the application with its reservation and node commands
+// reaching the instance through open.
+func newApp(open opener) *cli.App {
 	return &cli.App{
 		Name:  "fluxres",
 		Usage: "show resources and manage node reservations",
@@ -29,12 +33,28 @@ func New() *cli.App {
 			allocatedCommand(),
 			availableCommand(),
 			discoverCommand(),
+			reservationCommand(open),
+			nodeCommand(open),
 		},
 	}
 }
 
 // Main runs fluxres with args and returns its exit status.
-func Main(argv []string) int {
-	app := New()
-	return exitcode.Run(app, args.Reorder(app, argv))
+func Main(argv []string) int { return run(New(), argv) }
+
+// run runs app with argv. Options may follow positional arguments
+// (internal/cli/args), except in `reservation target`, where the job's
+// command line starts after the allocation list.
+func run(app *cli.App, argv []string) int {
+	var inOrder []*cli.Command
+	for _, c := range app.Commands {
+		if c.Name == "reservation" {
+			for _, s := range c.Subcommands {
+				if s.Name == "target" {
+					inOrder = append(inOrder, s)
+				}
+			}
+		}
+	}
+	return exitcode.Run(app, args.Reorder(app, moveTargets(app, argv), inOrder...))
 }

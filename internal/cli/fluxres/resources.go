@@ -18,6 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 )
@@ -144,20 +145,26 @@ func parseStates(s string) ([]string, error) {
 
 // nodeStatus is one node of `fluxres status`.
 type nodeStatus struct {
-	Rank      uint    `json:"rank"`
-	Hostname  string  `json:"hostname"`
-	State     string  `json:"state"` // avail, drained, draining
-	Reason    string  `json:"reason,omitempty"`
+	Rank     uint   `json:"rank"`
+	Hostname string `json:"hostname"`
+	State    string `json:"state"` // avail, drained, draining, reserved
+	Reason   string `json:"reason,omitempty"`
+	// Session is the reservation whose session holds a reserved node.
+	Session   string  `json:"session,omitempty"`
 	Timestamp float64 `json:"timestamp,omitempty"`
 }
 
 func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
-		Usage: "per node: avail, drained or draining, with the drain reason",
+		Usage: "per node: avail, drained, draining or reserved, with the drain reason or the reservation",
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
+			if err != nil {
+				return err
+			}
+			held, err := reservedNodes(c)
 			if err != nil {
 				return err
 			}
@@ -169,6 +176,8 @@ func statusCommand() *cli.Command {
 					if v.draining.Contains(n.Rank) {
 						s.State = "draining"
 					}
+				} else if id, ok := held[n.Hostname]; ok {
+					s.State, s.Session = "reserved", id
 				}
 				nodes = append(nodes, s)
 			}
@@ -183,13 +192,38 @@ func statusCommand() *cli.Command {
 	}
 }
 
-// printStatus groups nodes by state and reason, as flux resource status.
+// reservedNodes maps each node in the session of a live non-shared
+// reservation to its allocation id: a drain wins over it in status.
+func reservedNodes(c *cli.Context) (map[string]string, error) {
+	cl, err := instance.Open(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	rl, err := cl.Reservations(c.Context, false)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, n := range rl.Nodes {
+		if n.Session != "" && n.Session != reservation.DefaultSession {
+			out[n.Name] = n.Session
+		}
+	}
+	return out, nil
+}
+
+// printStatus groups nodes by state and reason, as flux resource status;
+// a reserved node's reason column names its reservation.
 func printStatus(w io.Writer, nodes []nodeStatus) error {
 	type key struct{ state, reason string }
 	groups := map[key][]nodeStatus{}
 	var order []key
 	for _, n := range nodes {
 		k := key{n.State, n.Reason}
+		if n.State == "reserved" {
+			k.reason = n.Session
+		}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}

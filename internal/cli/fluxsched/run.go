@@ -2,6 +2,7 @@ package fluxsched
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -47,6 +49,7 @@ func runCommand() *cli.Command {
 			&cli.StringFlag{Name: "match-policy", Usage: "first-fit, worst-fit or best-fit (default from config, else worst-fit)"},
 			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout"},
 			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active"},
+			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave"},
 			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the loop to `FILE`"},
 		},
@@ -64,6 +67,8 @@ type setup struct {
 	limit   int
 	policy  resource.Policy
 	qstates map[string]queue.State
+	res     *reservation.State
+	schedR  *rset.R // the scheduler's inventory: the instance and its spare nodes
 	cleanup []func()
 }
 
@@ -147,12 +152,38 @@ func prepare(c *cli.Context) (*setup, error) {
 	if err != nil {
 		return s, err
 	}
+	rcfg, err := json.Marshal(s.cfg.Reservation)
+	if err != nil {
+		return s, err
+	}
 	return s, s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
 			return err
 		}
-		s.qstates, err = ops.StartQueues(tx, s.cfg.QueueSet)
-		return err
+		if err := tx.PutReservationConfig(rcfg); err != nil {
+			return err
+		}
+		if s.qstates, err = ops.StartQueues(tx, s.cfg.QueueSet); err != nil {
+			return err
+		}
+		// Reservations and spare nodes survive a restart (RESERVATIONS.md
+		// decision 12); the scheduler knows every spare node, in the
+		// instance or not.
+		if s.res, err = ops.LoadReservations(tx, s.cfg.Support); err != nil {
+			return err
+		}
+		spares, err := ops.Spares(tx)
+		if err != nil {
+			return err
+		}
+		spareR, err := ops.SpareR(spares)
+		if err != nil {
+			return err
+		}
+		if s.schedR, err = s.inv.Union(spareR); err != nil {
+			return fmt.Errorf("spare nodes: %w", err)
+		}
+		return nil
 	})
 }
 
@@ -201,7 +232,7 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	jm := jobmgr.New(jobmgr.Config{Inventory: s.inv, Down: down, Owner: uint32(os.Getuid())})
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid())})
 	jm.SetQueues(s.cfg.QueueSet, s.qstates)
 
 	schedPeer, err := s.startScheduler(c.String("sched-cmd"))
@@ -228,6 +259,16 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	go func() { served <- srv.Serve(ctx, ln) }()
 	if c.Bool("exit-on-idle") {
 		go exitOnIdle(ctx, l, cancel)
+	}
+	if c.Bool("purge") {
+		// The first turn tears the session down, with the jobs loaded, so
+		// jobs on departing spare nodes are stopped as for any departure.
+		go func() {
+			if _, err := l.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Teardown(tx) }); err != nil && ctx.Err() == nil {
+				s.log.Error("purge", "err", err)
+				cancel()
+			}
+		}()
 	}
 	err = l.Run(ctx)
 	cancel()

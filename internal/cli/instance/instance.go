@@ -73,12 +73,19 @@ func Open(c *cli.Context) (client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	cl, err := client.Open(c.Context, client.Options{StateDir: dir, Timeout: timeout})
+	// A process inside a job says so; the instance verifies the claim
+	// against the caller's process session before believing it.
+	cl, err := client.Open(c.Context, client.Options{StateDir: dir, Timeout: timeout,
+		JobClaim: os.Getenv("FLUXQ_JOB_ID"), AsScheduler: c.Bool(FlagAsScheduler)})
 	if errors.Is(err, client.ErrUnavailable) {
 		return nil, exitcode.WithCode(exitcode.Unavailable, err)
 	}
 	return cl, err
 }
+
+// FlagAsScheduler is the reservation commands' flag for the instance
+// owner acting as the scheduler.
+const FlagAsScheduler = "as-scheduler"
 
 // global is the app's own context, the outermost one that defines the
 // global flags.

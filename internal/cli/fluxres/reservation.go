@@ -1,0 +1,681 @@
+package fluxres
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/fluxq"
+	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/reservation"
+)
+
+// opener connects a command to the instance: instance.Open, or an
+// instance in memory in tests.
+type opener func(c *cli.Context) (client.Client, error)
+
+// Flag names of the reservation commands, where they are read more than
+// once.
+const (
+	flagNodes    = "nodes"
+	flagNodelist = "nodelist"
+	flagTime     = "time"
+	flagWarn     = "warn"
+	flagReqID    = "req-id"
+	flagShare    = "share"
+	flagTarget   = "target"
+	flagInherit  = "inherit"
+	flagAll      = "all"
+	flagFollow   = "follow"
+)
+
+func asSchedulerFlag() cli.Flag {
+	return &cli.BoolFlag{Name: instance.FlagAsScheduler, Usage: "act as the scheduler (instance owner only)", DisableDefaultText: true}
+}
+
+// shapeFlags are the options of create and extend that say how many nodes,
+// for how long and what happens at the owner's end.
+func shapeFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`K` nodes (spare nodes first, then idle default-session ones)"},
+		&cli.StringFlag{Name: flagNodelist, Usage: "these nodes: a `HOSTLIST`"},
+		&cli.StringFlag{Name: flagWarn, Usage: "warn the requester `SECONDS` before --time runs out"},
+		&cli.StringFlag{Name: flagReqID, Usage: "the request's `ID`, for extend and release to name it by"},
+		&cli.StringFlag{Name: flagInherit, Usage: "what happens at the owner's end: `none|child|default|child-default`", DefaultText: "default"},
+		output.JSONFlag(),
+		asSchedulerFlag(),
+	}
+}
+
+func reservationCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:  "reservation",
+		Usage: "set nodes aside for a job and its children, and direct jobs onto them",
+		Description: "Requests and their rejections follow the node-reservation specification;\n" +
+			"a rejection exits with its PMIx status (23, 27, 29, 46, 47) and changes nothing.",
+		Subcommands: []*cli.Command{
+			createCommand(open),
+			extendCommand(open),
+			releaseCommand(open),
+			reclaimCommand(open),
+			targetCommand(open),
+			resListCommand(open),
+			showCommand(open),
+			eventsCommand(open),
+		},
+	}
+}
+
+func createCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:      "create",
+		Usage:     "reserve nodes; print the allocation id (and the request id)",
+		ArgsUsage: " ",
+		Flags: append(shapeFlags(),
+			&cli.StringFlag{Name: flagTime, Usage: "reclaim the nodes after `FSD` (30m, 2h, inf)", DefaultText: "never"},
+			&cli.BoolFlag{Name: flagShare, Usage: "leave the nodes in the default session, shared", DisableDefaultText: true},
+			&cli.StringFlag{Name: flagTarget, Usage: "reserve for job `JOBID` (PMIX_ALLOC_TARGET)", DefaultText: "the caller"},
+		),
+		Action: exitcode.Action(func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitcode.UsageErrorf("create takes no arguments, got %q", c.Args().First())
+			}
+			p, err := reserveParams(c, "create")
+			if err != nil {
+				return err
+			}
+			return reserve(c, open, p, func(w io.Writer, v *client.ReservationView) {
+				if v.ReqID != "" {
+					fmt.Fprintf(w, "%s %s\n", v.ID, v.ReqID)
+					return
+				}
+				fmt.Fprintln(w, v.ID)
+			})
+		}),
+	}
+}
+
+func extendCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:      "extend",
+		Usage:     "add nodes or time to a reservation; print its allocation id",
+		ArgsUsage: "[ALLOC_ID]",
+		Flags: append(shapeFlags(),
+			&cli.StringFlag{Name: flagTime, Usage: "add `+FSD` to its time (with or without the +)"},
+		),
+		Action: exitcode.Action(func(c *cli.Context) error {
+			p, err := reserveParams(c, "extend")
+			if err != nil {
+				return err
+			}
+			return reserve(c, open, p, func(w io.Writer, v *client.ReservationView) { fmt.Fprintln(w, v.ID) })
+		}),
+	}
+}
+
+func releaseCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:      "release",
+		Usage:     "give a reservation's nodes back",
+		ArgsUsage: "ALLOC_ID | --req-id ID",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: flagReqID, Usage: "the reservation's request `ID`"},
+			asSchedulerFlag(),
+		},
+		Action: exitcode.Action(func(c *cli.Context) error {
+			p, err := reserveParams(c, "release")
+			if err != nil {
+				return err
+			}
+			return reserve(c, open, p, nil)
+		}),
+	}
+}
+
+func reclaimCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:      "reclaim",
+		Usage:     "take a reservation's nodes back (scheduler only)",
+		ArgsUsage: "ALLOC_ID",
+		Flags:     []cli.Flag{asSchedulerFlag()},
+		Action: exitcode.Action(func(c *cli.Context) error {
+			p, err := reserveParams(c, "reclaim")
+			if err != nil {
+				return err
+			}
+			return reserve(c, open, p, nil)
+		}),
+	}
+}
+
+// reserveParams reads a create, extend, release or reclaim command line.
+// Only what cannot be read at all is a usage error here; whether the
+// request makes sense is for the instance to say, with its PMIx status,
+// in the specification's order (RESERVATIONS.md decision 7).
+func reserveParams(c *cli.Context, op string) (client.ReserveParams, error) {
+	p := client.ReserveParams{Op: op}
+	switch c.NArg() {
+	case 0:
+	case 1:
+		p.ID = c.Args().First()
+	default:
+		return p, exitcode.UsageErrorf("%s takes one allocation id, got %s", op, strings.Join(c.Args().Slice(), " "))
+	}
+	p.ReqID = c.String(flagReqID)
+	if c.IsSet(flagNodes) {
+		if p.Count = c.Int(flagNodes); p.Count < 1 {
+			return p, exitcode.UsageErrorf("-N: node count must be an integer >= 1")
+		}
+	}
+	p.Nodelist = c.String(flagNodelist)
+	if c.IsSet(flagTime) {
+		s := c.String(flagTime)
+		if op == "extend" {
+			// An extension always adds: "+30m" and "30m" are the same.
+			s = strings.TrimPrefix(s, "+")
+		}
+		sec, err := fsd.Parse(s)
+		if err != nil {
+			return p, exitcode.UsageErrorf("--time: %v", err)
+		}
+		if math.IsInf(sec, 1) {
+			p.TimeInf = true
+		} else {
+			p.Time = sec
+		}
+	}
+	if c.IsSet(flagWarn) {
+		s := c.String(flagWarn)
+		n, err := strconv.ParseUint(s, 10, 32)
+		if err != nil {
+			return p, exitcode.UsageErrorf("--warn: %q is not a number of seconds", s)
+		}
+		w := uint32(n)
+		p.Warn = &w
+	}
+	if c.IsSet(flagShare) {
+		b := c.Bool(flagShare)
+		p.Share = &b
+	}
+	p.Target = c.String(flagTarget)
+	if c.IsSet(flagInherit) {
+		s := c.String(flagInherit)
+		if _, err := reservation.ParseInheritance(s); err != nil {
+			return p, exitcode.UsageErrorf("--inherit: %v", err)
+		}
+		p.Inherit = s
+	}
+	return p, nil
+}
+
+// reserve sends one request and prints its answer: the view with --json,
+// else what human prints (nothing when nil).
+func reserve(c *cli.Context, open opener, p client.ReserveParams, human func(io.Writer, *client.ReservationView)) error {
+	pr, err := output.FromContext(c)
+	if err != nil {
+		return err
+	}
+	cl, err := open(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	v, err := cl.Reserve(c.Context, p)
+	if err != nil {
+		return err
+	}
+	if pr.JSON {
+		return output.WriteJSON(pr.Out, v)
+	}
+	if human == nil || v == nil {
+		return nil
+	}
+	bw := bufio.NewWriter(pr.Out)
+	human(bw, v)
+	return bw.Flush()
+}
+
+// targetCommand is `fluxq submit --target` by another name (CLI.md: one
+// code path). Main moves the ALLOC_ID list into --target (moveTargets),
+// so that everything from the COMMAND on stays the job's.
+func targetCommand(open opener) *cli.Command {
+	cmd := fluxq.SubmitCommand(open)
+	cmd.Name = "target"
+	cmd.Usage = "submit a job onto reservations' nodes; print its ID (fluxq submit --target)"
+	cmd.ArgsUsage = "ALLOC_ID[,ALLOC_ID|default] [submit options] [--] COMMAND [ARGS...]"
+	cmd.Description = "The same as fluxq submit --target ALLOC_ID[,...]: default names the default\n" +
+		"session. Options go before COMMAND; everything from COMMAND on (or after --)\n" +
+		"is the job's."
+	submit := cmd.Action
+	cmd.Action = func(c *cli.Context) error {
+		if !c.IsSet(flagTarget) {
+			return exitcode.Prefix(c.Command.Name, exitcode.UsageErrorf("target needs ALLOC_ID[,ALLOC_ID|default] and a COMMAND"))
+		}
+		return submit(c)
+	}
+	return cmd
+}
+
+// moveTargets rewrites `fluxres ... reservation target [OPTS] LIST ...`
+// as `fluxres ... reservation target --target LIST [OPTS] ...`: the first
+// positional argument of target is its allocation list, and the next one
+// starts the job's command line. Anything else is returned as it is.
+func moveTargets(app *cli.App, argv []string) []string {
+	if len(argv) < 2 {
+		return argv
+	}
+	i := skipOptions(argv, 1, append(withHelp(app.Flags), cli.VersionFlag))
+	res := subcommand(app.Commands, argv, i)
+	if res == nil {
+		return argv
+	}
+	i = skipOptions(argv, i+1, withHelp(res.Flags))
+	target := subcommand(res.Subcommands, argv, i)
+	if target == nil || target.Name != "target" {
+		return argv
+	}
+	i++
+	j := skipOptions(argv, i, withHelp(target.Flags))
+	if j >= len(argv) || argv[j] == "--" {
+		return argv
+	}
+	out := make([]string, 0, len(argv)+1)
+	out = append(out, argv[:i]...)
+	out = append(out, "--"+flagTarget, argv[j])
+	out = append(out, argv[i:j]...)
+	return append(out, argv[j+1:]...)
+}
+
+// subcommand returns the command argv[i] names among cmds, or nil.
+func subcommand(cmds []*cli.Command, argv []string, i int) *cli.Command {
+	if i >= len(argv) {
+		return nil
+	}
+	for _, c := range cmds {
+		if c.HasName(argv[i]) {
+			return c
+		}
+	}
+	return nil
+}
+
+// skipOptions returns the index of the first argument from i on that is
+// neither an option of flags nor an option's value.
+func skipOptions(argv []string, i int, flags []cli.Flag) int {
+	for i < len(argv) {
+		a := argv[i]
+		if a == "--" || len(a) < 2 || a[0] != '-' {
+			return i
+		}
+		i++
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := lookupFlag(flags, name)
+		if f == nil && a[1] != '-' && len(name) > 1 {
+			continue // "-N2": a one-letter option with its value attached
+		}
+		if f != nil && takesValue(f) && !hasValue {
+			i++
+		}
+	}
+	return i
+}
+
+func lookupFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if f != nil && slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	if v, ok := f.(interface{ TakesValue() bool }); ok {
+		return v.TakesValue()
+	}
+	return true
+}
+
+func withHelp(flags []cli.Flag) []cli.Flag {
+	out := slices.Clone(flags)
+	if cli.HelpFlag != nil {
+		out = append(out, cli.HelpFlag)
+	}
+	return out
+}
+
+// fmtID prints a job id: F58 with "ƒ", or with "f" when
+// FLUXQ_F58_FORCE_ASCII is set (CLI.md).
+func fmtID(id fluid.ID) string {
+	f := fluid.F58
+	if v := os.Getenv("FLUXQ_F58_FORCE_ASCII"); v != "" && v != "0" {
+		f = fluid.F58Plain
+	}
+	s, err := id.Encode(f)
+	if err != nil {
+		return strconv.FormatUint(uint64(id), 10)
+	}
+	return s
+}
+
+// fmtNS prints a namespace: a job id as fmtID does, tool:USER, or "-"
+// for none.
+func fmtNS(ns reservation.Namespace) string {
+	switch {
+	case ns.IsJob():
+		return fmtID(ns.Job)
+	case ns.IsZero():
+		return "-"
+	}
+	return ns.String()
+}
+
+func fmtNSList(list []reservation.Namespace) string {
+	if len(list) == 0 {
+		return "-"
+	}
+	out := make([]string, len(list))
+	for i, ns := range list {
+		out[i] = fmtNS(ns)
+	}
+	return strings.Join(out, ",")
+}
+
+func fmtIDs(ids []fluid.ID) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = fmtID(id)
+	}
+	return strings.Join(out, ",")
+}
+
+// isoTime prints a timestamp as ISO 8601 in local time, to the
+// microsecond.
+func isoTime(ts float64) string {
+	sec := math.Floor(ts)
+	return time.Unix(int64(sec), int64((ts-sec)*1e9)).Format("2006-01-02T15:04:05.000000Z07:00")
+}
+
+// expires is the EXPIRES column: the end reason of an ended reservation,
+// "-" for one without --time, else the time left.
+func expires(v client.ReservationView, now time.Time) string {
+	switch {
+	case !v.Live():
+		if v.EndReason == "" {
+			return "ended"
+		}
+		return v.EndReason
+	case v.Expires == 0:
+		return "-"
+	}
+	left := v.Expires - float64(now.UnixNano())/1e9
+	return fsd.Format(max(left, 0))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func resListCommand(open opener) *cli.Command {
+	now := time.Now()
+	list := output.List[client.ReservationView]{
+		Tables: map[string]output.Table[client.ReservationView]{output.Default: {
+			Description: "ALLOC_ID STATE OWNER NNODES NODELIST SHARE INHERIT EXPIRES",
+			Columns: []output.Column[client.ReservationView]{
+				{Header: "ALLOC_ID", Value: func(v client.ReservationView) string { return v.ID }},
+				{Header: "STATE", Value: func(v client.ReservationView) string { return v.State }},
+				{Header: "OWNER", Value: func(v client.ReservationView) string { return fmtNS(v.Owner) }},
+				{Header: "NNODES", Align: output.Right, Value: func(v client.ReservationView) string { return strconv.Itoa(len(v.Nodes)) }},
+				{Header: "NODELIST", Value: func(v client.ReservationView) string { return nodelist(v.Nodes) }},
+				{Header: "SHARE", Value: func(v client.ReservationView) string { return yesNo(v.Share) }},
+				{Header: "INHERIT", Value: func(v client.ReservationView) string { return v.Inheritance.String() }},
+				{Header: "EXPIRES", Value: func(v client.ReservationView) string { return expires(v, now) }},
+			},
+		}},
+		Item: func(v client.ReservationView) any { return v },
+	}
+	return &cli.Command{
+		Name:  "list",
+		Usage: "live reservations (-a: ended ones too)",
+		Flags: append([]cli.Flag{
+			&cli.BoolFlag{Name: flagAll, Aliases: []string{"a"}, Usage: "include ended reservations", DisableDefaultText: true},
+			asSchedulerFlag(),
+		}, output.ListFlags()...),
+		Action: exitcode.Action(func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitcode.UsageErrorf("list takes no arguments, got %q", c.Args().First())
+			}
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			cl, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			rl, err := cl.Reservations(c.Context, c.Bool(flagAll))
+			if err != nil {
+				return err
+			}
+			now = time.Now()
+			l := list
+			l.Doc = func([]client.ReservationView) any { return rl }
+			return output.PrintList(p, l, rl.Reservations)
+		}),
+	}
+}
+
+// nodelist compresses names into a hostlist; "-" for none.
+func nodelist(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	return hostlist.New(names...).String()
+}
+
+func showCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:      "show",
+		Usage:     "everything about one reservation: owners, nodes, children, history",
+		ArgsUsage: "ALLOC_ID",
+		Flags:     []cli.Flag{output.JSONFlag(), asSchedulerFlag()},
+		Action: exitcode.Action(func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return exitcode.UsageErrorf("show needs one ALLOC_ID")
+			}
+			id := c.Args().First()
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			cl, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			rl, err := cl.Reservations(c.Context, true)
+			if err != nil {
+				return err
+			}
+			i := slices.IndexFunc(rl.Reservations, func(v client.ReservationView) bool { return v.ID == id })
+			if i < 0 {
+				return &reservation.Error{Status: reservation.NotFound, Msg: fmt.Sprintf("allocation %q does not exist", id)}
+			}
+			v := rl.Reservations[i]
+			return output.PrintObject(p, v, func(w io.Writer) error { return printShow(w, v, time.Now()) })
+		}),
+	}
+}
+
+// printShow explains one reservation, a "key: value" line each, then its
+// nodes and its history (RESERVATIONS.md "What a user sees").
+func printShow(w io.Writer, v client.ReservationView, now time.Time) error {
+	bw := bufio.NewWriter(w)
+	line := func(k, val string) { fmt.Fprintf(bw, "%s: %s\n", k, val) }
+	line("alloc_id", v.ID)
+	if v.ReqID != "" {
+		line("req_id", v.ReqID)
+	}
+	line("state", v.State)
+	line("owner", fmtNS(v.Owner))
+	line("owners", fmtNSList(v.Owners))
+	line("requester", fmt.Sprintf("%s (%s)", fmtNS(v.Requester), v.RequesterClass))
+	line("share", yesNo(v.Share))
+	line("inheritance", v.Inheritance.String())
+	line("expires", expires(v, now))
+	warn := "-"
+	if v.Warn > 0 {
+		warn = fmt.Sprintf("%ds", v.Warn)
+	}
+	line("warn", warn)
+	fmt.Fprintln(bw, "nodes:")
+	for _, n := range v.Nodes {
+		origin := v.Origins[n]
+		if origin == "" {
+			origin = "?"
+		}
+		fmt.Fprintf(bw, "  %s (%s)\n", n, origin)
+	}
+	line("live children", fmtIDs(v.LiveChildren))
+	fmt.Fprintln(bw, "history:")
+	for _, ev := range v.History {
+		fmt.Fprintf(bw, "  %s %s", isoTime(ev.Time), ev.Name)
+		if err := writeDetail(bw, ev.Detail); err != nil {
+			return err
+		}
+		bw.WriteByte('\n')
+	}
+	return bw.Flush()
+}
+
+// writeDetail writes " key=value" for each key in order: strings as they
+// are, anything else as JSON.
+func writeDetail(w *bufio.Writer, detail map[string]any) error {
+	keys := make([]string, 0, len(detail))
+	for k := range detail {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		w.WriteByte(' ')
+		w.WriteString(k)
+		w.WriteByte('=')
+		switch x := detail[k].(type) {
+		case string:
+			w.WriteString(x)
+		case []any:
+			w.WriteString(joinAny(x))
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return err
+			}
+			w.Write(b)
+		}
+	}
+	return nil
+}
+
+// joinAny prints a list of strings (the nodes an event added) as a
+// comma list, anything else as JSON.
+func joinAny(list []any) string {
+	out := make([]string, len(list))
+	for i, x := range list {
+		s, ok := x.(string)
+		if !ok {
+			b, _ := json.Marshal(list)
+			return string(b)
+		}
+		out[i] = s
+	}
+	return strings.Join(out, ",")
+}
+
+func eventsCommand(open opener) *cli.Command {
+	return &cli.Command{
+		Name:  "events",
+		Usage: "the timeout warnings directed to the caller (a tool)",
+		Description: "One line per warning: TIME alloc-timeout-warning alloc_id=ID [req_id=ID]\n" +
+			"time_remaining=SECONDS. --json: one array, or with --follow one object per line.",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: flagFollow, Aliases: []string{"F"}, Usage: "keep printing warnings as they come", DisableDefaultText: true},
+			output.JSONFlag(),
+			asSchedulerFlag(),
+		},
+		Action: exitcode.Action(func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return exitcode.UsageErrorf("events takes no arguments, got %q", c.Args().First())
+			}
+			p, err := output.FromContext(c)
+			if err != nil {
+				return err
+			}
+			cl, err := open(c)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			follow := c.Bool(flagFollow)
+			if p.JSON && !follow {
+				evs := []ops.ToolEvent{}
+				if err := cl.ToolEvents(c.Context, false, func(e ops.ToolEvent) error { evs = append(evs, e); return nil }); err != nil {
+					return err
+				}
+				return output.WriteJSON(p.Out, evs)
+			}
+			bw := bufio.NewWriter(p.Out)
+			err = cl.ToolEvents(c.Context, follow, func(e ops.ToolEvent) error {
+				if p.JSON {
+					b, err := json.Marshal(e)
+					if err != nil {
+						return err
+					}
+					bw.Write(b)
+					bw.WriteByte('\n')
+				} else {
+					writeWarning(bw, e.Warning)
+				}
+				if follow {
+					return bw.Flush()
+				}
+				return nil
+			})
+			if ferr := bw.Flush(); err == nil {
+				err = ferr
+			}
+			return err
+		}),
+	}
+}
+
+// writeWarning writes one warning as an eventlog line.
+func writeWarning(w *bufio.Writer, e reservation.Warning) {
+	fmt.Fprintf(w, "%s alloc-timeout-warning alloc_id=%s", isoTime(e.Time), e.AllocID)
+	if e.ReqID != "" {
+		fmt.Fprintf(w, " req_id=%s", e.ReqID)
+	}
+	fmt.Fprintf(w, " time_remaining=%d\n", e.TimeRemaining)
+}

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// identify says who the caller is for the reservation rules, from its
+// credentials: a FLUXQ_JOB_ID claim counts only if the caller's process
+// session is that job's shell.
+func (s *Server) identify(tx *store.Tx, who peer, req client.Request) (reservation.Requester, error) {
+	return ops.Identify(tx, s.JobsDir, who.uid, int(who.pid), req.Job, req.AsScheduler, who.uid == s.Owner)
+}
+
+// reserve serves create, extend, release and reclaim, in one loop turn:
+// it validates completely before it changes anything.
+func (s *Server) reserve(ctx context.Context, who peer, req client.Request, w *writer) error {
+	p, err := decode[client.ReserveParams](req)
+	if err != nil {
+		return err
+	}
+	rr, err := p.Request()
+	if err != nil {
+		return err
+	}
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		me, err := s.identify(tx, who, req)
+		if err != nil {
+			return nil, err
+		}
+		r, err := jm.Reserve(tx, rr, me)
+		if err != nil {
+			return nil, err
+		}
+		return client.View(jm.Reservations(), r, jm.Alive), nil
+	})
+	if err != nil {
+		return err
+	}
+	w.result(v)
+	return nil
+}
+
+func (s *Server) reservations(ctx context.Context, req client.Request, w *writer) error {
+	p, err := decode[client.ReservationsParams](req)
+	if err != nil {
+		return err
+	}
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		return client.ListReservations(jm.Reservations(), p.All, jm.Alive), nil
+	})
+	if err != nil {
+		return err
+	}
+	w.result(v)
+	return nil
+}
+
+// toolEvents streams the warnings directed to the calling tool.
+func (s *Server) toolEvents(ctx context.Context, who peer, req client.Request, w *writer) error {
+	p, err := decode[client.ToolEventsParams](req)
+	if err != nil {
+		return err
+	}
+	var user string
+	err = s.Store.View(func(tx *store.Tx) error {
+		me, err := s.identify(tx, who, req)
+		user = me.NS.Tool
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	var seen uint64
+	for {
+		changed := s.Loop.Changed()
+		var evs []ops.ToolEvent
+		err := s.Store.View(func(tx *store.Tx) error {
+			var err error
+			evs, err = ops.ToolEvents(tx, user, seen)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := w.send(client.Response{Progress: raw}); err != nil {
+				return nil // the client is gone
+			}
+			seen = e.Seq
+		}
+		if !p.Follow {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+	}
+	w.result(nil)
+	return nil
+}
+
+// spares adds or removes spare nodes: node administration is the
+// owner's.
+func (s *Server) spares(ctx context.Context, who peer, req client.Request, w *writer) error {
+	if who.uid != s.Owner {
+		return fmt.Errorf("permission denied: only the instance owner may add or remove nodes")
+	}
+	p, err := decode[client.SpareParams](req)
+	if err != nil {
+		return err
+	}
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if req.Method == client.MethodNodeRemove {
+			names, err := client.ExpandHosts(p.Hosts)
+			if err != nil {
+				return nil, err
+			}
+			return nil, jm.RemoveSpares(tx, names)
+		}
+		if p.Cores == "" {
+			inv, err := ops.Inventory(tx)
+			if err != nil {
+				return nil, err
+			}
+			p.Cores, p.GPUs = ops.NodeShape(inv)
+		}
+		return jm.AddSpares(tx, p.Hosts, p.Cores, p.GPUs)
+	})
+	if err != nil {
+		return err
+	}
+	w.result(v)
+	return nil
+}
+
+// statusOf is the PMIx status of a rejected reservation request, 0 for
+// other errors.
+func statusOf(err error) int {
+	var re *reservation.Error
+	if errors.As(err, &re) {
+		return int(re.Status)
+	}
+	return 0
+}
