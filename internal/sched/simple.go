@@ -349,14 +349,24 @@ func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 	}
 	clear(s.queue[len(kept):])
 	s.queue = kept
+	// Jobs of a queue mostly come in runs (often there is one queue), so
+	// the count of the current run's queue is kept aside: a map operation
+	// per run, not two per job.
 	var ahead map[string]int
-	for _, p := range s.queue {
-		if ahead == nil {
-			ahead = map[string]int{}
+	run, n := "", 0
+	for k, p := range s.queue {
+		if k == 0 || p.queue != run {
+			if k > 0 {
+				if ahead == nil {
+					ahead = map[string]int{}
+				}
+				ahead[run] = n
+			}
+			run, n = p.queue, ahead[p.queue]
 		}
-		i := ahead[p.queue]
-		ahead[p.queue] = i + 1
-		if p.ahead == i && p.sentWhy == p.why {
+		i := n
+		n++
+		if p.ahead == i && sameWhy(p.sentWhy, p.why) {
 			continue
 		}
 		p.ahead, p.sentWhy = i, p.why
@@ -367,6 +377,15 @@ func (s *Simple) Schedule(now float64) []schedproto.AllocResponse {
 		out = append(out, schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(i, reason)})
 	}
 	return out
+}
+
+// sameWhy is a == b without a runtime call when either is nil, the case of
+// nearly every waiting job.
+func sameWhy(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a == b
 }
 
 // fitsTargets is Pool.FitsTargets for p, computed once per layout. An

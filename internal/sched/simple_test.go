@@ -562,3 +562,22 @@ func mustMessage(t *testing.T, r schedproto.AllocResponse) wire.Message {
 	}
 	return m
 }
+
+// jobs_ahead counts per queue however the queues interleave in priority
+// order (the pass counts runs of one queue at a time).
+func TestJobsAheadInterleavedQueues(t *testing.T) {
+	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node0", Cores: "0"})
+	q := func(name string) jobspec.Options { return jobspec.Options{Queue: name} }
+	h.run(do(alloc(1, q("a")), alloc(2, q("a")), alloc(3, q("b")), alloc(4, q("a")), alloc(5, q("b")), alloc(6, q("a"))),
+		"1 SUCCESS rank0/core0",
+		"2 ANNOTATE insufficient resources ahead=0",
+		"3 ANNOTATE insufficient resources ahead=0",
+		"4 ANNOTATE insufficient resources ahead=1",
+		"5 ANNOTATE insufficient resources ahead=1",
+		"6 ANNOTATE insufficient resources ahead=2",
+	)
+	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core0",
+		"4 ANNOTATE insufficient resources ahead=0",
+		"6 ANNOTATE insufficient resources ahead=1",
+	)
+}
