@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,6 +42,15 @@ func (m *Manager) Alive(id fluid.ID) bool {
 // reclaim) from who, and acts on what it changed.
 func (m *Manager) Reserve(tx *store.Tx, req reservation.Request, who reservation.Requester) (*reservation.Reservation, error) {
 	req.Idle = m.idleRanks()
+	if req.Op == reservation.OpNew {
+		owner := who.NS
+		if req.Target != nil {
+			owner = *req.Target
+		}
+		if owner.IsJob() {
+			req.Descendants = m.descendants(tx, owner.Job)
+		}
+	}
 	req.TargetAlive = func(ns reservation.Namespace) (bool, bool) {
 		if m.Alive(ns.Job) {
 			return true, true
@@ -52,6 +62,39 @@ func (m *Manager) Reserve(tx *store.Tx, req reservation.Request, who reservation
 		return nil, err
 	}
 	return ch.Reservation, m.applyReservations(tx, ch)
+}
+
+// descendants are the live jobs submitted from inside id, at any depth:
+// derived children from the start of a reservation made for id. A chain
+// may pass through jobs that already ended, which the store still knows.
+func (m *Manager) descendants(tx *store.Tx, id fluid.ID) []fluid.ID {
+	parents := map[fluid.ID]fluid.ID{}
+	parentOf := func(j fluid.ID) fluid.ID {
+		if p, ok := parents[j]; ok {
+			return p
+		}
+		var p fluid.ID
+		if e, ok := m.active[j]; ok {
+			p = e.j().Parent
+		} else if rec, err := ops.Load(tx, j); err == nil {
+			p = rec.Job.Parent
+		}
+		parents[j] = p
+		return p
+	}
+	var out []fluid.ID
+	for _, e := range m.active {
+		// Parents are submitted before their children, so a chain is
+		// never longer than the jobs there are.
+		for p, n := e.j().Parent, 0; p != 0 && n <= len(m.active); p, n = parentOf(p), n+1 {
+			if p == id {
+				out = append(out, e.id())
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // AddSpares puts hosts in the scheduler's pool, outside the instance

@@ -349,14 +349,20 @@ func (s *State) pick(req Request) ([]int, error) {
 		return out, nil
 	}
 	var spare, idle []int
+	avail := 0 // idle nodes in the instance, for the message
 	for i := range s.nodes {
 		if ok, _ := usable(i); !ok {
 			continue
 		}
 		if !s.nodes[i].In {
 			spare = append(spare, i)
-		} else {
+		} else if len(idle) < req.Count {
+			// Spares come first, so no more idle nodes than asked for
+			// can be needed; counting the rest is enough.
 			idle = append(idle, i)
+		}
+		if s.nodes[i].In {
+			avail++
 		}
 		if len(spare) >= req.Count {
 			break
@@ -364,7 +370,7 @@ func (s *State) pick(req Request) ([]int, error) {
 	}
 	all := append(spare, idle...)
 	if len(all) < req.Count {
-		return nil, reject(OutOfResource, "need %d nodes, %d available", req.Count, len(all))
+		return nil, reject(OutOfResource, "need %d nodes, %d available", req.Count, len(spare)+avail)
 	}
 	return all[:req.Count], nil
 }

@@ -17,7 +17,7 @@ import (
 // submissions, a toy scheduler, job ends, timer ticks and node changes, and
 // checks the specification's conformance summary after every step.
 const (
-	propSeeds = 100
+	propSeeds = 150
 	propSteps = 300
 )
 

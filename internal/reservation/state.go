@@ -1,6 +1,7 @@
 package reservation
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -225,16 +226,25 @@ func (s *State) clean() {
 // Dirty returns the reservations and the spare nodes changed since the
 // last call, for the caller to persist, and forgets them.
 func (s *State) Dirty() (res []*Reservation, spares []Node) {
-	for _, id := range s.order {
-		if s.dirtyRes[id] {
-			res = append(res, s.res[id])
+	// Walk what changed, not everything: the caller asks after every
+	// submission, on instances of many thousands of nodes.
+	if len(s.dirtyRes) == 0 && len(s.dirtyNodes) == 0 {
+		return nil, nil
+	}
+	for id := range s.dirtyRes {
+		res = append(res, s.res[id])
+	}
+	slices.SortFunc(res, func(a, b *Reservation) int {
+		x, _ := idNumber(a.ID)
+		y, _ := idNumber(b.ID)
+		return cmp.Compare(x, y)
+	})
+	for name := range s.dirtyNodes {
+		if n := s.nodes[s.byName[name]]; n.Origin == Spare {
+			spares = append(spares, n)
 		}
 	}
-	for i := range s.nodes {
-		if s.nodes[i].Origin == Spare && s.dirtyNodes[s.nodes[i].Name] {
-			spares = append(spares, s.nodes[i])
-		}
-	}
+	slices.SortFunc(spares, func(a, b Node) int { return cmp.Compare(a.Rank, b.Rank) })
 	s.clean()
 	return res, spares
 }
