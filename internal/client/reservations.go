@@ -13,7 +13,6 @@ import (
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
-	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -153,12 +152,31 @@ func View(st *reservation.State, r *reservation.Reservation, alive func(fluid.ID
 // runs in fluxsched.
 var ErrNeedsInstance = errors.New("reservation requests are served by the running instance: start fluxsched first")
 
-// aliveInStore says which jobs the store holds as not inactive.
+// aliveInStore says which jobs the store holds as not inactive, from
+// their summaries (an eventlog replay per child would be much dearer).
 func aliveInStore(tx *store.Tx) func(fluid.ID) bool {
 	return func(id fluid.ID) bool {
-		rec, err := ops.Load(tx, id)
-		return err == nil && rec.Job.State != job.Inactive
+		raw, err := tx.JobValue(uint64(id), store.JobSummary)
+		if err != nil {
+			return false
+		}
+		var s struct {
+			State string `json:"state"`
+		}
+		return json.Unmarshal(raw, &s) == nil && s.State != job.Inactive.String()
 	}
+}
+
+// LoadReservations lists reservations as the store holds them. The loop
+// saves the reservation state in every turn that changes it, so a read
+// transaction sees what the last committed turn did, without taking a
+// turn of the loop.
+func LoadReservations(tx *store.Tx, all bool) (*ReservationList, error) {
+	st, err := ops.ReservationsOrEmpty(tx)
+	if err != nil {
+		return nil, err
+	}
+	return ListReservations(st, all, aliveInStore(tx)), nil
 }
 
 func (d *direct) Reserve(context.Context, ReserveParams) (*ReservationView, error) {
@@ -168,12 +186,9 @@ func (d *direct) Reserve(context.Context, ReserveParams) (*ReservationView, erro
 func (d *direct) Reservations(_ context.Context, all bool) (*ReservationList, error) {
 	var out *ReservationList
 	err := d.with(false, func(tx *store.Tx) error {
-		st, err := ops.ReservationsOrEmpty(tx)
-		if err != nil {
-			return err
-		}
-		out = ListReservations(st, all, aliveInStore(tx))
-		return nil
+		var err error
+		out, err = LoadReservations(tx, all)
+		return err
 	})
 	return out, err
 }
@@ -206,14 +221,6 @@ func (d *direct) AddSpares(_ context.Context, p SpareParams) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		if tx.Inventory() == nil {
-			return fmt.Errorf("no resources are known yet: start fluxsched once")
-		}
-		inv, err := ops.Inventory(tx)
-		if err != nil {
-			return err
-		}
-		p = p.withShape(inv)
 		r, err := ops.AddSpares(tx, st, p.Hosts, p.Cores, p.GPUs)
 		if err != nil {
 			return err
@@ -256,26 +263,12 @@ func ExpandHosts(hosts string) ([]string, error) {
 	return hl.Expand(), nil
 }
 
-// SpareParams registers spare nodes; empty Cores/GPUs take the shape of
-// the instance's first node.
+// SpareParams registers spare nodes; empty Cores take the shape of the
+// instance's first node (ops.AddSpares).
 type SpareParams struct {
 	Hosts string `json:"hosts"`
 	Cores string `json:"cores,omitempty"`
 	GPUs  string `json:"gpus,omitempty"`
-	// Shape reports that Cores and GPUs were given.
-	Shape bool `json:"shape,omitempty"`
-}
-
-// withShape fills in the shape of the instance's first node.
-func (p SpareParams) withShape(inv *rset.R) SpareParams {
-	if p.Cores == "" {
-		c, g := ops.NodeShape(inv)
-		p.Cores = c
-		if p.GPUs == "" {
-			p.GPUs = g
-		}
-	}
-	return p
 }
 
 func (s *socket) Reserve(ctx context.Context, p ReserveParams) (*ReservationView, error) {

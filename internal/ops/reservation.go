@@ -142,8 +142,21 @@ func SaveReservations(tx *store.Tx, st *reservation.State) error {
 }
 
 // AddSpares registers hosts as spare nodes, each with the given cores and
-// GPUs, and returns their R (ranks after every known node).
+// GPUs, or without cores with the shape of the instance's first node, and
+// returns their R (ranks after every known node). It needs the instance's
+// inventory, so that spare ranks never take a startup node's.
 func AddSpares(tx *store.Tx, st *reservation.State, hosts, cores, gpus string) (*rset.R, error) {
+	inv, err := Inventory(tx)
+	if err != nil {
+		return nil, err
+	}
+	if cores == "" {
+		c, g := NodeShape(inv)
+		cores = c
+		if gpus == "" {
+			gpus = g
+		}
+	}
 	hl, err := hostlist.Parse(hosts)
 	if err != nil || hl.IsEmpty() {
 		return nil, fmt.Errorf("invalid hostlist %q", hosts)

@@ -54,6 +54,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	canons := make([][]byte, len(reqs))
 	deps := make([][]job.Dependency, len(reqs))
 	spawns := make([]spawned, len(reqs))
+	names := map[uint32]string{} // user names, looked up once per batch
 	for i, req := range reqs {
 		if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 			return nil, nil, fmt.Errorf("urgency value is out of range")
@@ -62,7 +63,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		if err != nil {
 			return nil, nil, err
 		}
-		if spawns[i], err = target(tx, &st, js, req); err != nil {
+		if spawns[i], err = target(tx, &st, js, req, names); err != nil {
 			return nil, nil, err
 		}
 		// RFC 33: the queue is assigned, its defaults applied and its
@@ -159,7 +160,7 @@ type spawned struct {
 // checked for ownership and replaced by the sessions they resolve to,
 // which is what the scheduler filters on. A job submitted from inside a
 // job has that job as its parent. *st is loaded on first need.
-func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req SubmitRequest) (spawned, error) {
+func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req SubmitRequest, names map[uint32]string) (spawned, error) {
 	targets, err := js.Targets()
 	if err != nil {
 		return spawned{}, err
@@ -173,9 +174,16 @@ func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req Submi
 			return spawned{}, err
 		}
 	}
-	who := reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(userName(req.UserID))}
+	var who reservation.Requester
 	if req.Who != nil {
 		who = *req.Who
+	} else {
+		name, ok := names[req.UserID]
+		if !ok {
+			name = userName(req.UserID)
+			names[req.UserID] = name
+		}
+		who = reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(name)}
 	}
 	sp := reservation.Spawn{Targets: targets}
 	out := spawned{track: true}

@@ -15,9 +15,17 @@ import (
 
 // identify says who the caller is for the reservation rules, from its
 // credentials: a FLUXQ_JOB_ID claim counts only if the caller's process
-// session is that job's shell.
-func (s *Server) identify(tx *store.Tx, who peer, req client.Request) (reservation.Requester, error) {
-	return ops.Identify(tx, s.JobsDir, who.uid, int(who.pid), req.Job, req.AsScheduler, who.uid == s.Owner)
+// session is that job's shell. It reads /proc, the job's folder and the
+// user database, so it runs in a read transaction of its own, outside
+// the loop's turns.
+func (s *Server) identify(who peer, req client.Request) (reservation.Requester, error) {
+	var me reservation.Requester
+	err := s.Store.View(func(tx *store.Tx) error {
+		var err error
+		me, err = ops.Identify(tx, s.JobsDir, who.uid, int(who.pid), req.Job, req.AsScheduler, who.uid == s.Owner)
+		return err
+	})
+	return me, err
 }
 
 // reserve serves create, extend, release and reclaim, in one loop turn:
@@ -31,11 +39,11 @@ func (s *Server) reserve(ctx context.Context, who peer, req client.Request, w *w
 	if err != nil {
 		return err
 	}
+	me, err := s.identify(who, req)
+	if err != nil {
+		return err
+	}
 	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		me, err := s.identify(tx, who, req)
-		if err != nil {
-			return nil, err
-		}
 		r, err := jm.Reserve(tx, rr, me)
 		if err != nil {
 			return nil, err
@@ -49,18 +57,20 @@ func (s *Server) reserve(ctx context.Context, who peer, req client.Request, w *w
 	return nil
 }
 
-func (s *Server) reservations(ctx context.Context, req client.Request, w *writer) error {
+func (s *Server) reservations(req client.Request, w *writer) error {
 	p, err := decode[client.ReservationsParams](req)
 	if err != nil {
 		return err
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		return client.ListReservations(jm.Reservations(), p.All, jm.Alive), nil
+	var out *client.ReservationList
+	err = s.Store.View(func(tx *store.Tx) error {
+		out, err = client.LoadReservations(tx, p.All)
+		return err
 	})
 	if err != nil {
 		return err
 	}
-	w.result(v)
+	w.result(out)
 	return nil
 }
 
@@ -70,15 +80,11 @@ func (s *Server) toolEvents(ctx context.Context, who peer, req client.Request, w
 	if err != nil {
 		return err
 	}
-	var user string
-	err = s.Store.View(func(tx *store.Tx) error {
-		me, err := s.identify(tx, who, req)
-		user = me.NS.Tool
-		return err
-	})
+	me, err := s.identify(who, req)
 	if err != nil {
 		return err
 	}
+	user := me.NS.Tool
 	var seen uint64
 	for {
 		changed := s.Loop.Changed()
@@ -131,13 +137,6 @@ func (s *Server) spares(ctx context.Context, who peer, req client.Request, w *wr
 				return nil, err
 			}
 			return nil, jm.RemoveSpares(tx, names)
-		}
-		if p.Cores == "" {
-			inv, err := ops.Inventory(tx)
-			if err != nil {
-				return nil, err
-			}
-			p.Cores, p.GPUs = ops.NodeShape(inv)
 		}
 		return jm.AddSpares(tx, p.Hosts, p.Cores, p.GPUs)
 	})

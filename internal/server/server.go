@@ -267,7 +267,7 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 	case client.MethodReserve:
 		err = s.reserve(ctx, who, req, w)
 	case client.MethodReservations:
-		err = s.reservations(ctx, req, w)
+		err = s.reservations(req, w)
 	case client.MethodToolEvents:
 		err = s.toolEvents(ctx, who, req, w)
 	case client.MethodSpareAdd, client.MethodNodeRemove:
@@ -289,18 +289,18 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 	for i, j := range p.Jobs {
 		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		// A plain submission is a tool's, and Submit names the tool only
-		// if the job targets a reservation.
-		if req.Job != "" || req.AsScheduler {
-			me, err := s.identify(tx, who, req)
-			if err != nil {
-				return nil, err
-			}
-			for i := range reqs {
-				reqs[i].Who = &me
-			}
+	// A plain submission is a tool's, and Submit names the tool only if
+	// the job targets a reservation.
+	if req.Job != "" || req.AsScheduler {
+		me, err := s.identify(who, req)
+		if err != nil {
+			return err
 		}
+		for i := range reqs {
+			reqs[i].Who = &me
+		}
+	}
+	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err

@@ -22,37 +22,7 @@ import (
 // given after the command name moves to before it. Anything Reorder does
 // not recognise stays where it was, so the parser reports it.
 func Reorder(app *cli.App, argv []string, inOrder ...*cli.Command) []string {
-	if len(argv) < 2 {
-		return argv
-	}
-	rootFlags := withHelp(app.Flags, app.HideHelp)
-	rootFlags = append(rootFlags, cli.VersionFlag)
-	// The application's own options, up to the command name.
-	i := skipFlags(argv, 1, rootFlags)
-	if i >= len(argv) {
-		return argv
-	}
-	head := slices.Clone(argv[:i])
-	var path []string
-	cmds := app.Commands
-	var cmd *cli.Command
-	for i < len(argv) {
-		next := find(cmds, argv[i])
-		if next == nil {
-			break
-		}
-		cmd = next
-		path = append(path, argv[i])
-		i++
-		if len(cmd.Subcommands) == 0 || slices.Contains(inOrder, cmd) || cmd.SkipFlagParsing {
-			break
-		}
-		// A command with subcommands: its own options, then the next name.
-		j := skipFlags(argv, i, withHelp(cmd.Flags, cmd.HideHelp))
-		path = append(path, argv[i:j]...)
-		i = j
-		cmds = cmd.Subcommands
-	}
+	head, path, cmd, i := walk(app, argv, inOrder)
 	if cmd == nil || cmd.SkipFlagParsing || len(cmd.Subcommands) > 0 {
 		return argv
 	}
@@ -115,6 +85,66 @@ func Reorder(app *cli.App, argv []string, inOrder ...*cli.Command) []string {
 		out = append(out, positional...)
 	}
 	return out
+}
+
+// walk finds the command argv names: head is the program name and the
+// application's options, path the command names with the options of
+// those that have subcommands, and i the index of the command's first
+// argument. It stops at a command of inOrder. cmd is nil when argv names
+// none.
+func walk(app *cli.App, argv []string, inOrder []*cli.Command) (head, path []string, cmd *cli.Command, i int) {
+	if len(argv) < 2 {
+		return nil, nil, nil, len(argv)
+	}
+	rootFlags := withHelp(app.Flags, app.HideHelp)
+	rootFlags = append(rootFlags, cli.VersionFlag)
+	// The application's own options, up to the command name.
+	i = skipFlags(argv, 1, rootFlags)
+	if i >= len(argv) {
+		return nil, nil, nil, i
+	}
+	head = slices.Clone(argv[:i])
+	cmds := app.Commands
+	for i < len(argv) {
+		next := find(cmds, argv[i])
+		if next == nil {
+			break
+		}
+		cmd = next
+		path = append(path, argv[i])
+		i++
+		if len(cmd.Subcommands) == 0 || slices.Contains(inOrder, cmd) || cmd.SkipFlagParsing {
+			break
+		}
+		// A command with subcommands: its own options, then the next name.
+		j := skipFlags(argv, i, withHelp(cmd.Flags, cmd.HideHelp))
+		path = append(path, argv[i:j]...)
+		i = j
+		cmds = cmd.Subcommands
+	}
+	return head, path, cmd, i
+}
+
+// FirstAsOption rewrites a command line naming cmd so that cmd's first
+// positional argument becomes the value of its option --name, placed
+// before cmd's other options: `reservation target [OPTS] LIST CMD...`
+// becomes `reservation target --target LIST [OPTS] CMD...`, so a command
+// whose later arguments belong to a job (inOrder in Reorder) can still take
+// a leading argument. Any other command line is returned as it is.
+func FirstAsOption(app *cli.App, argv []string, cmd *cli.Command, name string) []string {
+	_, _, found, i := walk(app, argv, []*cli.Command{cmd})
+	if found != cmd {
+		return argv
+	}
+	j := skipFlags(argv, i, withHelp(cmd.Flags, cmd.HideHelp))
+	if j >= len(argv) || argv[j] == "--" {
+		return argv
+	}
+	out := make([]string, 0, len(argv)+1)
+	out = append(out, argv[:i]...)
+	out = append(out, "--"+name, argv[j])
+	out = append(out, argv[i:j]...)
+	return append(out, argv[j+1:]...)
 }
 
 // splitShort spells "-n2" (a one-letter option that takes a value, with

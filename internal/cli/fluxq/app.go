@@ -139,23 +139,8 @@ func notef(c *cli.Context, format string, a ...any) {
 	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, c.Command.Name, fmt.Sprintf(format, a...))
 }
 
-// idFormat is how job IDs print: F58 with "ƒ", or with "f" when
-// FLUXQ_F58_FORCE_ASCII is set (CLI.md).
-func (e *env) idFormat() fluid.Format {
-	if v := e.getenv("FLUXQ_F58_FORCE_ASCII"); v != "" && v != "0" {
-		return fluid.F58Plain
-	}
-	return fluid.F58
-}
-
-// fmtID prints a job ID.
-func (e *env) fmtID(id fluid.ID) string {
-	s, err := id.Encode(e.idFormat())
-	if err != nil {
-		return strconv.FormatUint(uint64(id), 10)
-	}
-	return s
-}
+// fmtID prints a job ID (CLI.md: F58, ASCII when asked).
+func (e *env) fmtID(id fluid.ID) string { return output.JobID(id, e.getenv) }
 
 // parseID reads a job ID in any RFC 19 form; a malformed one is a usage
 // error.

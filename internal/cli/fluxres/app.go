@@ -46,15 +46,27 @@ func Main(argv []string) int { return run(New(), argv) }
 // (internal/cli/args), except in `reservation target`, where the job's
 // command line starts after the allocation list.
 func run(app *cli.App, argv []string) int {
-	var inOrder []*cli.Command
+	target := reservationTarget(app)
+	return exitcode.Run(app, args.Reorder(app, moveTargets(app, target, argv), target))
+}
+
+// reservationTarget is the `reservation target` command of app.
+func reservationTarget(app *cli.App) *cli.Command {
 	for _, c := range app.Commands {
 		if c.Name == "reservation" {
 			for _, s := range c.Subcommands {
 				if s.Name == "target" {
-					inOrder = append(inOrder, s)
+					return s
 				}
 			}
 		}
 	}
-	return exitcode.Run(app, args.Reorder(app, moveTargets(app, argv), inOrder...))
+	return nil
+}
+
+// moveTargets makes target's first argument, its allocation list, the
+// value of --target: from the next argument on, the command line is the
+// job's.
+func moveTargets(app *cli.App, target *cli.Command, argv []string) []string {
+	return args.FirstAsOption(app, argv, target, flagTarget)
 }

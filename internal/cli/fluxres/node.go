@@ -83,7 +83,6 @@ func spareParams(c *cli.Context) (client.SpareParams, error) {
 			return p, exitcode.UsageErrorf("--%s: %v", f.name, err)
 		}
 		*f.dst = s
-		p.Shape = true
 	}
 	return p, nil
 }

@@ -17,7 +17,7 @@ func TestNodeAdd(t *testing.T) {
 		want client.SpareParams
 	}{
 		{"hosts", []string{"--spare", "spare[0-1]"}, client.SpareParams{Hosts: "spare[0-1]"}},
-		{"shape", []string{"--spare", "spare2", "--cores", "0-3", "--gpus", "0"}, client.SpareParams{Hosts: "spare2", Cores: "0-3", GPUs: "0", Shape: true}},
+		{"shape", []string{"--spare", "spare2", "--cores", "0-3", "--gpus", "0"}, client.SpareParams{Hosts: "spare2", Cores: "0-3", GPUs: "0"}},
 		{"as scheduler", []string{"--as-scheduler", "--spare=spare3"}, client.SpareParams{Hosts: "spare3"}},
 	}
 	for _, tt := range tests {

@@ -460,7 +460,7 @@ func TestMoveTargets(t *testing.T) {
 		{"fluxres list", "fluxres list"},
 	}
 	for _, tt := range tests {
-		got := strings.Join(moveTargets(app, strings.Fields(tt.in)), " ")
+		got := strings.Join(moveTargets(app, reservationTarget(app), strings.Fields(tt.in)), " ")
 		if got != tt.want {
 			t.Errorf("moveTargets(%q) = %q, want %q", tt.in, got, tt.want)
 		}
