@@ -18,6 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/sched"
 )
 
 // Config is everything fluxsched reads.
@@ -53,10 +54,10 @@ type Resource struct {
 
 // Sched is the [sched] table.
 type Sched struct {
-	Policy           string `toml:"policy"`            // queue policy: fcfs (issue 6 adds more)
+	Policy           string `toml:"policy"`            // queue policy: fcfs, easy, hybrid, conservative
 	MatchPolicy      string `toml:"match-policy"`      // first-fit, worst-fit, best-fit
-	QueueDepth       int    `toml:"queue-depth"`       // how deep the policy looks
-	ReservationDepth int    `toml:"reservation-depth"` // reservations for backfill
+	QueueDepth       *int   `toml:"queue-depth"`       // pending jobs a pass considers per queue (0: all)
+	ReservationDepth *int   `toml:"reservation-depth"` // hybrid: reservations per pass
 	Mode             string `toml:"mode"`              // unlimited or limited=N
 }
 
@@ -74,7 +75,7 @@ type Access struct {
 // Defaults fluxsched uses for what a config leaves out.
 const (
 	DefaultMatchPolicy = "worst-fit"
-	DefaultMode        = "limited=8"
+	DefaultMode        = "limited=8" // for fcfs; backfilling policies default to unlimited
 	DefaultLauncher    = "local"
 	DefaultKillTimeout = "5s"
 )
@@ -205,17 +206,11 @@ func (c *Config) check() error {
 	default:
 		return fmt.Errorf("error parsing [sched] config table: unknown match-policy %q (want first-fit, worst-fit or best-fit)", c.Sched.MatchPolicy)
 	}
-	if c.Sched.Mode == "" {
-		c.Sched.Mode = DefaultMode
-	}
-	if _, err := ParseMode(c.Sched.Mode); err != nil {
+	if _, err := ParseMode(c.Sched.ModeOrDefault()); err != nil {
 		return fmt.Errorf("error parsing [sched] config table: %v", err)
 	}
 	if c.Sched.Policy == "" {
-		c.Sched.Policy = "fcfs"
-	}
-	if c.Sched.Policy != "fcfs" {
-		return fmt.Errorf("error parsing [sched] config table: unknown policy %q (this fluxsched schedules fcfs)", c.Sched.Policy)
+		c.Sched.Policy = sched.FCFS.String()
 	}
 	if c.Exec.Launcher == "" {
 		c.Exec.Launcher = DefaultLauncher
@@ -243,36 +238,9 @@ func (c *Config) check() error {
 	if err != nil {
 		return err
 	}
-	for _, name := range set.Names() {
-		q, _ := set.Queue(name)
-		if err := checkQueueScheduler(name, q.Scheduler); err != nil {
-			return err
-		}
-	}
 	c.QueueSet = set
-	return nil
-}
-
-// checkQueueScheduler checks the keys of a queue's policy.scheduler table
-// that this fluxsched's scheduler reads; the table is otherwise the
-// scheduler's own business (RFC 33), so other keys pass through.
-func checkQueueScheduler(name string, sched map[string]any) error {
-	table := "policy.scheduler"
-	if name != "" {
-		table = "queues." + name + ".policy.scheduler"
-	}
-	if v, ok := sched["match-policy"]; ok {
-		s, isString := v.(string)
-		if !isString {
-			return fmt.Errorf("error parsing [%s] config table: match-policy must be a string", table)
-		}
-		switch s {
-		case "first-fit", "worst-fit", "best-fit":
-		default:
-			return fmt.Errorf("error parsing [%s] config table: unknown match-policy %q (want first-fit, worst-fit or best-fit)", table, s)
-		}
-	}
-	return nil
+	_, _, err = c.Policies()
+	return err
 }
 
 // ParseMode reads the RFC 27 mode: "unlimited" or "limited=N" (0 means

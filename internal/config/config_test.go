@@ -108,12 +108,28 @@ func TestQueueTables(t *testing.T) {
 	}
 }
 
+// The RFC 27 mode follows the policy unless set: limited=8 for fcfs (as
+// sched-simple), unlimited for the backfilling ones (as Fluxion).
+func TestModeOrDefault(t *testing.T) {
+	for _, tc := range []struct{ policy, mode, want string }{
+		{"", "", DefaultMode},
+		{"fcfs", "", DefaultMode},
+		{"easy", "", "unlimited"},
+		{"conservative", "", "unlimited"},
+		{"easy", "limited=2", "limited=2"},
+	} {
+		if got := (Sched{Policy: tc.policy, Mode: tc.mode}).ModeOrDefault(); got != tc.want {
+			t.Errorf("policy %q mode %q: got %q, want %q", tc.policy, tc.mode, got, tc.want)
+		}
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	cfg, err := Load("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Sched.MatchPolicy != DefaultMatchPolicy || cfg.Sched.Mode != DefaultMode || cfg.Exec.Launcher != "local" || cfg.KillTimeoutSeconds() != 5 {
+	if cfg.Sched.MatchPolicy != DefaultMatchPolicy || cfg.Sched.ModeOrDefault() != DefaultMode || cfg.Exec.Launcher != "local" || cfg.KillTimeoutSeconds() != 5 {
 		t.Errorf("defaults = %+v", cfg)
 	}
 }
@@ -196,8 +212,11 @@ func FuzzLoad(f *testing.F) {
 			}
 			return
 		}
-		if _, err := ParseMode(cfg.Sched.Mode); err != nil {
+		if _, err := ParseMode(cfg.Sched.ModeOrDefault()); err != nil {
 			t.Fatalf("accepted config has a bad mode: %v", err)
+		}
+		if _, _, err := cfg.Policies(); err != nil {
+			t.Fatalf("accepted config has bad policies: %v", err)
 		}
 		// The store keeps the queue tables as JSON: what was accepted must
 		// come back as the same queues.

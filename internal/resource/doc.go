@@ -37,4 +37,10 @@
 // ever hold the request, so a scheduler can tell a user why a job waits.
 // When nothing is reserved or outside, an untargeted request pays nothing
 // for the filter.
+//
+// Match scales with what it places, not with the pool: a request needing
+// more cores or GPUs than are free on up nodes in the instance is refused
+// at once (FreeCores), and the common request (no node count, exclusivity
+// or constraint) is placed from an index of nodes by free cores, walked in
+// the policy's order, with the answer the full filter and sort would give.
 package resource

@@ -68,6 +68,51 @@ func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
 	if req.Validate() != nil {
 		return nil, false
 	}
+	// Every session's nodes are placeable ones, so a request needing more
+	// than all of them hold is refused before any node is looked at: what
+	// a scheduler pays for each waiting job while the machine is full.
+	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus {
+		return nil, false
+	}
+	if p.free.on && req.NNodes == 0 && !req.Exclusive && req.Constraint.IsEmpty() {
+		return p.matchFast(req, policy)
+	}
+	return p.matchSlow(req, policy)
+}
+
+// matchFast is matchSlow's answer for the common request (no node count,
+// exclusivity or constraint), from the index: nodes come in the policy's
+// order already, and since slots are packed greedily, the walk can stop as
+// soon as the request is met; if it runs out first, matchSlow's total
+// would have been short too.
+func (p *Pool) matchFast(req Request, policy Policy) (*rset.R, bool) {
+	sessions := p.sessionFilter(req)
+	var views []rset.Node
+	left := req.NSlots
+	for i := range p.free.inOrder(policy, req.CoresPerSlot) {
+		n := &p.nodes[i]
+		if sessions.on && !sessions.admits(n) {
+			continue
+		}
+		slots := capacity(n.nfreeCores, n.nfreeGPUs, req.CoresPerSlot, req.GPUsPerSlot)
+		if slots == 0 {
+			continue
+		}
+		k := min(slots, left)
+		views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+		if left -= k; left == 0 {
+			return rset.New(views).WithNSlots(req.NSlots), true
+		}
+	}
+	return nil, false
+}
+
+// matchSlow places any request by filtering every node and sorting the
+// candidates by policy; Match's answer is always this one's.
+func (p *Pool) matchSlow(req Request, policy Policy) (*rset.R, bool) {
+	if req.Validate() != nil {
+		return nil, false
+	}
 	cands := p.candidates(req)
 	if req.NNodes > 0 {
 		if len(cands) < req.NNodes {

@@ -25,6 +25,9 @@ type Pool struct {
 	restricted bool
 	// shapes caches sessionShapes; nil when it must be recomputed.
 	shapes map[string][]shape
+	// free is kept in step with every change of what is free, down or
+	// outside, so that Match need not look at every node.
+	free freeIndex
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -66,6 +69,7 @@ func NewPool(inventory *rset.R) *Pool {
 		p.nodes[i] = newPoolNode(v)
 		p.index[v.Rank] = i
 	}
+	p.reindex()
 	return p
 }
 
@@ -119,6 +123,7 @@ func (p *Pool) Grow(r *rset.R) error {
 	for i := range p.nodes {
 		p.index[p.nodes[i].target.Rank] = i
 	}
+	p.reindex()
 	return nil
 }
 
@@ -136,11 +141,18 @@ func (p *Pool) SetUp(ranks idset.Set) { p.mark(ranks, false) }
 
 func (p *Pool) mark(ranks idset.Set, down bool) {
 	for i := range p.nodes {
-		if ranks.Contains(p.nodes[i].target.Rank) {
-			p.nodes[i].down = down
+		n := &p.nodes[i]
+		if n.down != down && ranks.Contains(n.target.Rank) {
+			p.free.remove(i, n)
+			n.down = down
+			p.free.add(i, n)
 		}
 	}
 }
+
+// FreeCores returns the free cores and GPUs on up nodes in the instance,
+// in any session: no request needing more can be placed now.
+func (p *Pool) FreeCores() (cores, gpus int) { return p.free.cores, p.free.gpus }
 
 // Down returns the ranks that are down.
 func (p *Pool) Down() idset.Set {
@@ -200,11 +212,14 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		held = r.Copy()
 	}
 	for _, v := range views {
-		n := &p.nodes[p.index[v.Rank]]
+		i := p.index[v.Rank]
+		n := &p.nodes[i]
+		p.free.remove(i, n)
 		n.freeCores = n.freeCores.Difference(v.Cores)
 		n.freeGPUs = n.freeGPUs.Difference(v.GPUs)
 		n.nfreeCores -= v.Cores.Count()
 		n.nfreeGPUs -= v.GPUs.Count()
+		p.free.add(i, n)
 	}
 	if !held.IsEmpty() {
 		p.jobs[id] = held
@@ -254,11 +269,14 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		}
 	}
 	for _, v := range views {
-		n := &p.nodes[p.index[v.Rank]]
+		i := p.index[v.Rank]
+		n := &p.nodes[i]
+		p.free.remove(i, n)
 		n.freeCores = n.freeCores.Union(v.Cores)
 		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
+		p.free.add(i, n)
 	}
 	if left := held.Difference(r); left.IsEmpty() {
 		delete(p.jobs, id)

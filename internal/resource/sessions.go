@@ -50,6 +50,7 @@ func (p *Pool) SetSessions(reserved map[string]idset.Set, outside idset.Set) {
 	})
 	p.restricted = restricted
 	p.shapes = nil
+	p.reindex()
 }
 
 // Sessions returns what SetSessions set, as it applies to the pool: the

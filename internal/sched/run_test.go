@@ -198,7 +198,7 @@ func inventory2x2(t *testing.T) *rset.R {
 // The whole conversation over an in-process pipe.
 func TestRunConformance(t *testing.T) {
 	inv := inventory2x2(t)
-	f := startRun(t, Options{Policy: resource.FirstFit, Limit: 8, Now: func() float64 { return 100 }})
+	f := startRun(t, Options{Default: QueuePolicy{Match: resource.FirstFit}, Limit: 8, Now: func() float64 { return 100 }})
 	held, _ := inv.SelectRanks(inv.Ranks()).Intersection(parseSummary(t, "rank0/core0")).MarshalJSON()
 	ready := f.handshake(inv, "0-1", schedproto.HelloJob{ID: 100, Priority: 16, UserID: 1000, TSubmit: 1, R: held})
 	if ready != (schedproto.Ready{Mode: schedproto.ModeLimited, Limit: 8}) {

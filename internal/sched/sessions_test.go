@@ -57,10 +57,10 @@ func TestSessionPlacement(t *testing.T) {
 		{"a job targeting r1 runs only on r1's ranks",
 			do(sessions("r1=2-3", ""), alloc(1, targeting(jobspec.Options{NTasks: 3}, "r1")),
 				alloc(2, targeting(jobspec.Options{NTasks: 2}, "r1"))),
-			[]string{"1 SUCCESS rank2/core[0-1] rank3/core0", "2 ANNOTATE insufficient resources ahead=0"}},
+			[]string{"1 SUCCESS rank2/core[0-1] rank3/core0", "2 ANNOTATE insufficient resources"}},
 		{"an untargeted job never lands on reserved ranks",
 			do(sessions("r1=0 r2=3", ""), alloc(1, jobspec.Options{NTasks: 4}), alloc(2, oneCore)),
-			[]string{"1 SUCCESS rank[1-2]/core[0-1]", "2 ANNOTATE insufficient resources ahead=0"}},
+			[]string{"1 SUCCESS rank[1-2]/core[0-1]", "2 ANNOTATE insufficient resources"}},
 		{"explicit default is the untargeted session",
 			do(sessions("r1=0-1", ""), alloc(1, targeting(jobspec.Options{NTasks: 4}, "default"))),
 			[]string{"1 SUCCESS rank[2-3]/core[0-1]"}},
@@ -70,16 +70,16 @@ func TestSessionPlacement(t *testing.T) {
 		{"a union of reservations leaves the default out",
 			do(sessions("r1=0 r2=3", ""), alloc(1, targeting(jobspec.Options{Nodes: 2}, "r2", "r1")),
 				alloc(2, targeting(oneCore, "r1"))),
-			[]string{"1 SUCCESS rank[0,3]/core[0-1]", "2 ANNOTATE insufficient resources ahead=0"}},
+			[]string{"1 SUCCESS rank[0,3]/core[0-1]", "2 ANNOTATE insufficient resources"}},
 		{"outside ranks are never used, but the job is not denied",
 			do(sessions("", "3"), alloc(1, jobspec.Options{NTasks: 8}), alloc(2, jobspec.Options{NTasks: 6})),
-			[]string{"2 SUCCESS rank[0-2]/core[0-1]", "1 ANNOTATE target default has 6 cores, needs 8 ahead=0"}},
+			[]string{"1 ANNOTATE target default has 6 cores, needs 8", "2 SUCCESS rank[0-2]/core[0-1]"}},
 		{"outside ranks are never used by a targeted job",
 			do(sessions("r1=0-1", "2-3"), alloc(1, targeting(jobspec.Options{Nodes: 3}, "r1", "default"))),
-			[]string{"1 ANNOTATE targets r1,default have 2 nodes, needs 3 ahead=0"}},
+			[]string{"1 ANNOTATE targets r1,default have 2 nodes, needs 3"}},
 		{"a target with no nodes",
 			do(alloc(1, targeting(oneCore, "r7"))),
-			[]string{"1 ANNOTATE target r7 has 0 nodes, needs 1 ahead=0"}},
+			[]string{"1 ANNOTATE target r7 has 0 nodes, needs 1"}},
 		{"malformed targets are denied",
 			do(func(h *harness) []string {
 				o := oneCore
@@ -102,26 +102,23 @@ func TestTooSmallTarget(t *testing.T) {
 	h.run(do(sessions("r1=3", ""), alloc(1, targeting(jobspec.Options{Nodes: 2}, "r1")), alloc(2, oneCore),
 		alloc(3, targeting(oneCore, "r1"))),
 		// Job 1 cannot fit r1 at all, so jobs 2 and 3 pass it.
+		"1 ANNOTATE target r1 has 1 nodes, needs 2",
 		"2 SUCCESS rank0/core0",
 		"3 SUCCESS rank3/core0",
-		"1 ANNOTATE target r1 has 1 nodes, needs 2 ahead=0",
 	)
 	// Nothing changed: nothing is sent again.
 	h.run(nil)
 	// A job that fits r1 but not now still blocks its queue as usual.
 	h.run(do(alloc(4, targeting(jobspec.Options{NTasks: 2}, "r1")), alloc(5, targeting(oneCore, "r1"))),
-		"4 ANNOTATE insufficient resources ahead=1",
-		"5 ANNOTATE insufficient resources ahead=2",
+		"4 ANNOTATE insufficient resources",
+		"5 ANNOTATE insufficient resources",
 	)
 	// r1 grows to two nodes: job 1 now fits r1 but rank3 is busy, so it
 	// waits for resources and blocks the jobs behind it.
 	h.run(do(sessions("r1=2-3", "")),
-		"1 ANNOTATE insufficient resources ahead=0",
+		"1 ANNOTATE insufficient resources",
 	)
-	h.run(do(free(3)), "3 FREE", "1 SUCCESS rank[2-3]/core[0-1]",
-		"4 ANNOTATE insufficient resources ahead=0",
-		"5 ANNOTATE insufficient resources ahead=1",
-	)
+	h.run(do(free(3)), "3 FREE", "1 SUCCESS rank[2-3]/core[0-1]")
 	h.run(do(free(1)), "1 FREE", "4 SUCCESS rank2/core[0-1]", "5 SUCCESS rank3/core0")
 }
 
@@ -132,10 +129,10 @@ func TestReasonFollowsSessions(t *testing.T) {
 	h := newHarness(t, resource.FirstFit, fourHosts2Cores)
 	h.run(do(sessions("r1=0-1", ""), alloc(1, jobspec.Options{Nodes: 2}), alloc(2, jobspec.Options{Nodes: 3})),
 		"1 SUCCESS rank[2-3]/core[0-1]",
-		"2 ANNOTATE target default has 2 nodes, needs 3 ahead=0",
+		"2 ANNOTATE target default has 2 nodes, needs 3",
 	)
-	h.run(do(sessions("r1=0", "")), "2 ANNOTATE insufficient resources ahead=0")
-	h.run(do(sessions("r1=0-2", "")), "2 ANNOTATE target default has 1 nodes, needs 3 ahead=0")
+	h.run(do(sessions("r1=0", "")), "2 ANNOTATE insufficient resources")
+	h.run(do(sessions("r1=0-2", "")), "2 ANNOTATE target default has 1 nodes, needs 3")
 	h.run(do(sessions("", ""), free(1)), "1 FREE", "2 SUCCESS rank[0-2]/core[0-1]")
 }
 
@@ -148,13 +145,12 @@ func TestGrowThenSessions(t *testing.T) {
 	// Two spare nodes registered: in the inventory, outside the instance.
 	h.run(do(grow("rank[2-3]/core0-1"), sessions("", "2-3"),
 		alloc(2, targeting(jobspec.Options{Nodes: 2}, "r1")), alloc(3, jobspec.Options{Nodes: 3})),
-		"2 ANNOTATE target r1 has 0 nodes, needs 2 ahead=0",
-		"3 ANNOTATE target default has 2 nodes, needs 3 ahead=1",
+		"2 ANNOTATE target r1 has 0 nodes, needs 2",
+		"3 ANNOTATE target default has 2 nodes, needs 3",
 	)
 	// The spare nodes join the instance as r1: job 2 runs there only.
 	h.run(do(sessions("r1=2-3", "")),
 		"2 SUCCESS rank[2-3]/core[0-1]",
-		"3 ANNOTATE target default has 2 nodes, needs 3 ahead=0",
 	)
 	// Grown nodes take the sessions already set, even ones naming them
 	// before they joined.
@@ -170,7 +166,7 @@ func TestGrowThenSessions(t *testing.T) {
 // sessions and outside ranks, each complete, each optional.
 func TestRunSessions(t *testing.T) {
 	inv := inventory2x2(t)
-	f := startRun(t, Options{Policy: resource.FirstFit, Now: func() float64 { return 100 }})
+	f := startRun(t, Options{Default: QueuePolicy{Match: resource.FirstFit}, Now: func() float64 { return 100 }})
 	f.handshake(inv, "0-1")
 	k := newTracker(t)
 	f.send(wire.NewResponse(schedproto.TopicAcquire, schedproto.Acquire{Sessions: map[string]idset.Set{"r1": idset.Of(1)}}))
@@ -210,8 +206,8 @@ func ptrSet(s idset.Set) *idset.Set { return &s }
 // The FitsTargets answer is reused until sessions change.
 func TestFitsTargetsCached(t *testing.T) {
 	h := newHarness(t, resource.FirstFit, fourHosts2Cores)
-	h.run(do(alloc(1, targeting(oneCore, "r1"))), "1 ANNOTATE target r1 has 0 nodes, needs 1 ahead=0")
-	p := h.s.pending[fluid.ID(1)]
+	h.run(do(alloc(1, targeting(oneCore, "r1"))), "1 ANNOTATE target r1 has 0 nodes, needs 1")
+	p := h.s.byID[fluid.ID(1)]
 	at := p.fitsAt
 	h.s.dirty = true
 	h.run(nil)

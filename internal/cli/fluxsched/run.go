@@ -45,8 +45,11 @@ func runCommand() *cli.Command {
 			"at the next start. Jobs submitted while no fluxsched ran are run now.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config `FILE` or directory of *.toml"},
-			&cli.StringFlag{Name: "mode", Usage: "RFC 27 mode: unlimited or limited=N (default from config, else limited=8)"},
+			&cli.StringFlag{Name: "mode", Usage: "RFC 27 mode: unlimited or limited=N (default from config, else limited=8 for fcfs, unlimited for the others)"},
 			&cli.StringFlag{Name: "match-policy", Usage: "first-fit, worst-fit or best-fit (default from config, else worst-fit)"},
+			&cli.StringFlag{Name: "policy", Usage: "queue policy: fcfs, easy, hybrid or conservative (a queue's own policy.scheduler wins)", DefaultText: "from [sched], else fcfs"},
+			&cli.IntFlag{Name: "queue-depth", Usage: "pending jobs one pass considers per queue, 0 for all", DefaultText: "from [sched], else 32"},
+			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: jobs that get a reservation per pass", DefaultText: "from [sched], else 64"},
 			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout"},
 			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active"},
 			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave"},
@@ -57,6 +60,23 @@ func runCommand() *cli.Command {
 	}
 }
 
+// startProfile starts a Go CPU profile written to path; call the result to
+// stop it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
 // setup is what run assembles before the loop starts.
 type setup struct {
 	cfg     *config.Config
@@ -65,7 +85,7 @@ type setup struct {
 	st      *store.Store
 	log     *slog.Logger
 	limit   int
-	policy  resource.Policy
+	sched   sched.Options // the queue policies
 	qstates map[string]queue.State
 	res     *reservation.State
 	schedR  *rset.R // the scheduler's inventory: the instance and its spare nodes
@@ -86,15 +106,11 @@ func run(c *cli.Context) error {
 		return err
 	}
 	if path := c.String("cpu-profile"); path != "" {
-		f, err := os.Create(path)
+		stop, err := startProfile(path)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -110,19 +126,18 @@ func prepare(c *cli.Context) (*setup, error) {
 	if s.cfg, err = config.Load(c.String("config")); err != nil {
 		return s, err
 	}
-	mode := s.cfg.Sched.Mode
+	if err := schedFlags(c, &s.cfg.Sched); err != nil {
+		return s, err
+	}
+	mode := s.cfg.Sched.ModeOrDefault()
 	if c.IsSet("mode") {
 		mode = c.String("mode")
 	}
 	if s.limit, err = config.ParseMode(mode); err != nil {
 		return s, exitcode.UsageErrorf("--mode: %v", err)
 	}
-	mp := s.cfg.Sched.MatchPolicy
-	if c.IsSet("match-policy") {
-		mp = c.String("match-policy")
-	}
-	if s.policy, err = resource.ParsePolicy(mp); err != nil {
-		return s, exitcode.UsageErrorf("--match-policy: %v", err)
+	if s.sched.Default, s.sched.Queues, err = s.cfg.Policies(); err != nil {
+		return s, err
 	}
 	if s.inv, err = inventory(s.cfg); err != nil {
 		return s, err
@@ -187,19 +202,38 @@ func prepare(c *cli.Context) (*setup, error) {
 	})
 }
 
-// queuePolicies are the match policies queues set in their
-// policy.scheduler tables (config.Load checked them).
-func queuePolicies(set *queue.Set) map[string]resource.Policy {
-	out := map[string]resource.Policy{}
-	for _, name := range set.Names() {
-		q, _ := set.Queue(name)
-		if mp, ok := q.Scheduler["match-policy"].(string); ok {
-			if p, err := resource.ParsePolicy(mp); err == nil {
-				out[name] = p
-			}
+// schedFlags applies the command line's scheduling flags over the
+// [sched] table, checking each as a usage error.
+func schedFlags(c *cli.Context, t *config.Sched) error {
+	if c.IsSet("match-policy") {
+		mp := c.String("match-policy")
+		if _, err := resource.ParsePolicy(mp); err != nil {
+			return exitcode.UsageErrorf("--match-policy: %v", err)
 		}
+		t.MatchPolicy = mp
 	}
-	return out
+	if c.IsSet("policy") {
+		k, err := sched.ParseKind(c.String("policy"))
+		if err != nil {
+			return exitcode.UsageErrorf("--policy: %v", err)
+		}
+		t.Policy = k.String()
+	}
+	for _, f := range []struct {
+		name string
+		min  int
+		dst  **int
+	}{{"queue-depth", 0, &t.QueueDepth}, {"reservation-depth", 1, &t.ReservationDepth}} {
+		if !c.IsSet(f.name) {
+			continue
+		}
+		n := c.Int(f.name)
+		if n < f.min {
+			return exitcode.UsageErrorf("--%s: must be %d or more, not %d", f.name, f.min, n)
+		}
+		*f.dst = &n
+	}
+	return nil
 }
 
 func inventory(cfg *config.Config) (*rset.R, error) {
@@ -307,7 +341,9 @@ func (s *setup) startScheduler(cmdline string) (*loop.Peer, error) {
 	if cmdline == "" {
 		connect = func() (wire.Conn, error) {
 			jmEnd, schedEnd := wire.Pipe()
-			opts := sched.Options{Policy: s.policy, QueuePolicies: queuePolicies(s.cfg.QueueSet), Limit: s.limit, Logf: func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }}
+			opts := s.sched
+			opts.Limit = s.limit
+			opts.Logf = func(f string, a ...any) { s.log.Warn(fmt.Sprintf(f, a...)) }
 			go func() {
 				if err := sched.Run(schedEnd, opts); err != nil {
 					s.log.Error("scheduler", "err", err)

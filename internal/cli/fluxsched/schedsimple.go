@@ -30,6 +30,9 @@ func SchedSimpleCommand() *cli.Command {
 			&cli.StringFlag{Name: "policy", Value: "worst", Usage: "node order for placement: first, worst or best (fit)"},
 			&cli.IntFlag{Name: "limit", Value: defaultLimit, Usage: "concurrent alloc requests to ask for; 0 is unlimited"},
 			&cli.StringSliceFlag{Name: "queue-policy", Usage: "`QUEUE=POLICY`: a queue's own node order (repeatable)"},
+			&cli.StringFlag{Name: "sched-policy", Value: "fcfs", Usage: "queue policy: fcfs, easy, hybrid or conservative"},
+			&cli.IntFlag{Name: "queue-depth", Value: sched.DefaultQueueDepth, Usage: "pending jobs one pass considers per queue, 0 for all"},
+			&cli.IntFlag{Name: "reservation-depth", Value: sched.DefaultReservationDepth, Usage: "hybrid: reservations per pass"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
@@ -43,7 +46,15 @@ func SchedSimpleCommand() *cli.Command {
 			if limit < 0 {
 				return exitcode.UsageErrorf("--limit: must be 0 (unlimited) or more, not %d", limit)
 			}
-			qpolicies := map[string]resource.Policy{}
+			kind, err := sched.ParseKind(c.String("sched-policy"))
+			if err != nil {
+				return exitcode.UsageErrorf("--sched-policy: %v", err)
+			}
+			def := sched.QueuePolicy{Kind: kind, QueueDepth: c.Int("queue-depth"), ReservationDepth: c.Int("reservation-depth"), Match: policy}
+			if err := def.Validate(); err != nil || def.ReservationDepth == 0 {
+				return exitcode.UsageErrorf("bad depth: queue-depth %d, reservation-depth %d", def.QueueDepth, def.ReservationDepth)
+			}
+			qpolicies := map[string]sched.QueuePolicy{}
 			for _, qp := range c.StringSlice("queue-policy") {
 				q, name, ok := strings.Cut(qp, "=")
 				if !ok || q == "" {
@@ -53,14 +64,16 @@ func SchedSimpleCommand() *cli.Command {
 				if err != nil {
 					return exitcode.UsageErrorf("--queue-policy: %v", err)
 				}
-				qpolicies[q] = p
+				qp := def
+				qp.Match = p
+				qpolicies[q] = qp
 			}
 			errw := c.App.ErrWriter
 			conn := wire.NewLineConn(c.App.Reader, c.App.Writer, nil)
 			return sched.Run(conn, sched.Options{
-				Policy:        policy,
-				QueuePolicies: qpolicies,
-				Limit:         limit,
+				Default: def,
+				Queues:  qpolicies,
+				Limit:   limit,
 				Logf: func(format string, args ...any) {
 					if errw != nil {
 						fmt.Fprintf(errw, "sched-simple: "+format+"\n", args...)

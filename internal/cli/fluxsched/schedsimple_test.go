@@ -73,7 +73,7 @@ func TestSchedSimpleCommand(t *testing.T) {
 		"request resource.acquire ",
 		"request job-manager.sched-hello ",
 		`request job-manager.sched-ready {"mode":"limited","limit":3}`,
-		`response sched.alloc {"id":7,"type":0,"annotations":{"sched":{"resource_summary":"rank0/core[0-1]","reason_pending":null,"jobs_ahead":null}},"R":`,
+		`response sched.alloc {"id":7,"type":0,"annotations":{"sched":{"resource_summary":"rank0/core[0-1]","reason_pending":null,"t_estimate":null}},"R":`,
 	}
 	if len(got) == 4 {
 		got[3] = got[3][:strings.Index(got[3], `"R":`)+4]

@@ -22,13 +22,13 @@ import (
 // Responses are rendered one per line:
 //
 //	"1 SUCCESS rank0/core0"                 (summary; R and nulls are checked)
-//	"3 ANNOTATE insufficient resources ahead=0"
+//	"3 ANNOTATE insufficient resources"
 //	"4 DENY unsatisfiable request"
 //	"5 CANCEL"
 //	"2 FREE"
 type harness struct {
 	t   *testing.T
-	s   *Simple
+	s   *Scheduler
 	now float64
 }
 
@@ -43,7 +43,7 @@ func newHarness(t *testing.T, policy resource.Policy, config ...resource.ConfigE
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, s: NewSimple(inv, policy, 8), now: 5000}
+	return &harness{t: t, s: New(inv, QueuePolicy{Match: policy}, 8), now: 5000}
 }
 
 // op is one input to the scheduler; it returns the rendered responses.
@@ -169,15 +169,20 @@ func (h *harness) render(resps []schedproto.AllocResponse) []string {
 			out = append(out, fmt.Sprintf("%d SUCCESS %s", r.ID, h.checkSuccess(r)))
 		case schedproto.Annotate:
 			var a struct {
-				Sched struct {
-					Reason string `json:"reason_pending"`
-					Ahead  int    `json:"jobs_ahead"`
-				} `json:"sched"`
+				Sched map[string]json.RawMessage `json:"sched"`
 			}
 			if err := json.Unmarshal(r.Annotations, &a); err != nil {
 				h.t.Fatal(err)
 			}
-			out = append(out, fmt.Sprintf("%d ANNOTATE %s ahead=%d", r.ID, a.Sched.Reason, a.Sched.Ahead))
+			var reason string
+			if err := json.Unmarshal(a.Sched["reason_pending"], &reason); err != nil {
+				h.t.Fatalf("reason_pending: %v", err)
+			}
+			line := fmt.Sprintf("%d ANNOTATE %s", r.ID, reason)
+			if est, ok := a.Sched["t_estimate"]; ok {
+				line += " eta=" + string(est)
+			}
+			out = append(out, line)
 		case schedproto.Deny:
 			out = append(out, fmt.Sprintf("%d DENY %s", r.ID, r.Note))
 		case schedproto.Cancel:
@@ -203,7 +208,7 @@ func (h *harness) checkSuccess(resp schedproto.AllocResponse) string {
 	}
 	// RFC 27: "If a key exists and the new value is JSON null, the key
 	// SHALL be removed": SUCCESS deletes the keys a waiting job had.
-	want := fmt.Sprintf(`{"sched":{"resource_summary":%q,"reason_pending":null,"jobs_ahead":null}}`, r.String())
+	want := fmt.Sprintf(`{"sched":{"resource_summary":%q,"reason_pending":null,"t_estimate":null}}`, r.String())
 	if string(resp.Annotations) != want {
 		h.t.Errorf("job %d: annotations %s, want %s", resp.ID, resp.Annotations, want)
 	}
@@ -243,25 +248,23 @@ func TestFiveJobsTwoCores(t *testing.T) {
 	h.run(do(alloc(1, oneCore), alloc(2, oneCore), alloc(3, oneCore), alloc(4, oneCore), alloc(5, oneCore)),
 		"1 SUCCESS rank0/core0",
 		"2 SUCCESS rank0/core1",
-		"3 ANNOTATE insufficient resources ahead=0",
-		"4 ANNOTATE insufficient resources ahead=1",
-		"5 ANNOTATE insufficient resources ahead=2",
+		"3 ANNOTATE insufficient resources",
+		"4 ANNOTATE insufficient resources",
+		"5 ANNOTATE insufficient resources",
 	)
 	// Nothing changed: nothing is sent again.
 	h.run(nil)
 	// RFC 27: free is answered with the id once processed; the freed core
-	// admits the next job and the others move up one.
+	// admits the next job, and the others, still waiting for the same
+	// reason, are not annotated again.
 	h.run(do(free(1)),
 		"1 FREE",
 		"3 SUCCESS rank0/core0",
-		"4 ANNOTATE insufficient resources ahead=0",
-		"5 ANNOTATE insufficient resources ahead=1",
 	)
 	// RFC 27: on sched.cancel "it SHALL respond to the sched.alloc request
-	// with a CANCEL response"; the job behind moves up.
+	// with a CANCEL response".
 	h.run(do(cancel(4)),
 		"4 CANCEL",
-		"5 ANNOTATE insufficient resources ahead=0",
 	)
 	// RFC 27: a cancel for a job without a pending alloc is ignored.
 	h.run(do(cancel(2), cancel(4), cancel(99)))
@@ -281,39 +284,27 @@ func TestPriorityOrder(t *testing.T) {
 	h.run(do(alloc(1, oneCore), alloc(2, oneCore), alloc(3, oneCore), alloc(4, oneCore)),
 		"1 SUCCESS rank0/core0",
 		"2 SUCCESS rank0/core1",
-		"3 ANNOTATE insufficient resources ahead=0",
-		"4 ANNOTATE insufficient resources ahead=1",
+		"3 ANNOTATE insufficient resources",
+		"4 ANNOTATE insufficient resources",
 	)
 	h.run(do(allocPrio(5, 4294967295, oneCore)),
-		"5 ANNOTATE insufficient resources ahead=0",
-		"3 ANNOTATE insufficient resources ahead=1",
-		"4 ANNOTATE insufficient resources ahead=2",
+		"5 ANNOTATE insufficient resources",
 	)
 	// sched.prioritize: job 4 jumps ahead; a held job (priority 0) goes
 	// last but stays queued. RFC 27: "Job IDs which cannot be correlated
-	// to a pending sched.alloc request may be safely ignored."
-	// Job 3 stays at 1 ahead, so it is not annotated again.
-	h.run(do(prioritize([2]uint64{4, 4294967295}, [2]uint64{5, 0}, [2]uint64{77, 5})),
-		"4 ANNOTATE insufficient resources ahead=0",
-		"5 ANNOTATE insufficient resources ahead=2",
-	)
+	// to a pending sched.alloc request may be safely ignored." The
+	// reasons are unchanged, so nothing is annotated.
+	h.run(do(prioritize([2]uint64{4, 4294967295}, [2]uint64{5, 0}, [2]uint64{77, 5})))
 	// Same priority: the earlier submit time wins, whatever the id says.
 	h.run(do(func(h *harness) []string {
 		return h.allocRaw(schedproto.Alloc{ID: 6, Priority: 16, TSubmit: 1, Jobspec: spec(t, oneCore)})
 	}),
-		"6 ANNOTATE insufficient resources ahead=1",
-		"3 ANNOTATE insufficient resources ahead=2",
-		"5 ANNOTATE insufficient resources ahead=3",
+		"6 ANNOTATE insufficient resources",
 	)
-	h.run(do(free(1)), "1 FREE", "4 SUCCESS rank0/core0",
-		"6 ANNOTATE insufficient resources ahead=0",
-		"3 ANNOTATE insufficient resources ahead=1",
-		"5 ANNOTATE insufficient resources ahead=2",
-	)
+	h.run(do(free(1)), "1 FREE", "4 SUCCESS rank0/core0")
 	// The held job is still scheduled when its turn comes; holding jobs
 	// back is the job manager's concern.
-	h.run(do(free(2), free(4)), "2 FREE", "4 FREE", "6 SUCCESS rank0/core0", "3 SUCCESS rank0/core1",
-		"5 ANNOTATE insufficient resources ahead=0")
+	h.run(do(free(2), free(4)), "2 FREE", "4 FREE", "6 SUCCESS rank0/core0", "3 SUCCESS rank0/core1")
 }
 
 // Strict FIFO: the first job that does not fit blocks every job behind it,
@@ -322,8 +313,8 @@ func TestNoBackfill(t *testing.T) {
 	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-3"})
 	h.run(do(alloc(1, jobspec.Options{NTasks: 6}), alloc(2, jobspec.Options{NTasks: 4}), alloc(3, oneCore)),
 		"1 SUCCESS rank0/core[0-3] rank1/core[0-1]",
-		"2 ANNOTATE insufficient resources ahead=0",
-		"3 ANNOTATE insufficient resources ahead=1",
+		"2 ANNOTATE insufficient resources",
+		"3 ANNOTATE insufficient resources",
 	)
 	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core[0-3]", "3 SUCCESS rank1/core0")
 }
@@ -338,10 +329,10 @@ func TestQueuesAreSeparateFIFOs(t *testing.T) {
 	// passes them both.
 	h.run(do(alloc(1, batch(3)), alloc(2, batch(2)), alloc(3, batch(1)), alloc(4, debug), alloc(5, debug)),
 		"1 SUCCESS rank0/core[0-1] rank1/core0",
+		"2 ANNOTATE insufficient resources",
+		"3 ANNOTATE insufficient resources",
 		"4 SUCCESS rank1/core1",
-		"2 ANNOTATE insufficient resources ahead=0",
-		"3 ANNOTATE insufficient resources ahead=1",
-		"5 ANNOTATE insufficient resources ahead=0",
+		"5 ANNOTATE insufficient resources",
 	)
 	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core[0-1]", "3 SUCCESS rank1/core0")
 }
@@ -350,7 +341,7 @@ func TestQueuesAreSeparateFIFOs(t *testing.T) {
 // jobs; others keep the instance's.
 func TestQueuePolicy(t *testing.T) {
 	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-3"})
-	h.s.SetQueuePolicy("packed", resource.FirstFit)
+	h.s.SetQueuePolicy("packed", QueuePolicy{Match: resource.FirstFit})
 	h.run(do(alloc(1, oneCore), alloc(2, oneCore)), "1 SUCCESS rank0/core0", "2 SUCCESS rank1/core0")
 	h.run(do(alloc(3, jobspec.Options{Queue: "packed"}), alloc(4, jobspec.Options{Queue: "packed"})),
 		"3 SUCCESS rank0/core1", "4 SUCCESS rank0/core2")
@@ -409,17 +400,16 @@ func TestDeny(t *testing.T) {
 func TestDownRanksWait(t *testing.T) {
 	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-1"})
 	h.run(do(down("1"), alloc(1, jobspec.Options{Nodes: 2}), alloc(2, oneCore)),
-		"1 ANNOTATE insufficient resources ahead=0",
-		"2 ANNOTATE insufficient resources ahead=1",
+		"1 ANNOTATE insufficient resources",
+		"2 ANNOTATE insufficient resources",
 	)
 	h.run(do(up("1")),
 		"1 SUCCESS rank[0-1]/core[0-1]",
-		"2 ANNOTATE insufficient resources ahead=0",
 	)
 	// Draining a node with a running job leaves the job alone; its free
 	// does not make the node usable.
 	h.run(do(down("0"), free(1)), "1 FREE", "2 SUCCESS rank1/core0")
-	h.run(do(alloc(3, jobspec.Options{NTasks: 2})), "3 ANNOTATE insufficient resources ahead=0")
+	h.run(do(alloc(3, jobspec.Options{NTasks: 2})), "3 ANNOTATE insufficient resources")
 	h.run(do(up("0")), "3 SUCCESS rank0/core[0-1]")
 }
 
@@ -430,7 +420,7 @@ func TestHelloReplay(t *testing.T) {
 	h.run(do(hello(100, "rank0/core0-1;gpu0"), hello(101, "rank1/core0"),
 		alloc(1, oneCore), alloc(2, jobspec.Options{GPUsPerTask: 1})),
 		"1 SUCCESS rank1/core1",
-		"2 ANNOTATE insufficient resources ahead=0",
+		"2 ANNOTATE insufficient resources",
 	)
 	h.run(do(free(100)), "100 FREE", "2 SUCCESS rank0/core0,gpu0")
 
@@ -518,7 +508,7 @@ func TestTimes(t *testing.T) {
 // flight for each job": a second one is a protocol error.
 func TestDuplicateAlloc(t *testing.T) {
 	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node0", Cores: "0"})
-	h.run(do(alloc(1, oneCore), alloc(2, oneCore)), "1 SUCCESS rank0/core0", "2 ANNOTATE insufficient resources ahead=0")
+	h.run(do(alloc(1, oneCore), alloc(2, oneCore)), "1 SUCCESS rank0/core0", "2 ANNOTATE insufficient resources")
 	for _, id := range []fluid.ID{1, 2} {
 		if _, err := h.s.Alloc(schedproto.Alloc{ID: id, Priority: 16, Jobspec: spec(t, oneCore)}); err == nil {
 			t.Errorf("second alloc for job %d accepted", id)
@@ -538,19 +528,19 @@ func TestReadyAndLimit(t *testing.T) {
 		8: {Mode: schedproto.ModeLimited, Limit: 8},
 		1: {Mode: schedproto.ModeLimited, Limit: 1},
 	} {
-		s := NewSimple(inv, resource.WorstFit, limit)
+		s := New(inv, QueuePolicy{}, limit)
 		if got := s.Ready(); got != want {
 			t.Errorf("limit %d: Ready() = %+v, want %+v", limit, got, want)
 		}
 	}
-	h := &harness{t: t, s: NewSimple(inv, resource.WorstFit, 1), now: 1}
+	h := &harness{t: t, s: New(inv, QueuePolicy{}, 1), now: 1}
 	var ops []op
 	var want []string
 	for id := uint64(1); id <= 3; id++ {
 		ops = append(ops, alloc(id, oneCore))
 	}
 	want = append(want, "1 SUCCESS rank0/core0",
-		"2 ANNOTATE insufficient resources ahead=0", "3 ANNOTATE insufficient resources ahead=1")
+		"2 ANNOTATE insufficient resources", "3 ANNOTATE insufficient resources")
 	h.run(ops, want...)
 }
 
@@ -563,21 +553,18 @@ func mustMessage(t *testing.T, r schedproto.AllocResponse) wire.Message {
 	return m
 }
 
-// jobs_ahead counts per queue however the queues interleave in priority
-// order (the pass counts runs of one queue at a time).
-func TestJobsAheadInterleavedQueues(t *testing.T) {
+// Queues that interleave in priority order block only their own jobs: a
+// pass merges them in order.
+func TestInterleavedQueues(t *testing.T) {
 	h := newHarness(t, resource.WorstFit, resource.ConfigEntry{Hosts: "node0", Cores: "0"})
 	q := func(name string) jobspec.Options { return jobspec.Options{Queue: name} }
 	h.run(do(alloc(1, q("a")), alloc(2, q("a")), alloc(3, q("b")), alloc(4, q("a")), alloc(5, q("b")), alloc(6, q("a"))),
 		"1 SUCCESS rank0/core0",
-		"2 ANNOTATE insufficient resources ahead=0",
-		"3 ANNOTATE insufficient resources ahead=0",
-		"4 ANNOTATE insufficient resources ahead=1",
-		"5 ANNOTATE insufficient resources ahead=1",
-		"6 ANNOTATE insufficient resources ahead=2",
+		"2 ANNOTATE insufficient resources",
+		"3 ANNOTATE insufficient resources",
+		"4 ANNOTATE insufficient resources",
+		"5 ANNOTATE insufficient resources",
+		"6 ANNOTATE insufficient resources",
 	)
-	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core0",
-		"4 ANNOTATE insufficient resources ahead=0",
-		"6 ANNOTATE insufficient resources ahead=1",
-	)
+	h.run(do(free(1)), "1 FREE", "2 SUCCESS rank0/core0")
 }

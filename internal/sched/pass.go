@@ -1,0 +1,349 @@
+package sched
+
+import (
+	"math"
+
+	"github.com/google/btree"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/planner"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
+)
+
+// A pass walks the pending jobs of every queue merged in scheduling order
+// and decides, for each job it considers, whether it starts now, gets a
+// reservation, or waits (see the policies on Kind). It can stop after any
+// job and go on later: Step.
+type pass struct {
+	now    float64
+	queues []*walk // one per queue with pending jobs when the pass began
+	// granted and cut: the pass started a job, and it left jobs of some
+	// queue unseen (queue-depth). Both together make another pass due,
+	// for the jobs that move up within the depth.
+	granted, cut bool
+	// settled: every reason was looked at by a whole pass since the
+	// layout or the order last changed (see Scheduler.unsettled).
+	settled bool
+}
+
+// walk is a pass's progress through one queue.
+type walk struct {
+	name   string
+	tree   *btree.BTreeG[*pending]
+	policy QueuePolicy
+	cursor *pending // the last job considered; the walk resumes after it
+	head   *pending // the next job, found when stale is false
+	stale  bool
+	// seen counts jobs considered, reserved the reservations made (a job
+	// that could get no start time counts too) and estimates those with a
+	// start time.
+	seen, reserved, estimates int
+	// blocked: an fcfs queue stopped at a job that did not fit. starved:
+	// a job got no reservation because jobs without a time limit hold
+	// what it needs, so nothing without a limit may start behind it, or
+	// it might never start.
+	blocked, starved bool
+	done             bool // nothing more to consider in this pass
+}
+
+// held is a job holding resources, and its span in the planner if it has
+// one (it has none while the planner waits to be rebuilt, or when it holds
+// nothing the planner covers).
+type held struct {
+	span    planner.SpanID
+	planned bool
+}
+
+// Schedule runs a whole pass at now, the start time written into R, and
+// returns the SUCCESS, DENY and ANNOTATE responses to send, in order. A
+// pass paused by Step is finished first; with nothing new since the last
+// pass it returns nothing.
+func (s *Scheduler) Schedule(now float64) []schedproto.AllocResponse {
+	out, _ := s.Step(now, 0)
+	return out
+}
+
+// Busy reports whether a pass is in progress or something changed since
+// the last one: the driver should Step again.
+func (s *Scheduler) Busy() bool { return s.cur != nil || s.dirty }
+
+// Step goes on with the pass in progress, or begins one if anything
+// changed since the last, considering at most budget jobs (0: no bound).
+// It returns the responses to send and whether the pass is finished.
+//
+// Between two Steps the scheduler takes any input. A new request, a cancel
+// or a free leaves the pass going (a new job behind the cursor is seen by
+// this pass, one ahead of it or in a new queue by the next; freed
+// resources only help); a change of order or capacity (priorities,
+// policies, sessions, down ranks, nodes joining) drops it, and the next
+// Step starts again from the head. now should not go backwards.
+func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, bool) {
+	if s.cur == nil {
+		if !s.dirty {
+			return nil, true
+		}
+		s.begin(now)
+	}
+	ps := s.cur
+	ps.now = now
+	for _, w := range ps.queues {
+		w.stale = true // input since the last Step may have moved heads
+	}
+	var out []schedproto.AllocResponse
+	for n := 0; budget <= 0 || n < budget; n++ {
+		w := s.next(ps)
+		if w == nil {
+			s.finish(ps)
+			return out, true
+		}
+		p := w.head
+		w.cursor, w.stale = p, true
+		r := s.consider(ps, w, p)
+		if r == nil {
+			continue
+		}
+		out = append(out, *r)
+		if r.Type != schedproto.Annotate {
+			// Granted, or denied for an R it could not write: it leaves
+			// the queue, which by itself makes no new pass due.
+			dirty := s.dirty
+			s.remove(p)
+			s.dirty = dirty
+			ps.granted = true
+		}
+	}
+	return out, false
+}
+
+// finish ends the pass: another is due if it started jobs and left some
+// unseen, and the reasons are settled if it looked at every job.
+func (s *Scheduler) finish(ps *pass) {
+	s.cur = nil
+	if ps.granted && ps.cut {
+		s.dirty = true
+	}
+	if ps.settled && !ps.cut {
+		s.unsettled = false // it looked at every job
+	}
+}
+
+// next returns the queue whose next job comes first in scheduling order,
+// among those with more to consider, with that job in its head.
+func (s *Scheduler) next(ps *pass) *walk {
+	var best *walk
+	for _, w := range ps.queues {
+		if w.done {
+			continue
+		}
+		if w.stale {
+			w.head, w.stale = nil, false
+			if w.cursor == nil {
+				w.head, _ = w.tree.Min()
+			} else {
+				c := w.cursor
+				w.tree.AscendGreaterOrEqual(c, func(x *pending) bool {
+					if x == c {
+						return true // the cursor itself, still queued
+					}
+					w.head = x
+					return false
+				})
+			}
+		}
+		if w.head == nil {
+			w.done = true
+			continue
+		}
+		if best == nil || compare(w.head, best.head) < 0 {
+			best = w
+		}
+	}
+	return best
+}
+
+// begin starts a pass: the last pass's reservations are dropped (every
+// pass makes them anew) and the planner is rebuilt if the capacity
+// changed.
+func (s *Scheduler) begin(now float64) {
+	s.dirty = false
+	if s.plan == nil || s.planAt != s.layout {
+		s.rebuild()
+	} else {
+		for _, id := range s.resv {
+			_ = s.plan.Remove(id) // each was added by the last pass
+		}
+	}
+	s.resv = s.resv[:0]
+	ps := &pass{now: now, settled: s.unsettled}
+	for name, tree := range s.queues {
+		ps.queues = append(ps.queues, &walk{name: name, tree: tree, policy: s.policyOf(name), stale: true})
+	}
+	s.cur = ps
+}
+
+// consider decides one job's fate in the pass and returns the response to
+// send for it, if any.
+func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocResponse {
+	q := w.policy
+	w.seen++
+	if q.QueueDepth > 0 && w.seen >= q.QueueDepth {
+		w.done = true // this is the last one it looks at
+		ps.cut = true
+	}
+	est := math.NaN()
+	// A job known not to fit its targets cannot match: skip the walk.
+	if p.why = s.fitsTargets(p); p.why == nil && !w.blocked {
+		dur := math.Inf(1)
+		if p.req.Duration > 0 {
+			dur = p.req.Duration
+		}
+		if r, ok := s.place(ps, w, p, dur); ok {
+			resp := s.grant(p, r, ps.now)
+			return &resp
+		}
+		switch {
+		case q.Kind == FCFS:
+			w.blocked = true
+		case p.reservable && w.reserved < q.reservations():
+			// The job takes a reservation slot even when it gets no
+			// start time, as the head does under easy.
+			w.reserved++
+			t, ok := s.plan.EarliestFit(ps.now, dur, p.amount)
+			if !ok {
+				w.starved = true
+				break
+			}
+			// A reservation holds the job's start instant at least, even
+			// for a duration too small to move the clock.
+			if id, err := s.plan.Add(t, max(t+dur, math.Nextafter(t, math.Inf(1))), p.amount); err == nil {
+				s.resv = append(s.resv, id)
+				w.estimates++
+				est = t
+			}
+		}
+	}
+	defer s.settle(ps, w)
+	if p.announced && sameWhy(p.sentWhy, p.why) && sameEst(p.sentEst, est) {
+		return nil
+	}
+	clear := !math.IsNaN(p.sentEst) && math.IsNaN(est)
+	if !p.announced {
+		s.fresh[p.queue]--
+	}
+	if had, has := !math.IsNaN(p.sentEst), !math.IsNaN(est); had != has {
+		if has {
+			s.estimated[p.queue]++
+		} else {
+			s.estimated[p.queue]--
+		}
+	}
+	p.announced, p.sentWhy, p.sentEst = true, p.why, est
+	reason := ReasonInsufficient
+	if p.why != nil {
+		reason = p.why.Error()
+	}
+	return &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+}
+
+// place returns where p starts now, if it does.
+func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, bool) {
+	q := w.policy
+	if math.IsInf(dur, 1) && w.starved {
+		return nil, false // see walk.starved
+	}
+	// The free totals answer first for the many jobs that cannot fit now.
+	if cores, gpus := s.pool.FreeCores(); p.amount[0] > int64(cores) || p.amount[1] > int64(gpus) {
+		return nil, false
+	}
+	// Backfilling policies start a job only if it also fits the planner
+	// for its whole time, so that nothing a reservation counts on is
+	// taken.
+	// A job too short to move the clock takes nothing from it (it ends
+	// as it starts).
+	if end := ps.now + dur; q.Kind != FCFS && p.inDefault && end > ps.now && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
+		return nil, false
+	}
+	return s.pool.Match(p.req, q.Match)
+}
+
+// settle ends a queue's walk early once looking further could change
+// nothing: no job can start (every job needs a core, and none is free, or
+// fcfs is blocked), no reservation can be made, and every job behind has
+// been annotated with its reason and has no estimate to withdraw. On a
+// full machine this makes a pass cost what its head costs, not what the
+// queue is long.
+func (s *Scheduler) settle(ps *pass, w *walk) {
+	if w.done || s.unsettled || s.fresh[w.name] > 0 || s.estimated[w.name] != w.estimates {
+		return
+	}
+	if !w.blocked {
+		if cores, _ := s.pool.FreeCores(); cores > 0 || w.reserved < w.policy.reservations() {
+			return
+		}
+	}
+	w.done = true
+}
+
+// fits reports whether free covers amount in every kind.
+func fits(free, amount []int64) bool {
+	for k := range amount {
+		if free[k] < amount[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// hold records that a job holds r, and its span in the planner: from R's
+// start until end, or until R expires when end is 0 (forever without an
+// expiration).
+func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
+	if s.plan == nil || s.planAt != s.layout {
+		s.running[id] = held{} // the next pass rebuilds the planner, with this job
+		return
+	}
+	s.running[id] = s.plans(r, end)
+}
+
+// plans adds a running job's span to the planner (see hold).
+func (s *Scheduler) plans(r *rset.R, end float64) held {
+	if !s.allElig {
+		r = r.SelectRanks(s.eligible)
+	}
+	_, cores, gpus := r.Counts()
+	if cores == 0 && gpus == 0 {
+		return held{}
+	}
+	if end == 0 {
+		end = r.Expiration()
+	}
+	if end <= 0 {
+		end = math.Inf(1)
+	}
+	start := min(r.StartTime(), end)
+	// A running job is recorded as it is, even over a reservation it was
+	// not counted against (an fcfs queue's, or a job replayed at hello).
+	span, err := s.plan.AddUnchecked(start, end, []int64{int64(cores), int64(gpus)})
+	return held{span: span, planned: err == nil}
+}
+
+// rebuild makes the planner anew over the cores and GPUs of the up nodes
+// of the default session, with every running job's span.
+func (s *Scheduler) rebuild() {
+	inv := s.pool.Inventory()
+	elig := inv.Ranks().Difference(s.pool.Down())
+	for _, ranks := range s.reserved {
+		elig = elig.Difference(ranks)
+	}
+	elig = elig.Difference(s.outside)
+	s.allElig = elig.Equal(inv.Ranks())
+	s.eligible = elig
+	_, cores, gpus := inv.SelectRanks(elig).Counts()
+	s.plan, _ = planner.New([]int64{int64(cores), int64(gpus)}) // counts are never negative
+	s.planAt = s.layout
+	s.resv = s.resv[:0]
+	for id := range s.running {
+		s.running[id] = s.plans(s.pool.Allocated(id), 0)
+	}
+}

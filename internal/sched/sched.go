@@ -1,0 +1,511 @@
+// Package sched is fluxq's scheduler: it answers the job manager's RFC 27
+// requests from an RFC 16 resource pool, under a queue policy per queue:
+// fcfs (flux-core's sched-simple), or the backfilling policies of
+// Fluxion's qmanager: easy, hybrid and conservative.
+//
+// Scheduler is the pure core: it takes RFC 27 inputs and returns the
+// responses to send, so tests and the simulator drive it without a
+// connection. Engine speaks the conversation as messages, and Run is the
+// driver that carries them over a wire.Conn.
+//
+// Decisions where flux-core, Fluxion and the RFC are silent:
+//   - The queue is ordered by priority (high first), then submit time, then
+//     job id. Each named queue (RFC 33, attributes.system.queue) is
+//     scheduled by its own policy: a job that does not fit blocks (fcfs)
+//     or is reserved ahead of (the others) only jobs of its own queue.
+//   - A pass considers at most a queue's queue-depth pending jobs, in
+//     order (Fluxion's default 32), and can pause after any number of
+//     them and resume later, so a huge queue never keeps the driver from
+//     its input (see Step).
+//   - Backfill decisions use a planner (internal/planner) of the cores and
+//     GPUs of the default session's up nodes over time: each running job
+//     holds its resources until its R expires (start + requested time,
+//     forever without a limit), and each reservation made in a pass holds
+//     the job's cores and GPUs from its earliest start for its requested
+//     time. Reservations are recomputed at every pass. A job starts when
+//     it fits now both on the nodes (resource.Pool.Match) and in the
+//     planner for its whole requested time, so no backfilled job takes
+//     what a reservation counts on. The planner counts cores and GPUs, not
+//     their nodes, so the estimate of a job that needs whole nodes or
+//     several cores on one node can be early; it is never a promise.
+//   - A job that targets reservations or has constraints starts when it
+//     fits but is never reserved: the planner covers the default session
+//     as a whole.
+//   - A request that could never fit the configured inventory is denied as
+//     soon as it arrives, with librlist's note ("unsatisfiable request",
+//     "no resources satisfy provided constraints", "unsatisfiable
+//     constrained request"). Down (drained) ranks still count as
+//     configured, so a job that needs them waits instead.
+//   - A waiting job a pass looks at is annotated with reason_pending, and
+//     with t_estimate while it holds a reservation (null once it does
+//     not); only when they change. SUCCESS deletes both with JSON null
+//     (RFC 27). sched-simple's debug annotation jobs_ahead is not kept:
+//     it changes for every waiting job whenever one leaves the queue.
+//   - GPUs are scheduled (sched-simple refuses them).
+//   - Without a duration, a job's R expires when the instance's does, as
+//     sched-simple does, else never (0).
+//
+// Node reservations (the node-reservation specification) add a session
+// filter, fed by fluxq's extension of resource.acquire (see
+// schedproto.Acquire): a job is placed only on the union of the sessions it
+// targets (attributes.system.targets; the default session when absent),
+// never on a node another reservation holds or one outside the instance.
+//   - Outside nodes still count when a job arrives, so a job that could fit
+//     only with spare nodes waits rather than being denied.
+//   - A waiting job whose targets could not hold it even if all their nodes
+//     were free and up is annotated with why (resource.Pool.FitsTargets:
+//     "target r1 has 1 nodes, needs 2") instead of "insufficient
+//     resources", and it blocks nothing: it cannot start until a
+//     reservation changes.
+//   - Growing the inventory or changing sessions retries waiting jobs.
+package sched
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/google/btree"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/planner"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
+)
+
+// Reasons and notes shown to users, as sched-simple words them.
+const (
+	// ReasonInsufficient is sched.reason_pending of a job that waits.
+	ReasonInsufficient = "insufficient resources"
+	// NoteInternalR denies a job whose R could not be written.
+	NoteInternalR = "internal scheduler error generating R"
+)
+
+// Scheduler is the scheduling core: a resource pool, a planner of it over
+// time, and a queue of pending alloc requests. It is not safe for
+// concurrent use.
+type Scheduler struct {
+	pool  *resource.Pool
+	def   QueuePolicy
+	qpol  map[string]QueuePolicy
+	limit int
+	// queues holds each queue's pending jobs in scheduling order; a
+	// pass merges them in that order.
+	queues map[string]*btree.BTreeG[*pending]
+	byID   map[fluid.ID]*pending
+	njobs  int
+	// Per queue: pending jobs never annotated, and pending jobs with a
+	// t_estimate sent. A pass may stop looking at a queue where nothing
+	// can start or be reserved only when neither has a job it has not
+	// seen (see settled).
+	fresh, estimated map[string]int
+	// unsettled: the layout or the order changed since the last whole
+	// pass, so every job's reason must be looked at again.
+	unsettled bool
+	// dirty is set by anything that can change what a pass would do, so
+	// that a pass with nothing new costs nothing.
+	dirty bool
+	// layout counts changes of the inventory, of sessions and of down
+	// ranks: FitsTargets and the planner's capacity depend on them.
+	layout int
+	// reserved and outside are the sessions last set; Grow applies them
+	// to the nodes that join, which they may already name.
+	reserved map[string]idset.Set
+	outside  idset.Set
+
+	plan     *planner.Planner
+	planAt   int               // the layout plan was built for
+	running  map[fluid.ID]held // jobs holding resources
+	eligible idset.Set         // the ranks plan covers
+	allElig  bool              // every rank is eligible
+	cur      *pass             // the pass in progress, if any
+	resv     []planner.SpanID  // reservations of the last pass
+}
+
+// pending is one outstanding sched.alloc request.
+type pending struct {
+	queue    string // attributes.system.queue
+	id       fluid.ID
+	priority int64
+	tsubmit  float64
+	req      resource.Request
+	amount   []int64 // cores and GPUs the planner counts for it
+	// inDefault: the job runs in the default session, which the planner
+	// covers; reservable: on any of its nodes too (no constraint), so
+	// the planner's estimate means something for it.
+	inDefault, reservable bool
+
+	// The last annotation sent: announced once reason_pending was, why
+	// it waited (see why), and the t_estimate sent (NaN for none).
+	announced bool
+	sentWhy   error
+	sentEst   float64
+	// why is this pass's reason_pending: nil for ReasonInsufficient, else
+	// fitsErr. An error, not its text, so that a pass compares two words
+	// per waiting job, not two strings.
+	why error
+	// fitsErr is FitsTargets' answer at layout fitsAt.
+	fitsAt  int
+	fitsErr error
+}
+
+// New returns a scheduler over inventory with every rank up, scheduling
+// every queue by def unless SetQueuePolicy says otherwise. limit is the
+// number of concurrent alloc requests it asks the job manager for in
+// sched-ready; 0 means unlimited.
+func New(inventory *rset.R, def QueuePolicy, limit int) *Scheduler {
+	return &Scheduler{
+		pool:      resource.NewPool(inventory),
+		def:       def,
+		limit:     limit,
+		queues:    map[string]*btree.BTreeG[*pending]{},
+		byID:      map[fluid.ID]*pending{},
+		fresh:     map[string]int{},
+		estimated: map[string]int{},
+		running:   map[fluid.ID]held{},
+		layout:    1, // a new pending job's fitsAt (0) is stale
+	}
+}
+
+// SetQueuePolicy gives a queue a policy of its own.
+func (s *Scheduler) SetQueuePolicy(queue string, p QueuePolicy) {
+	if s.qpol == nil {
+		s.qpol = map[string]QueuePolicy{}
+	}
+	s.qpol[queue] = p
+	s.restart()
+}
+
+func (s *Scheduler) policyOf(queue string) QueuePolicy {
+	if p, ok := s.qpol[queue]; ok {
+		return p
+	}
+	return s.def
+}
+
+// Pool returns the resource pool, for inspection.
+func (s *Scheduler) Pool() *resource.Pool { return s.pool }
+
+// Pending returns the number of alloc requests waiting.
+func (s *Scheduler) Pending() int { return s.njobs }
+
+// Ready returns the job-manager.sched-ready request for the configured
+// limit.
+func (s *Scheduler) Ready() schedproto.Ready {
+	if s.limit <= 0 {
+		return schedproto.Ready{Mode: schedproto.ModeUnlimited}
+	}
+	return schedproto.Ready{Mode: schedproto.ModeLimited, Limit: min(s.limit, schedproto.LimitMax)}
+}
+
+// SetDown marks ranks down (drained or offline): jobs that need them wait.
+func (s *Scheduler) SetDown(ranks idset.Set) {
+	s.pool.SetDown(ranks)
+	s.layout++
+	s.restart()
+}
+
+// SetUp marks ranks up again.
+func (s *Scheduler) SetUp(ranks idset.Set) {
+	s.pool.SetUp(ranks)
+	s.layout++
+	s.restart()
+}
+
+// Grow adds nodes that joined the inventory (spare nodes), up, in the
+// sessions last set; their ranks must be new, and on error nothing
+// changes.
+func (s *Scheduler) Grow(r *rset.R) error {
+	if err := s.pool.Grow(r); err != nil {
+		return err
+	}
+	s.pool.SetSessions(s.reserved, s.outside)
+	s.layout++
+	s.restart()
+	return nil
+}
+
+// SetSessions replaces the sessions: the ranks each reservation holds (by
+// allocation id) and the ranks outside the instance; every other rank is
+// in the default session.
+func (s *Scheduler) SetSessions(reserved map[string]idset.Set, outside idset.Set) {
+	s.reserved, s.outside = reserved, outside
+	s.pool.SetSessions(reserved, outside)
+	s.layout++
+	s.restart()
+}
+
+// Hello marks the resources of a job the job manager replays as allocated
+// (RFC 27 hello). If its R clashes with the inventory or with another
+// job, the part that can be marked is, and the error says what could not:
+// sched-simple would raise an exception on the job, which this protocol
+// cannot, and marking less than the job holds is the lesser harm.
+func (s *Scheduler) Hello(h schedproto.HelloJob) error {
+	if len(h.R) == 0 {
+		return fmt.Errorf("hello: job %s: no R", h.ID)
+	}
+	r, err := rset.Parse(h.R)
+	if err != nil {
+		return fmt.Errorf("hello: job %s: %w", h.ID, err)
+	}
+	s.dirty = true
+	if err := s.pool.Allocate(h.ID, r); err != nil {
+		part := r.Intersection(s.pool.Inventory()).Difference(s.pool.AllocatedAll())
+		if perr := s.pool.Allocate(h.ID, part); perr != nil {
+			return fmt.Errorf("hello: job %s: %v", h.ID, perr)
+		}
+		s.hold(h.ID, part, 0)
+		return fmt.Errorf("hello: job %s: %v (marked %s allocated)", h.ID, err, part)
+	}
+	s.hold(h.ID, r, 0)
+	return nil
+}
+
+// ErrDuplicate is returned by Alloc for a job that already has a pending
+// request or holds resources: RFC 27 allows one sched.alloc per job.
+var ErrDuplicate = errors.New("job already has an alloc request or resources")
+
+// Alloc takes a sched.alloc request. A request that could never be
+// satisfied is answered at once with DENY; any other waits for a pass.
+// The error is for protocol violations, which deserve an error response.
+func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error) {
+	if _, ok := s.byID[a.ID]; ok || !s.pool.Allocated(a.ID).IsEmpty() {
+		return nil, fmt.Errorf("sched.alloc: job %s: %w", a.ID, ErrDuplicate)
+	}
+	deny := func(note string) []schedproto.AllocResponse {
+		return []schedproto.AllocResponse{{ID: a.ID, Type: schedproto.Deny, Note: note}}
+	}
+	js, err := jobspec.Parse(a.Jobspec)
+	if err != nil {
+		return deny(err.Error()), nil
+	}
+	req, err := resource.RequestFromJobspec(js)
+	if err != nil {
+		return deny(err.Error()), nil
+	}
+	if err := s.pool.Feasible(req); err != nil {
+		return deny(err.Error()), nil
+	}
+	p := &pending{
+		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
+		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot)},
+		inDefault: defaultOnly(req.Targets),
+		sentEst:   math.NaN(),
+	}
+	p.reservable = p.inDefault && req.Constraint.IsEmpty()
+	s.queueOf(p.queue).ReplaceOrInsert(p)
+	s.byID[a.ID] = p
+	s.njobs++
+	s.fresh[p.queue]++
+	s.dirty = true
+	return nil, nil
+}
+
+// defaultOnly reports whether targets name the default session alone.
+func defaultOnly(targets []string) bool {
+	return len(targets) == 0 || (len(targets) == 1 && targets[0] == jobspec.DefaultSession)
+}
+
+// compare orders the queue: priority descending, then submit time, then
+// id, so the order is total and does not depend on arrival.
+func compare(a, b *pending) int {
+	switch {
+	case a.priority != b.priority:
+		if a.priority > b.priority {
+			return -1
+		}
+		return 1
+	case a.tsubmit != b.tsubmit:
+		if a.tsubmit < b.tsubmit {
+			return -1
+		}
+		return 1
+	case a.id != b.id:
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// Cancel withdraws a pending alloc request (sched.cancel) and returns its
+// CANCEL response; a job without one is ignored, as RFC 27 says.
+func (s *Scheduler) Cancel(id fluid.ID) []schedproto.AllocResponse {
+	p, ok := s.byID[id]
+	if !ok {
+		return nil
+	}
+	s.remove(p)
+	return []schedproto.AllocResponse{{ID: id, Type: schedproto.Cancel}}
+}
+
+func (s *Scheduler) remove(p *pending) {
+	q := s.queues[p.queue]
+	q.Delete(p)
+	if q.Len() == 0 {
+		delete(s.queues, p.queue)
+	}
+	delete(s.byID, p.id)
+	s.njobs--
+	if !p.announced {
+		s.fresh[p.queue]--
+	}
+	if !math.IsNaN(p.sentEst) {
+		s.estimated[p.queue]--
+	}
+	s.dirty = true
+}
+
+// queueOf returns a queue's tree, made on first use.
+func (s *Scheduler) queueOf(name string) *btree.BTreeG[*pending] {
+	q, ok := s.queues[name]
+	if !ok {
+		q = btree.NewG(32, func(a, b *pending) bool { return compare(a, b) < 0 })
+		s.queues[name] = q
+	}
+	return q
+}
+
+// Prioritize applies new priorities (sched.prioritize); ids without a
+// pending request are ignored, as RFC 27 allows.
+func (s *Scheduler) Prioritize(p schedproto.Prioritize) {
+	changed := false
+	for _, pair := range p.Jobs {
+		if j, ok := s.byID[fluid.ID(pair[0])]; ok && j.priority != int64(pair[1]) {
+			q := s.queues[j.queue]
+			q.Delete(j) // the key changes: out, then in again
+			j.priority = int64(pair[1])
+			q.ReplaceOrInsert(j)
+			changed = true
+		}
+	}
+	if changed {
+		s.restart()
+	}
+}
+
+// Free releases everything job id holds (sched.free) and returns the
+// response. A job that holds nothing is answered all the same, since what
+// the job manager asks for (the job holds nothing) is true; the error
+// reports it.
+func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
+	resp := schedproto.JobID{ID: id}
+	if s.pool.Allocated(id).IsEmpty() {
+		return resp, fmt.Errorf("sched.free: job %s holds no resources", id)
+	}
+	s.dirty = true
+	if h, ok := s.running[id]; ok {
+		delete(s.running, id)
+		if h.planned && s.plan != nil && s.planAt == s.layout {
+			_ = s.plan.Remove(h.span) // the span was added with the job
+		}
+	}
+	return resp, s.pool.Release(id, nil)
+}
+
+// restart drops the pass in progress: what it was walking changed under
+// it in a way it cannot follow (order, capacity). The next Step begins a
+// new pass.
+func (s *Scheduler) restart() {
+	s.cur = nil
+	s.dirty = true
+	s.unsettled = true
+}
+
+// fitsTargets is Pool.FitsTargets for p, computed once per layout. An
+// answer worded as before keeps the old error, so the job is not
+// annotated again.
+func (s *Scheduler) fitsTargets(p *pending) error {
+	if p.fitsAt == s.layout { // small enough to inline: every pass asks
+		return p.fitsErr
+	}
+	return s.refit(p)
+}
+
+func (s *Scheduler) refit(p *pending) error {
+	err := s.pool.FitsTargets(p.req)
+	if err != nil && p.fitsErr != nil && err.Error() == p.fitsErr.Error() {
+		err = p.fitsErr
+	}
+	p.fitsAt, p.fitsErr = s.layout, err
+	return err
+}
+
+// grant allocates r to p and returns its SUCCESS response, or a DENY if
+// its R cannot be written (nothing is then allocated).
+func (s *Scheduler) grant(p *pending, r *rset.R, now float64) schedproto.AllocResponse {
+	expiration, end := 0.0, 0.0
+	if p.req.Duration > 0 {
+		end = now + p.req.Duration
+		// A duration too small to move the clock (the simulator's zero
+		// seconds) ends the job now for the planner; R's expiration must
+		// still be after its start (RFC 20).
+		expiration = max(end, math.Nextafter(now, math.Inf(1)))
+	} else if e := s.pool.Inventory().Expiration(); e > now {
+		expiration = e
+	}
+	r = r.WithTimes(now, expiration)
+	raw, err := r.MarshalJSON()
+	if err == nil {
+		err = s.pool.Allocate(p.id, r)
+	}
+	if err != nil {
+		return schedproto.AllocResponse{ID: p.id, Type: schedproto.Deny, Note: NoteInternalR}
+	}
+	s.hold(p.id, r, end)
+	return schedproto.AllocResponse{ID: p.id, Type: schedproto.Success, R: raw, Annotations: granted(r.String())}
+}
+
+// granted is the SUCCESS annotation: the summary, and null for the keys a
+// waiting job had (RFC 27: null deletes).
+func granted(summary string) json.RawMessage {
+	q, _ := json.Marshal(summary) // a string always marshals
+	b := make([]byte, 0, 80+len(q))
+	b = append(b, `{"sched":{"resource_summary":`...)
+	b = append(b, q...)
+	b = append(b, `,"reason_pending":null,"t_estimate":null}}`...)
+	return b
+}
+
+// waiting is the ANNOTATE annotation of a job waiting for reason: with its
+// estimated start est, or null for it when clear (a job that had one and
+// has none now), or neither.
+func waiting(reason string, est float64, clear bool) json.RawMessage {
+	b := make([]byte, 0, 96)
+	if reason == ReasonInsufficient {
+		b = append(b, `{"sched":{"reason_pending":"`+ReasonInsufficient+`"`...)
+	} else {
+		q, _ := json.Marshal(reason) // a string always marshals
+		b = append(b, `{"sched":{"reason_pending":`...)
+		b = append(b, q...)
+	}
+	switch {
+	case !math.IsNaN(est):
+		b = append(b, `,"t_estimate":`...)
+		b = strconv.AppendFloat(b, est, 'f', -1, 64)
+	case clear:
+		b = append(b, `,"t_estimate":null`...)
+	}
+	b = append(b, `}}`...)
+	return b
+}
+
+// sameWhy is a == b without a runtime call when either is nil, the case of
+// nearly every waiting job.
+func sameWhy(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a == b
+}
+
+// sameEst compares estimates, NaN (none) equal to NaN.
+func sameEst(a, b float64) bool {
+	return a == b || (math.IsNaN(a) && math.IsNaN(b))
+}
