@@ -173,6 +173,23 @@ func BenchmarkScale(b *testing.B) {
 		}
 		b.ReportMetric(peakRSS(b), "MiB-peak-rss")
 	})
+	// The same pass made to look at all 32 jobs, as after a change of
+	// sessions or priorities, when no reason can be taken as settled.
+	b.Run("easy-pass-all-32", func(b *testing.B) {
+		if !scale.full {
+			b.Skip("needs fill first")
+		}
+		seen := 0
+		for b.Loop() {
+			s.dirty, s.unsettled = true, true
+			s.Schedule(scale.now)
+			seen = s.lastSeen
+		}
+		if seen != DefaultQueueDepth {
+			b.Fatalf("the pass looked at %d jobs, want %d", seen, DefaultQueueDepth)
+		}
+		b.ReportMetric(peakRSS(b), "MiB-peak-rss")
+	})
 }
 
 // peakRSS is the process's peak resident set (VmHWM) in MiB.

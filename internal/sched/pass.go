@@ -120,6 +120,10 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 // unseen, and the reasons are settled if it looked at every job.
 func (s *Scheduler) finish(ps *pass) {
 	s.cur = nil
+	s.lastSeen = 0
+	for _, w := range ps.queues {
+		s.lastSeen += w.seen
+	}
 	if ps.granted && ps.cut {
 		s.dirty = true
 	}

@@ -124,6 +124,7 @@ type Scheduler struct {
 	eligible idset.Set         // the ranks plan covers
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
+	lastSeen int               // jobs the last whole pass looked at
 	resv     []planner.SpanID  // reservations of the last pass
 }
 

@@ -12,6 +12,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -26,6 +27,7 @@ import (
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/store"
@@ -75,6 +77,22 @@ type Result struct {
 	Summary  Summary
 	Schedule []Entry  // started jobs, in trace order
 	Samples  []Sample // with Config.Samples
+}
+
+// Machine is a machine of nodes hosts (node0, node1, ...) of cores cores
+// each, as `fluxsched sim --nodes --cores-per-node` describes it.
+func Machine(nodes, cores int) (*rset.R, error) {
+	if nodes < 1 || cores < 1 {
+		return nil, fmt.Errorf("a machine needs at least one node and one core, not %d x %d", nodes, cores)
+	}
+	hosts, ids := "node0", "0"
+	if nodes > 1 {
+		hosts = fmt.Sprintf("node[0-%d]", nodes-1)
+	}
+	if cores > 1 {
+		ids = fmt.Sprintf("0-%d", cores-1)
+	}
+	return resource.FromConfig([]resource.ConfigEntry{{Hosts: hosts, Cores: ids}})
 }
 
 // Tau is the bounded slowdown's threshold (SIMULATION.md: tau = 10 s).
@@ -163,9 +181,9 @@ func (s *simulation) load() error {
 	slices.SortStableFunc(s.jobs, func(a, b *simJob) int {
 		switch {
 		case a.submit != b.submit:
-			return cmpInt(a.submit, b.submit)
+			return cmp.Compare(a.submit, b.submit)
 		case a.number != b.number:
-			return cmpInt(a.number, b.number)
+			return cmp.Compare(a.number, b.number)
 		}
 		return a.pos - b.pos
 	})
@@ -183,16 +201,6 @@ func duration(requested int64) float64 {
 		return math.SmallestNonzeroFloat64
 	}
 	return float64(requested)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // clock is the job manager's view of virtual time.

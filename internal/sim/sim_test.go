@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bufio"
+	stdcmp "cmp"
 	"fmt"
 	"os"
 	"slices"
@@ -11,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/swf"
@@ -39,14 +39,7 @@ func trace(lines ...string) string {
 // machine is nodes hosts of cores cores each.
 func machine(t testing.TB, nodes, cores int) *rset.R {
 	t.Helper()
-	hosts, ids := "node0", "0"
-	if nodes > 1 {
-		hosts = fmt.Sprintf("node[0-%d]", nodes-1)
-	}
-	if cores > 1 {
-		ids = fmt.Sprintf("0-%d", cores-1)
-	}
-	inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: hosts, Cores: ids}})
+	inv, err := Machine(nodes, cores)
 	if err != nil {
 		t.Fatalf("machine %dx%d: %v", nodes, cores, err)
 	}
@@ -625,9 +618,9 @@ func TestRunRealTraces(t *testing.T) {
 			// the ends come before the starts.
 			slices.SortFunc(events, func(a, b event) int {
 				if a.at != b.at {
-					return cmpInt(a.at, b.at)
+					return stdcmp.Compare(a.at, b.at)
 				}
-				return cmpInt(a.delta, b.delta)
+				return stdcmp.Compare(a.delta, b.delta)
 			})
 			busy := int64(0)
 			for _, ev := range events {

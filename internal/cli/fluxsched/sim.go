@@ -13,7 +13,6 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/config"
-	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/sim"
@@ -121,14 +120,7 @@ func simMachine(c *cli.Context) (*rset.R, *config.Config, error) {
 	case cores < 1 || cores > 1<<16:
 		return nil, nil, exitcode.UsageErrorf("--cores-per-node: must be from 1 to %d, not %d", 1<<16, cores)
 	}
-	hosts, ids := "node0", "0"
-	if nodes > 1 {
-		hosts = fmt.Sprintf("node[0-%d]", nodes-1)
-	}
-	if cores > 1 {
-		ids = fmt.Sprintf("0-%d", cores-1)
-	}
-	inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: hosts, Cores: ids}})
+	inv, err := sim.Machine(nodes, cores)
 	return inv, nil, err
 }
 
