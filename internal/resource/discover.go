@@ -1,10 +1,13 @@
 package resource
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,28 +20,137 @@ import (
 const (
 	cpuDir          = "sys/devices/system/cpu"
 	cpuOnlineFile   = cpuDir + "/online"
+	nodeDir         = "sys/devices/system/node"
+	pciDir          = "sys/bus/pci/devices"
 	nvidiaProcDir   = "proc/driver/nvidia/gpus"
 	devDir          = "dev"
 	nvidiaDevPrefix = "nvidia"
 )
 
+// PCI identities of an NVIDIA GPU: the vendor, and the class codes of a
+// VGA controller (0x0300xx, GeForce, workstation boards) and of a 3D
+// controller (0x0302xx, the data-centre boards without a display). The
+// audio function and NVSwitch bridges of the same vendor have other
+// classes and are no GPUs.
+const (
+	nvidiaVendor   = "0x10de"
+	pciClassVGA    = "0x0300"
+	pciClass3D     = "0x0302"
+	nvidiaDriver   = "nvidia"
+	pciNoNUMANode  = "-1"
+	pciAddrPattern = "%x:%x:%x.%x"
+)
+
 // maxSysfsFile bounds what Discover reads from one sysfs file: the online
-// cpu list of the largest machines is a few hundred bytes.
+// cpu list of the largest machines is a few hundred bytes, a NUMA node's
+// meminfo a few kilobytes.
 const maxSysfsFile = 64 << 10
 
+// Where a GPU's description came from, best first (GPU.Source).
+const (
+	SourceNVML = "nvml" // libnvidia-ml: names, UUIDs, memory
+	SourcePCI  = "pci"  // /sys/bus/pci/devices
+	SourceProc = "proc" // /proc/driver/nvidia/gpus
+	SourceDev  = "dev"  // /dev/nvidiaN
+)
+
+// ErrNoGPULibrary is what a GPULister answers when its library (NVML) is
+// not installed or no driver is loaded: DiscoverMachine then reads sysfs
+// without a note, as on any machine without NVIDIA GPUs.
+var ErrNoGPULibrary = errors.New("no GPU library")
+
+// NVMLGPU is what the NVIDIA driver's library says about one GPU.
+type NVMLGPU struct {
+	Name        string
+	UUID        string
+	BusID       string // PCI address in any case and domain width, e.g. "00000000:3B:00.0"; "" if unknown
+	MemoryBytes uint64 // 0 if unknown
+}
+
+// GPULister asks the NVIDIA driver for its GPUs, in its index order.
+// fluxres implements it with NVML; tests fake it.
+type GPULister interface {
+	NVIDIAGPUs() ([]NVMLGPU, error)
+}
+
+// GPUListerFunc lets a function be a GPULister.
+type GPUListerFunc func() ([]NVMLGPU, error)
+
+// NVIDIAGPUs calls f.
+func (f GPUListerFunc) NVIDIAGPUs() ([]NVMLGPU, error) { return f() }
+
+// Machine is what DiscoverMachine found: what R is made of, and what R has
+// no place for (NUMA domains, SMT siblings, which GPU is which).
+type Machine struct {
+	Hostname string    `json:"hostname"`
+	Cores    idset.Set `json:"cores"`
+	// SMT lists the groups of two or more online CPUs that are hardware
+	// threads of one physical core; nil when sysfs does not say or no
+	// core has siblings.
+	SMT  []idset.Set `json:"smt,omitempty"`
+	NUMA []NUMANode  `json:"numa,omitempty"`
+	GPUs []GPU       `json:"gpus,omitempty"`
+	// Notes are what went wrong without stopping discovery, such as NVML
+	// failing on a machine that has it.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// NUMANode is one NUMA domain: its online CPUs (possibly none, for a
+// memory-only node) and its memory.
+type NUMANode struct {
+	ID          uint      `json:"id"`
+	Cores       idset.Set `json:"cores"`
+	MemoryBytes uint64    `json:"memory_bytes,omitempty"`
+}
+
+// GPU is one NVIDIA GPU.
+type GPU struct {
+	ID          uint   `json:"id"` // its id in R
+	Name        string `json:"name,omitempty"`
+	UUID        string `json:"uuid,omitempty"`
+	PCI         string `json:"pci,omitempty"`  // sysfs form, "0000:3b:00.0"
+	NUMA        *uint  `json:"numa,omitempty"` // nil when the platform does not say
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	Source      string `json:"source"`
+}
+
 // Discover describes this machine as a one-rank inventory: rank 0 named
-// hostname, with the online CPUs as cores and the NVIDIA GPUs, if any.
-// fsys is the root filesystem (os.DirFS("/") in production).
+// hostname, with the online CPUs as cores and the NVIDIA GPUs, if any,
+// found from sysfs alone (DiscoverMachine without a GPULister). fsys is
+// the root filesystem (os.DirFS("/") in production).
+func Discover(fsys fs.FS, hostname string) (*rset.R, error) {
+	m, err := DiscoverMachine(fsys, hostname, nil)
+	if err != nil {
+		return nil, err
+	}
+	return m.R(), nil
+}
+
+// DiscoverMachine describes this machine: cores, SMT siblings, NUMA
+// domains and NVIDIA GPUs. fsys is the root filesystem; nvml, if not nil,
+// is asked for GPUs first.
 //
 // Cores are the kernel's logical CPU ids, so a job shell binds a task to
 // the very ids R names; flux-core's hwloc counts physical cores instead,
 // which fluxq has no way to read without hwloc. CPUs come from
 // sys/devices/system/cpu/online, or, where that file is missing, from the
-// cpuN directories whose cpuN/online does not say 0. GPUs are counted from
-// proc/driver/nvidia/gpus (ids 0..n-1, the CUDA numbering) or else taken
-// from the numbers of dev/nvidiaN.
-func Discover(fsys fs.FS, hostname string) (*rset.R, error) {
-	if _, err := hostlist.FromNames(hostname); err != nil || hostname == "" {
+// cpuN directories whose cpuN/online does not say 0.
+//
+// GPUs get ids 0..n-1 from the first source that knows of any: nvml, in
+// its index order (that of nvidia-smi and of CUDA_DEVICE_ORDER=PCI_BUS_ID);
+// else the PCI devices of sysfs that are NVIDIA GPUs, in PCI address
+// order, leaving out those bound to another driver (vfio-pci for a
+// virtual machine, nouveau for a display), which CUDA cannot use; else
+// proc/driver/nvidia/gpus; else dev/nvidiaN, whose numbers are kept as
+// the ids (a container given nvidia2 has that device only). A working
+// nvml that finds none is believed: in a container it sees only the GPUs
+// given to it, while sysfs shows the host's.
+//
+// Only cores are required: NUMA, SMT and GPU information that cannot be
+// read is left out (with a note when it looks broken rather than absent).
+func DiscoverMachine(fsys fs.FS, hostname string, nvml GPULister) (*Machine, error) {
+	hl, err := hostlist.FromNames(hostname)
+	if err != nil || hostname == "" {
 		return nil, fmt.Errorf("discover: invalid hostname %q", hostname)
 	}
 	cores, err := onlineCPUs(fsys)
@@ -48,8 +160,166 @@ func Discover(fsys fs.FS, hostname string) (*rset.R, error) {
 	if cores.IsEmpty() {
 		return nil, fmt.Errorf("discover: no online cpus found in /%s", cpuDir)
 	}
-	gpus := nvidiaGPUs(fsys)
-	return rset.New([]rset.Node{{Rank: 0, Hostname: hostname, Cores: cores, GPUs: gpus}}), nil
+	m := &Machine{Hostname: hl.String(), Cores: cores}
+	m.SMT = smtSiblings(fsys, cores)
+	m.NUMA, err = numaNodes(fsys, cores)
+	if err != nil {
+		m.Notes = append(m.Notes, "numa: "+err.Error())
+	}
+	m.GPUs, err = nvidiaGPUs(fsys, nvml)
+	if err != nil {
+		m.Notes = append(m.Notes, err.Error())
+	}
+	return m, nil
+}
+
+// R is the one-rank inventory the machine makes.
+func (m *Machine) R() *rset.R {
+	return rset.New([]rset.Node{{Rank: 0, Hostname: m.Hostname, Cores: m.Cores, GPUs: m.gpuIDs()}})
+}
+
+func (m *Machine) gpuIDs() idset.Set {
+	ids := make([]uint, 0, len(m.GPUs))
+	for _, g := range m.GPUs {
+		ids = append(ids, g.ID)
+	}
+	return idset.Of(ids...)
+}
+
+// ConfigEntry is the [[resource.config]] entry that gives FromConfig the
+// same R as m.R().
+func (m *Machine) ConfigEntry() ConfigEntry {
+	return ConfigEntry{Hosts: m.Hostname, Cores: m.Cores.String(), GPUs: m.gpuIDs().String()}
+}
+
+// WriteConfig writes m as a TOML config snippet: the [[resource.config]]
+// entry, headed by comments that say what R cannot (Flux's config has no
+// NUMA or SMT key, and an unknown key is an error). The snippet is valid
+// input to config.Load as it stands.
+func (m *Machine) WriteConfig(w io.Writer) error {
+	var b strings.Builder
+	comment := func(format string, args ...any) {
+		b.WriteString("# ")
+		b.WriteString(commentSafe(fmt.Sprintf(format, args...)))
+		b.WriteByte('\n')
+	}
+	comment("%s", m.R().String())
+	for _, n := range m.NUMA {
+		cores := "no cores"
+		if !n.Cores.IsEmpty() {
+			cores = "cores " + n.Cores.String()
+		}
+		if n.MemoryBytes > 0 {
+			comment("numa%d: %s, %s", n.ID, cores, gib(n.MemoryBytes))
+		} else {
+			comment("numa%d: %s", n.ID, cores)
+		}
+	}
+	if len(m.SMT) > 0 {
+		comment("smt: %s", smtSummary(m.Cores, m.SMT))
+	}
+	for _, g := range m.GPUs {
+		comment("gpu%d: %s", g.ID, g.describe())
+	}
+	for _, n := range m.Notes {
+		comment("note: %s", n)
+	}
+	e := m.ConfigEntry()
+	b.WriteString("[[resource.config]]\n")
+	fmt.Fprintf(&b, "hosts = %s\n", tomlString(e.Hosts))
+	fmt.Fprintf(&b, "cores = %s\n", tomlString(e.Cores))
+	if e.GPUs != "" {
+		fmt.Fprintf(&b, "gpus = %s\n", tomlString(e.GPUs))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// describe is the GPU's comment line after "gpuN: ".
+func (g GPU) describe() string {
+	var parts []string
+	if g.Name != "" {
+		parts = append(parts, g.Name)
+	} else {
+		parts = append(parts, "NVIDIA GPU")
+	}
+	if g.UUID != "" {
+		parts = append(parts, g.UUID)
+	}
+	if g.PCI != "" {
+		parts = append(parts, "pci "+g.PCI)
+	}
+	if g.NUMA != nil {
+		parts = append(parts, fmt.Sprintf("numa%d", *g.NUMA))
+	}
+	if g.MemoryBytes > 0 {
+		parts = append(parts, gib(g.MemoryBytes))
+	}
+	return strings.Join(parts, ", ") + " (" + g.Source + ")"
+}
+
+// smtSummary says how many threads share a core, and which, briefly: a
+// 256-CPU machine would otherwise write a line of 128 pairs.
+func smtSummary(cores idset.Set, groups []idset.Set) string {
+	lo, hi := groups[0].Count(), groups[0].Count()
+	inGroups := 0
+	for _, g := range groups {
+		lo, hi = min(lo, g.Count()), max(hi, g.Count())
+		inGroups += g.Count()
+	}
+	physical := len(groups) + cores.Count() - inGroups
+	threads := strconv.Itoa(hi) + " threads"
+	if inGroups < cores.Count() {
+		threads = "1-" + threads // some cores run one thread (hybrid CPUs)
+	} else if lo != hi {
+		threads = strconv.Itoa(lo) + "-" + threads
+	}
+	const shown = 8
+	names := make([]string, 0, shown)
+	for _, g := range groups[:min(len(groups), shown)] {
+		names = append(names, g.String())
+	}
+	more := ""
+	if len(groups) > shown {
+		more = " ..."
+	}
+	return fmt.Sprintf("%d cpus on %d physical cores, %s per core; siblings %s%s",
+		cores.Count(), physical, threads, strings.Join(names, " "), more)
+}
+
+func gib(bytes uint64) string {
+	return strconv.FormatFloat(float64(bytes)/(1<<30), 'f', 1, 64) + " GiB"
+}
+
+// commentSafe keeps a comment on its line: a GPU name is the driver's
+// text, and a newline in it would end the comment and start TOML.
+func commentSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' && r != '\t' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// tomlString quotes s as a TOML basic string. Host names and idsets are
+// printable ASCII, but a host name may hold '"' or '\'.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < ' ' || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // onlineCPUs reads the online CPU list, falling back to the cpuN
@@ -86,15 +356,180 @@ func onlineCPUs(fsys fs.FS) (idset.Set, error) {
 	return idset.Of(ids...), nil
 }
 
-// nvidiaGPUs returns the GPU ids the NVIDIA driver shows, empty when
-// there is no driver.
-func nvidiaGPUs(fsys fs.FS) idset.Set {
-	if entries, err := fs.ReadDir(fsys, nvidiaProcDir); err == nil && len(entries) > 0 {
-		return idset.FromRange(0, uint(len(entries)-1))
+// smtSiblings groups the online CPUs that share a physical core, from
+// cpuN/topology/thread_siblings_list: one small read per CPU.
+func smtSiblings(fsys fs.FS, cores idset.Set) []idset.Set {
+	var groups []idset.Set
+	for c := range cores.All() {
+		b, err := readSmall(fsys, fmt.Sprintf("%s/cpu%d/topology/thread_siblings_list", cpuDir, c))
+		if err != nil {
+			continue
+		}
+		s, err := idset.Parse(strings.TrimSpace(string(b)))
+		if err != nil {
+			continue
+		}
+		s = s.Intersection(cores)
+		// Every sibling names the same group: keep it once, from its
+		// lowest CPU.
+		if first, ok := s.First(); ok && first == c && s.Count() > 1 {
+			groups = append(groups, s)
+		}
 	}
+	return groups
+}
+
+// numaNodes reads the NUMA domains: nodeN/cpulist (limited to the online
+// cores) and nodeN/meminfo's MemTotal. A machine or container without
+// sys/devices/system/node has none; a node whose files are unreadable is
+// an error, for a note, and the others are still returned.
+func numaNodes(fsys fs.FS, cores idset.Set) ([]NUMANode, error) {
+	entries, err := fs.ReadDir(fsys, nodeDir)
+	if err != nil {
+		return nil, nil
+	}
+	var nodes []NUMANode
+	var errs []error
+	for _, e := range entries {
+		id, ok := numberAfter(e.Name(), "node")
+		if !ok {
+			continue
+		}
+		dir := nodeDir + "/" + e.Name()
+		b, err := readSmall(fsys, dir+"/cpulist")
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cpus, err := idset.Parse(strings.TrimSpace(string(b)))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("/%s/cpulist: %w", dir, err))
+			continue
+		}
+		n := NUMANode{ID: id, Cores: cpus.Intersection(cores)}
+		if b, err := readSmall(fsys, dir+"/meminfo"); err == nil {
+			n.MemoryBytes = memTotal(string(b))
+		}
+		nodes = append(nodes, n)
+	}
+	slices.SortFunc(nodes, func(a, b NUMANode) int { return cmp.Compare(a.ID, b.ID) })
+	return nodes, errors.Join(errs...)
+}
+
+// memTotal finds "Node 0 MemTotal:  5859532 kB" in a node's meminfo and
+// returns it in bytes, 0 when absent.
+func memTotal(meminfo string) uint64 {
+	for line := range strings.Lines(meminfo) {
+		f := strings.Fields(line)
+		if len(f) == 5 && f[2] == "MemTotal:" && f[4] == "kB" {
+			if kb, err := strconv.ParseUint(f[3], 10, 64); err == nil && kb <= 1<<53 {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// nvidiaGPUs finds the NVIDIA GPUs from the first source that has any.
+// The error is a note: nvml failed where it is installed.
+func nvidiaGPUs(fsys fs.FS, nvml GPULister) ([]GPU, error) {
+	var note error
+	if nvml != nil {
+		devs, err := nvml.NVIDIAGPUs()
+		switch {
+		case err == nil:
+			return fromNVML(fsys, devs), nil
+		case !errors.Is(err, ErrNoGPULibrary):
+			note = fmt.Errorf("%w; GPUs read from sysfs instead", err)
+		}
+	}
+	if gpus := pciGPUs(fsys); len(gpus) > 0 {
+		return gpus, note
+	}
+	if gpus := procGPUs(fsys); len(gpus) > 0 {
+		return gpus, note
+	}
+	return devGPUs(fsys), note
+}
+
+func fromNVML(fsys fs.FS, devs []NVMLGPU) []GPU {
+	var gpus []GPU
+	for i, d := range devs {
+		g := GPU{ID: uint(i), Name: d.Name, UUID: d.UUID, MemoryBytes: d.MemoryBytes, Source: SourceNVML}
+		if addr, ok := pciAddress(d.BusID); ok {
+			g.PCI = addr
+			g.NUMA = pciNUMANode(fsys, addr)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}
+
+// pciGPUs lists the PCI devices that are NVIDIA GPUs, in address order.
+func pciGPUs(fsys fs.FS) []GPU {
+	entries, err := fs.ReadDir(fsys, pciDir)
+	if err != nil {
+		return nil
+	}
+	var addrs []string
+	for _, e := range entries {
+		addr, ok := pciAddress(e.Name())
+		if !ok || addr != e.Name() {
+			continue
+		}
+		dir := pciDir + "/" + addr
+		if readTrim(fsys, dir+"/vendor") != nvidiaVendor {
+			continue
+		}
+		if class := readTrim(fsys, dir+"/class"); !strings.HasPrefix(class, pciClassVGA) && !strings.HasPrefix(class, pciClass3D) {
+			continue
+		}
+		// No driver link: the nvidia module is not loaded (yet), and the
+		// GPU is still this machine's. Another driver: not for CUDA.
+		if target, err := fs.ReadLink(fsys, dir+"/driver"); err == nil && path.Base(target) != nvidiaDriver {
+			continue
+		}
+		addrs = append(addrs, addr)
+	}
+	return gpusAt(fsys, addrs, SourcePCI)
+}
+
+// procGPUs lists the GPUs the NVIDIA driver shows in /proc, whose entries
+// are named by PCI address.
+func procGPUs(fsys fs.FS) []GPU {
+	entries, err := fs.ReadDir(fsys, nvidiaProcDir)
+	if err != nil {
+		return nil
+	}
+	addrs := make([]string, 0, len(entries))
+	for _, e := range entries {
+		addrs = append(addrs, e.Name())
+	}
+	return gpusAt(fsys, addrs, SourceProc)
+}
+
+// gpusAt numbers GPUs in PCI address order; an address sysfs does not
+// know is kept, without a NUMA domain.
+func gpusAt(fsys fs.FS, addrs []string, source string) []GPU {
+	slices.SortFunc(addrs, comparePCI)
+	var gpus []GPU
+	for i, a := range addrs {
+		g := GPU{ID: uint(i), Source: source}
+		if addr, ok := pciAddress(a); ok {
+			g.PCI = addr
+			g.NUMA = pciNUMANode(fsys, addr)
+		}
+		gpus = append(gpus, g)
+	}
+	return gpus
+}
+
+// devGPUs takes the GPUs from the numbers of dev/nvidiaN, for containers
+// given the device files but not the driver's /proc.
+func devGPUs(fsys fs.FS) []GPU {
 	entries, err := fs.ReadDir(fsys, devDir)
 	if err != nil {
-		return idset.Set{}
+		return nil
 	}
 	var ids []uint
 	for _, e := range entries {
@@ -103,7 +538,65 @@ func nvidiaGPUs(fsys fs.FS) idset.Set {
 			ids = append(ids, id)
 		}
 	}
-	return idset.Of(ids...)
+	// The ids stay as the device files have them: a container given
+	// nvidia2 and nvidia5 must bind those.
+	set := idset.Of(ids...)
+	var gpus []GPU
+	for id := range set.All() {
+		gpus = append(gpus, GPU{ID: id, Source: SourceDev})
+	}
+	return gpus
+}
+
+// pciAddress parses a PCI address ("0000:3b:00.0", or NVML's
+// "00000000:3B:00.0") into sysfs form.
+func pciAddress(s string) (string, bool) {
+	var dom, bus, dev, fn uint32
+	n, err := fmt.Sscanf(s, pciAddrPattern, &dom, &bus, &dev, &fn)
+	if err != nil || n != 4 || bus > 0xff || dev > 0x1f || fn > 7 {
+		return "", false
+	}
+	addr := fmt.Sprintf("%04x:%02x:%02x.%x", dom, bus, dev, fn)
+	if !strings.EqualFold(strings.TrimLeft(addr, "0"), strings.TrimLeft(s, "0")) {
+		return "", false // trailing text, or a short field
+	}
+	return addr, true
+}
+
+// comparePCI orders PCI addresses numerically: domains may be wider than
+// four digits (VMD puts devices in 10000:…), so text order is not enough.
+func comparePCI(a, b string) int {
+	key := func(s string) [4]uint32 {
+		var k [4]uint32
+		fmt.Sscanf(s, pciAddrPattern, &k[0], &k[1], &k[2], &k[3])
+		return k
+	}
+	ka, kb := key(a), key(b)
+	return cmp.Or(slices.Compare(ka[:], kb[:]), strings.Compare(a, b))
+}
+
+// pciNUMANode reads a PCI device's NUMA domain; nil when sysfs says -1
+// (one-domain machines, many virtual machines) or nothing.
+func pciNUMANode(fsys fs.FS, addr string) *uint {
+	s := readTrim(fsys, pciDir+"/"+addr+"/numa_node")
+	if s == "" || s == pciNoNUMANode {
+		return nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return nil
+	}
+	u := uint(n)
+	return &u
+}
+
+// readTrim reads a one-value sysfs file, "" when it cannot.
+func readTrim(fsys fs.FS, name string) string {
+	b, err := readSmall(fsys, name)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(strings.TrimSpace(string(b)))
 }
 
 // numberAfter parses name as prefix followed by a decimal id.

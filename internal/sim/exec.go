@@ -87,6 +87,7 @@ func (s *simulation) endJobs(tx *store.Tx) (bool, error) {
 			return ended, err
 		}
 		s.busy -= j.cores
+		s.ended++
 		ended = true
 	}
 	if !ended {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/version"
 )
@@ -83,6 +84,9 @@ func Run(app *cli.App, args []string) int {
 	app.ExitErrHandler = func(*cli.Context, error) {}
 	app.OnUsageError = onUsageError
 	setUsageHandler(app.Commands)
+	// After the handlers above, which it wraps: help topics, examples and
+	// "Did you mean" for every binary.
+	help.Install(app)
 
 	err := app.Run(args)
 	if err == nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/args"
+	"github.com/fluxq/fluxq/internal/cli/complete"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
@@ -86,8 +87,23 @@ func newApp(e *env) *cli.App {
 	return &cli.App{
 		Name:  "fluxq",
 		Usage: "submit, list and cancel jobs; administer queues",
-		Description: "fluxq is the job and queue client of a single-machine resource manager\n" +
-			"that behaves like Flux. fluxsched runs the jobs; fluxres shows resources.",
+		Description: `fluxq is the job and queue client of a single-machine resource manager
+that behaves like Flux. fluxsched runs the jobs; fluxres shows resources.
+Jobs can be submitted while no fluxsched runs: they wait for it. Options
+may follow a command's arguments, except in submit and run, where the
+job's command line starts at COMMAND. Run 'fluxq help COMMAND' for a
+command's options and examples.
+
+EXAMPLES:
+  # Five one-core jobs: as many run as there are cores, the rest wait
+  $ fluxq submit --cc 1-5 sleep 10
+  $ fluxq jobs
+
+  # Run a job here and get its exit code
+  $ fluxq run -n 2 -t 5m ./sim
+
+  # What became of your jobs
+  $ fluxq jobs -a -o '{{.id_f58}} {{.result}}'`,
 		Flags:     instance.Flags(),
 		Reader:    e.stdin,
 		Writer:    e.stdout,
@@ -104,7 +120,10 @@ func newApp(e *env) *cli.App {
 			e.cancelCommand(),
 			e.urgencyCommand(),
 			e.statsCommand(),
+			e.topCommand(),
 			e.queueCommand(),
+			complete.Command("fluxq"),
+			complete.Hidden(),
 		},
 	}
 }

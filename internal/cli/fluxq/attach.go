@@ -33,8 +33,18 @@ func (e *env) attachCommand() *cli.Command {
 		Name:      "attach",
 		Usage:     "stream a job's output until it ends; exit with its exit code",
 		ArgsUsage: "ID",
-		Description: "The job's stdout and stderr (from its folder) go to ours. An interrupt\n" +
-			"cancels the job; a second one detaches.",
+		Description: `Streams a job's stdout and stderr (from its folder) here until it ends,
+then exits with the job's exit code, as run does. Use it to follow a job
+started with submit; output prints what a job wrote without waiting. An
+interrupt cancels the job; a second one detaches and leaves it running.
+
+EXAMPLES:
+  # Follow a job
+  $ fluxq attach ƒNH
+
+  # Submit now, follow later; the exit status is the job's
+  $ id=$(fluxq submit ./sim)
+  $ fluxq attach $id; echo $?`,
 		Action: action(func(c *cli.Context) error {
 			id, err := oneID(c)
 			if err != nil {
@@ -249,8 +259,17 @@ func (e *env) outputCommand() *cli.Command {
 		Name:      "output",
 		Usage:     "print what a job has written so far",
 		ArgsUsage: "ID",
-		Description: "Its stdout to stdout and its stderr to stderr, from the job's folder\n" +
-			"(nothing for output sent elsewhere with --output/--error).",
+		Description: `Prints what a job has written so far, without waiting for it: its
+stdout to stdout and its stderr to stderr, from the job's folder (nothing
+for output sent elsewhere with --output/--error). Use attach to follow a
+job until it ends.
+
+EXAMPLES:
+  # What a job printed
+  $ fluxq output ƒNH
+
+  # Only its errors
+  $ fluxq output ƒNH 2>&1 >/dev/null`,
 		Action: action(func(c *cli.Context) error {
 			id, err := oneID(c)
 			if err != nil {

@@ -31,13 +31,25 @@ func (e *env) cancelCommand() *cli.Command {
 		Name:      "cancel",
 		Usage:     "cancel jobs: raise a cancel exception on each",
 		ArgsUsage: "[ID...]",
-		Description: "With --all (implied by -u and -S), every active job of the caller (or of\n" +
-			"USER, or of all users) in the given states. Only a job's owner or the\n" +
-			"instance owner may cancel it.",
+		Description: `Raises a cancel exception on each job, as flux cancel does: a pending
+job never runs, a running one is stopped; either ends CANCELED. With
+--all (implied by -u and -S), every active job of the caller (or of USER,
+or of all users) in the given states. Only a job's owner or the instance
+owner may cancel it.
+
+EXAMPLES:
+  # Cancel two jobs
+  $ fluxq cancel ƒNH ƒNJ
+
+  # All your pending jobs, with a note in their eventlogs
+  $ fluxq cancel --all -S pending -m 'wrong input'
+
+  # See what --all would cancel, and cancel nothing
+  $ fluxq cancel --all -n`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the exception's `NOTE`"},
+			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the exception's `NOTE`, shown in the eventlog and by info", DefaultText: "none"},
 			&cli.BoolFlag{Name: "all", Usage: "target all jobs (of the caller, unless -u)", DisableDefaultText: true},
-			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "with --all, the jobs of `USER` (name or uid), or 'all'"},
+			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "with --all, the jobs of `USER` (name or uid), or 'all'", DefaultText: "yours"},
 			&cli.StringSliceFlag{Name: "states", Aliases: []string{"S"}, Usage: "with --all, only jobs in these `STATES`: depend, priority, sched, run, pending, running, active", DefaultText: "active"},
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "cancel nothing, say what would be canceled", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "say nothing when no job matches", DisableDefaultText: true},

@@ -18,8 +18,20 @@ func (e *env) eventlogCommand() *cli.Command {
 		Name:      "eventlog",
 		Usage:     "print a job's events",
 		ArgsUsage: "ID",
-		Description: "One line per event: TIMESTAMP NAME key=value ... (values as JSON).\n" +
-			"-H prints the first time as a date and the others as offsets from it.",
+		Description: `Prints a job's events (RFC 21), as flux job eventlog does, one line
+each: TIMESTAMP NAME key=value ... (values as JSON). Use it to see when a
+job was submitted, scheduled, started and ended, and why. -H prints the
+first time as a date and the others as offsets from it.
+
+EXAMPLES:
+  # A job's history, with readable times
+  $ fluxq eventlog -H ƒNH
+
+  # Watch the events as they happen, until the job ends
+  $ fluxq eventlog --follow ƒNH
+
+  # One RFC 18 JSON object per line, for a script
+  $ fluxq eventlog --json ƒNH`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "human", Aliases: []string{"H"}, Usage: "human-readable times (-T human)", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "json", Usage: "one RFC 18 JSON object per line (-f json)", DisableDefaultText: true},

@@ -42,8 +42,20 @@ func (e *env) infoCommand() *cli.Command {
 		Name:      "info",
 		Usage:     "show one job: states, times, R, exception, result",
 		ArgsUsage: "ID [jobspec|R|eventlog]",
-		Description: "With a KEY, print that part as stored: the jobspec or R as JSON, the\n" +
-			"eventlog as RFC 18 lines.",
+		Description: `Shows one job: its state and result, submit, start and end times, the
+resources it was given (R), its exception and exit status. Use it to
+find out what became of a job. With a KEY, prints that part as stored
+instead: the jobspec or R as JSON, the eventlog as RFC 18 lines.
+
+EXAMPLES:
+  # What became of a job
+  $ fluxq info ƒNH
+
+  # The cores and GPUs it was given (R, RFC 20)
+  $ fluxq info ƒNH R
+
+  # What it asked for
+  $ fluxq info ƒNH jobspec`,
 		Flags:  []cli.Flag{output.JSONFlag(), output.FormatFlag()},
 		Action: action(e.info),
 	}

@@ -372,15 +372,32 @@ func (e *env) jobsCommand() *cli.Command {
 		Name:      "jobs",
 		Usage:     "list jobs",
 		ArgsUsage: "[IDS...]",
-		Description: "By default, the caller's pending and running jobs in every queue: pending by\n" +
-			"priority, running by start, inactive by end. With IDS, those jobs in any state.",
+		Description: `Lists jobs, one line each: JOBID, QUEUE (when named queues exist), USER,
+NAME, ST (the state, or the result once inactive: 'fluxq help states'),
+NTASKS, NNODES, TIME, and INFO: why a pending job waits, or where a
+running one runs. By default, the caller's pending and running jobs in
+every queue: pending by priority, running by start, inactive by end.
+With IDS, those jobs in any state.
+
+EXAMPLES:
+  # Your jobs, finished ones too
+  $ fluxq jobs -a
+
+  # Everyone's pending jobs in the batch queue
+  $ fluxq jobs -A -f pending -q batch
+
+  # IDs and results of your failed jobs, for a script
+  $ fluxq jobs -a -f failed -n -o '{{.id_f58}} {{.result}}'
+
+  # Everything about your jobs, as JSON
+  $ fluxq jobs -a --json`,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "a", Usage: "include inactive jobs", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "A", Usage: "jobs of all users", DisableDefaultText: true},
-			&cli.StringSliceFlag{Name: "filter", Aliases: []string{"f"}, Usage: "only jobs in these `STATES` or with these results (pending,running,inactive,sched,completed,failed,...)"},
-			&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only jobs of these `QUEUES`"},
-			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "jobs of `USER` (a name or uid), or 'all'"},
-			&cli.StringFlag{Name: "name", Usage: "only jobs named `NAME`"},
+			&cli.StringSliceFlag{Name: "filter", Aliases: []string{"f"}, Usage: "only jobs in these `STATES` or with these results (pending,running,inactive,sched,completed,failed,...)", DefaultText: "pending,running; with -a, all"},
+			&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only jobs of these `QUEUES`", DefaultText: "every queue"},
+			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "jobs of `USER` (a name or uid), or 'all' (as -A)", DefaultText: "yours"},
+			&cli.StringFlag{Name: "name", Usage: "only jobs named `NAME`", DefaultText: "any name"},
 			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "at most `N` jobs", DefaultText: "all"},
 		}, output.ListFlags("default", "long", "deps")...),
 		Action: action(e.jobs),

@@ -7,11 +7,14 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/ops"
@@ -22,21 +25,47 @@ import (
 // queue's subcommands, flags and messages (CLI.md "Queues").
 func (e *env) queueCommand() *cli.Command {
 	all := &cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every queue", DisableDefaultText: true}
-	reason := &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the `REASON`, shown by status"}
+	reason := &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "why, as `REASON`: status shows it", DefaultText: "for disable, 'disabled by administrator'; for stop, none"}
 	nocheckpoint := &cli.BoolFlag{Name: "nocheckpoint", Usage: "leave the state a restart comes back to alone", DisableDefaultText: true}
-	timeout := &cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "give up after `FSD` (exit 1)"}
+	timeout := &cli.StringFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "give up after `FSD` (e.g. 30s, 10m; a bare number means seconds) and exit 1", DefaultText: "wait as long as it takes"}
 	return &cli.Command{
-		Name:  "queue",
-		Usage: "list queues, show their status, and administer them (RFC 33)",
-		Description: "Named queues start enabled and stopped; the anonymous queue starts enabled\n" +
-			"and started. Only the instance owner may change queue state.",
+		Name:      "queue",
+		Usage:     "list queues, show their status, and administer them (RFC 33)",
+		ArgsUsage: "COMMAND",
+		Description: `Shows and changes the state of the instance's queues (RFC 33), as flux
+queue does. Each queue has two switches: enable/disable says whether it
+takes submissions, start/stop whether its jobs are scheduled. Named
+queues start enabled and stopped; the anonymous queue starts enabled and
+started. Only the instance owner may change queue state. 'fluxq help
+queues' explains queues, their limits and defaults.
+
+EXAMPLES:
+  # Queues with their limits and state
+  $ fluxq queue list
+
+  # Open every named queue for scheduling
+  $ fluxq queue start --all
+
+  # Stop taking debug jobs for a while
+  $ fluxq queue disable -m 'maintenance window' debug`,
 		Subcommands: []*cli.Command{
 			{
 				Name:      "list",
 				Usage:     "list queues with their limits and state",
 				ArgsUsage: " ",
+				Description: `One line per queue: QUEUE (the default carries a *), PARENT, EN
+(enabled) and ST (started) as ✔ or ✗, TDEFAULT and TLIMIT (default and
+maximum time limit), and the NNODES, NCORES and NGPUS a job may ask for
+(min-max). Use it to see where a job may go and what it may ask.
+
+EXAMPLES:
+  # Every queue
+  $ fluxq queue list
+
+  # Two queues, without the header, for a script
+  $ fluxq queue list -q batch,debug -n`,
 				Flags: append([]cli.Flag{
-					&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only these `QUEUES`"},
+					&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only these `QUEUES`", DefaultText: "every queue"},
 				}, output.ListFlags()...),
 				Action: action(e.queueList),
 			},
@@ -44,26 +73,107 @@ func (e *env) queueCommand() *cli.Command {
 				Name:      "status",
 				Usage:     "show whether queues take submissions and are scheduled",
 				ArgsUsage: "[QUEUE]",
-				Flags:     []cli.Flag{&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "add job counts", DisableDefaultText: true}},
-				Action:    action(e.queueStatus),
+				Description: `Prints two lines per queue, prefixed NAME: when queues are named:
+"Job submission is enabled" or "disabled: REASON", and "Scheduling is
+started" or "stopped: REASON". Without QUEUE, every queue. -v adds how
+many alloc requests are queued and pending, and how many jobs run.
+
+EXAMPLES:
+  # Every queue's state
+  $ fluxq queue status
+
+  # One queue, with its job counts
+  $ fluxq queue status -v batch`,
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "add job counts", DisableDefaultText: true}},
+				Action: action(e.queueStatus),
 			},
-			{Name: "enable", Usage: "let jobs be submitted to a queue", ArgsUsage: "[QUEUE]", Flags: []cli.Flag{all}, Action: action(e.queueChange(true, false, true))},
-			{Name: "disable", Usage: "refuse jobs submitted to a queue", ArgsUsage: "[QUEUE]", Flags: []cli.Flag{all, reason}, Action: action(e.queueChange(true, false, false))},
-			{Name: "start", Usage: "schedule a queue's jobs", ArgsUsage: "[QUEUE]", Flags: []cli.Flag{all, nocheckpoint}, Action: action(e.queueChange(false, true, true))},
-			{Name: "stop", Usage: "stop scheduling a queue's jobs (pending allocations are canceled)", ArgsUsage: "[QUEUE]", Flags: []cli.Flag{all, reason, nocheckpoint}, Action: action(e.queueChange(false, true, false))},
+			{Name: "enable", Usage: "let jobs be submitted to a queue", ArgsUsage: "[QUEUE]",
+				Description: `Lets jobs be submitted to QUEUE again after disable; prints the
+submission line of status. Enabling does not start scheduling: see start.
+With named queues, name a QUEUE or give --all.
+
+EXAMPLES:
+  # Take debug jobs again
+  $ fluxq queue enable debug
+
+  # Every queue
+  $ fluxq queue enable --all`,
+				Flags: []cli.Flag{all}, Action: action(e.queueChange(true, false, true))},
+			{Name: "disable", Usage: "refuse jobs submitted to a queue", ArgsUsage: "[QUEUE]",
+				Description: `Refuses new submissions to QUEUE, with "job submission to QUEUE is
+disabled: REASON"; the jobs it holds still run. Use it before
+maintenance, with stop, or to retire a queue. With named queues, name a
+QUEUE or give --all.
+
+EXAMPLES:
+  # Refuse new debug jobs, and say why
+  $ fluxq queue disable -m 'maintenance window' debug
+
+  # Refuse everything, for a shutdown
+  $ fluxq queue disable --all -m 'shutdown at 18:00'`,
+				Flags: []cli.Flag{all, reason}, Action: action(e.queueChange(true, false, false))},
+			{Name: "start", Usage: "schedule a queue's jobs", ArgsUsage: "[QUEUE]",
+				Description: `Schedules QUEUE's pending jobs again, or for the first time: named
+queues start stopped. The state survives restarts unless --nocheckpoint.
+With named queues, name a QUEUE or give --all.
+
+EXAMPLES:
+  # Open every named queue after the first start
+  $ fluxq queue start --all
+
+  # Start batch until the next restart only
+  $ fluxq queue start --nocheckpoint batch`,
+				Flags: []cli.Flag{all, nocheckpoint}, Action: action(e.queueChange(false, true, true))},
+			{Name: "stop", Usage: "stop scheduling a queue's jobs (pending allocations are canceled)", ArgsUsage: "[QUEUE]",
+				Description: `Stops scheduling QUEUE: its pending jobs stay pending, allocation
+requests already sent to the scheduler are withdrawn, and running jobs go
+on. The queue still takes submissions (see disable). Use it to hold
+work back without refusing it.
+
+EXAMPLES:
+  # Hold the batch queue, and say why
+  $ fluxq queue stop -m 'admin hold' batch
+
+  # Hold everything until the next restart only
+  $ fluxq queue stop --all --nocheckpoint`,
+				Flags: []cli.Flag{all, reason, nocheckpoint}, Action: action(e.queueChange(false, true, false))},
 			{
 				Name:      "drain",
 				Usage:     "wait until a queue, or the instance, has no active job",
 				ArgsUsage: "[QUEUE]",
-				Flags:     []cli.Flag{timeout},
-				Action:    action(e.queueWait(false)),
+				Description: `Waits until QUEUE (without it, the whole instance) has no active job:
+nothing pending, running or cleaning up. Use it after disable, to know
+when a queue has emptied. On -t expiry it exits 1 with "drain: timeout".
+On a terminal it shows progress.
+
+EXAMPLES:
+  # Empty the debug queue: refuse new jobs, wait for the rest
+  $ fluxq queue disable debug
+  $ fluxq queue drain debug
+
+  # Wait at most ten minutes for the instance to empty
+  $ fluxq queue drain -t 10m`,
+				Flags:  []cli.Flag{timeout},
+				Action: action(e.queueWait(false)),
 			},
 			{
 				Name:      "idle",
 				Usage:     "wait until nothing runs and no allocation is pending in a queue, or the instance",
 				ArgsUsage: "[QUEUE]",
-				Flags:     []cli.Flag{timeout, &cli.BoolFlag{Name: "quiet", Usage: "print nothing when no job is pending", DisableDefaultText: true}},
-				Action:    action(e.queueWait(true)),
+				Description: `Waits until no job of QUEUE (without it, of the instance) is in RUN or
+CLEANUP and no allocation is pending, then prints "N jobs" still
+pending. Use it after stop, to know when a queue has gone quiet. On -t
+expiry it exits 1 with "idle: timeout". On a terminal it shows progress.
+
+EXAMPLES:
+  # Stop batch and wait for its running jobs to end
+  $ fluxq queue stop batch
+  $ fluxq queue idle batch
+
+  # Wait at most ten minutes, print nothing if no job is pending
+  $ fluxq queue idle -t 10m --quiet`,
+				Flags:  []cli.Flag{timeout, &cli.BoolFlag{Name: "quiet", Usage: "print nothing when no job is pending", DisableDefaultText: true}},
+				Action: action(e.queueWait(true)),
 			},
 		},
 	}
@@ -184,9 +294,9 @@ func (e *env) queueWait(idle bool) func(c *cli.Context) error {
 			return err
 		}
 		defer cl.Close()
-		progress := e.queueProgress(c, idle)
-		counts, err := cl.WaitQueues(ctx, client.QueueWait{Queue: name, Idle: idle}, progress.show)
-		progress.done()
+		pl := e.queueProgress(c, idle)
+		counts, err := cl.WaitQueues(ctx, client.QueueWait{Queue: name, Idle: idle}, pl.show)
+		pl.done()
 		if errors.Is(err, context.DeadlineExceeded) && c.Context.Err() == nil {
 			return errors.New("timeout")
 		}
@@ -200,41 +310,56 @@ func (e *env) queueWait(idle bool) func(c *cli.Context) error {
 	}
 }
 
-// progressLine rewrites one status line on a terminal; elsewhere it is
+// queueLine is drain's or idle's progress line on a terminal: what is
+// left, and how long the command has waited, redrawn as either changes
+// ("drain: 12 active jobs (3 running) 12s"). Off a terminal it is
 // silent, so scripts read only the result.
-type progressLine struct {
-	w     io.Writer
+type queueLine struct {
+	line  *progress.Line
 	idle  bool
-	shown bool
+	now   func() time.Time
+	start time.Time
+
+	mu     sync.Mutex
+	counts *client.QueueCounts // nil until the first counts come
 }
 
-func (e *env) queueProgress(c *cli.Context, idle bool) *progressLine {
-	w := stderr(c)
-	if !output.IsTerminal(w) {
-		return &progressLine{}
-	}
-	return &progressLine{w: w, idle: idle}
+func (e *env) queueProgress(c *cli.Context, idle bool) *queueLine {
+	p := &queueLine{line: progress.New(stderr(c)), idle: idle, now: e.now, start: e.now()}
+	// A tick, not each change, draws: the clock moves while nothing else
+	// does.
+	p.line.Tick(p.text)
+	return p
 }
 
-func (p *progressLine) show(ct client.QueueCounts) {
-	if p.w == nil {
-		return
-	}
-	var msg string
+// show hears the counts as the instance reports them.
+func (p *queueLine) show(ct client.QueueCounts) {
+	p.mu.Lock()
+	p.counts = &ct
+	p.mu.Unlock()
+}
+
+// text is the line now.
+func (p *queueLine) text() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	verb := "drain"
 	if p.idle {
-		msg = fmt.Sprintf("idle: %d running, %d alloc pending, %d waiting", ct.Running, ct.Pending, ct.Waiting)
-	} else {
-		msg = fmt.Sprintf("drain: %d active jobs (%d running)", ct.Active, ct.Running)
+		verb = "idle"
 	}
-	fmt.Fprintf(p.w, "\r\033[K%s", msg)
-	p.shown = true
+	waited := progress.Duration(p.now().Sub(p.start).Truncate(time.Second))
+	switch {
+	case p.counts == nil:
+		return fmt.Sprintf("%s: counting jobs %s", verb, waited)
+	case p.idle:
+		ct := p.counts
+		return fmt.Sprintf("idle: %d running, %d alloc pending (%d jobs waiting) %s", ct.Running, ct.Pending, ct.Waiting, waited)
+	}
+	return fmt.Sprintf("drain: %s (%d running) %s", plural(p.counts.Active, "active job"), p.counts.Running, waited)
 }
 
-func (p *progressLine) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-}
+// done erases the line.
+func (p *queueLine) done() { p.line.Done() }
 
 // queueRow is one queue as fluxq queue list shows it.
 type queueRow struct {

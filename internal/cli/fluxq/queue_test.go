@@ -3,7 +3,9 @@ package fluxq
 import (
 	"bytes"
 	"testing"
+	"time"
 
+	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/queue"
 )
@@ -36,26 +38,32 @@ func TestQueueListCells(t *testing.T) {
 	}
 }
 
-// On a terminal, drain and idle rewrite one progress line and clear it at
-// the end; elsewhere they print nothing.
+// On a terminal, drain and idle show what is left and how long they have
+// waited, on one line erased at the end; elsewhere they print nothing.
 func TestQueueProgress(t *testing.T) {
+	now := testNow
+	clock := func() time.Time { return now }
 	var b bytes.Buffer
-	p := &progressLine{w: &b, idle: true}
+	p := &queueLine{line: progress.New(&b, progress.Forced(true), progress.WithInterval(time.Hour)), idle: true, now: clock, start: now}
+	p.line.Tick(p.text) // draws once at once, then hourly
 	p.show(client.QueueCounts{Running: 2, Pending: 1, Waiting: 3})
-	p.show(client.QueueCounts{Running: 1, Waiting: 3})
+	now = now.Add(12500 * time.Millisecond)
+	if got, want := p.text(), "idle: 2 running, 1 alloc pending (3 jobs waiting) 12s"; got != want {
+		t.Errorf("idle line = %q, want %q", got, want)
+	}
 	p.done()
-	want := "\r\033[Kidle: 2 running, 1 alloc pending, 3 waiting" +
-		"\r\033[Kidle: 1 running, 0 alloc pending, 3 waiting" + "\r\033[K"
-	if b.String() != want {
-		t.Errorf("progress = %q, want %q", b.String(), want)
+	if got, want := b.String(), "\ridle: counting jobs 0s\033[K\r\033[K"; got != want {
+		t.Errorf("idle wrote %q, want %q", got, want)
 	}
-	b.Reset()
-	d := &progressLine{w: &b}
-	d.show(client.QueueCounts{Active: 4, Running: 2})
-	if got := b.String(); got != "\r\033[Kdrain: 4 active jobs (2 running)" {
-		t.Errorf("drain progress = %q", got)
+
+	d := &queueLine{now: clock, start: testNow}
+	d.show(client.QueueCounts{Active: 12, Running: 3})
+	if got, want := d.text(), "drain: 12 active jobs (3 running) 12s"; got != want {
+		t.Errorf("drain line = %q, want %q", got, want)
 	}
-	silent := &progressLine{}
-	silent.show(client.QueueCounts{Active: 1})
-	silent.done()
+	d.show(client.QueueCounts{Active: 1, Running: 1})
+	if got, want := d.text(), "drain: 1 active job (1 running) 12s"; got != want {
+		t.Errorf("drain line = %q, want %q", got, want)
+	}
+	d.done() // no Line: nothing to erase, no panic
 }

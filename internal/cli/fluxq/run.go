@@ -10,9 +10,22 @@ func (e *env) runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "submit a job, stream its output, exit with its exit code",
 		ArgsUsage: "COMMAND [ARGS...]",
-		Description: "submit's options, then the job's output on stdout and stderr as it runs.\n" +
-			"The exit status is the job's (128+N for signal N; 1 if it never ran).\n" +
-			"An interrupt cancels the job; a second one detaches.",
+		Description: `Submits a job as submit does, streams its stdout and stderr here as it
+runs, and exits with the job's exit code (128+N for signal N; 1 if it
+never ran). Use it for interactive work and in scripts that need the
+job's result; use submit to queue work and move on. It takes submit's
+options but one job only (no --cc). An interrupt cancels the job; a
+second one detaches and leaves it running.
+
+EXAMPLES:
+  # Two tasks, output here
+  $ fluxq run -n 2 hostname
+
+  # The exit status is the job's
+  $ fluxq run sh -c 'echo hello; exit 3'; echo $?
+
+  # A whole node for at most an hour
+  $ fluxq run -N 1 -t 1h ./bench`,
 		Flags:  st.flags(false),
 		Action: action(func(c *cli.Context) error { return e.run(c, st) }),
 	}

@@ -22,6 +22,17 @@ func (e *env) statsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stats",
 		Usage: "count jobs per state and result",
+		Description: `Counts the instance's jobs in each state (depend, priority, sched, run,
+cleanup, inactive), the inactive ones per result (completed, failed,
+canceled, timeout), and the total. Use it for a quick look at how busy
+the instance is and how its jobs ended.
+
+EXAMPLES:
+  # Counts per state and result
+  $ fluxq stats
+
+  # The same, as JSON
+  $ fluxq stats --json`,
 		Flags: []cli.Flag{output.JSONFlag(), output.FormatFlag()},
 		Action: action(func(c *cli.Context) error {
 			p, err := printer(c)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -101,30 +102,30 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.IntFlag{Name: flagGPUs, Aliases: []string{"g"}, Usage: "`N` GPUs per task"},
 		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`N` nodes", DefaultText: "as the scheduler places the tasks"},
 		&cli.BoolFlag{Name: flagExclusive, Aliases: []string{"x"}, Usage: "with -N, whole nodes (implied by -N without -n)", DisableDefaultText: true},
-		&cli.StringFlag{Name: flagTime, Aliases: []string{"t"}, Usage: "time limit: an `FSD`, minutes when bare (30s, 1.5h, 10)", DefaultText: "none"},
+		&cli.StringFlag{Name: flagTime, Aliases: []string{"t"}, Usage: "time limit, an `FSD`: e.g. 30s, 1.5h; a bare number means minutes", DefaultText: "the queue's default, else none"},
 		&cli.StringFlag{Name: flagQueue, Aliases: []string{"q"}, Usage: "queue `NAME`", DefaultText: "the configured default"},
-		&cli.StringFlag{Name: flagUrgency, Value: "default", Usage: "urgency `N`: 0-31, hold, default (16) or expedite"},
+		&cli.StringFlag{Name: flagUrgency, Value: "default", Usage: "urgency `N`: 0-31, hold (0), default (16) or expedite (31)", DefaultText: "16"},
 		&cli.StringFlag{Name: flagJobName, Usage: "the job's `NAME`", DefaultText: "the command's base name"},
 		&cli.StringFlag{Name: flagCwd, Usage: "working directory `DIR`", DefaultText: "the current directory"},
-		&cli.GenericFlag{Name: flagEnv, Value: envRules{rules: &st.envRules}, Usage: "environment `RULE`: VAR=VAL, PATTERN to copy, -PATTERN to remove, ^FILE (repeatable)"},
-		&cli.GenericFlag{Name: flagEnvRemove, Value: envRules{rules: &st.envRules, prefix: "-"}, Usage: "remove the variables matching `PATTERN` (glob, or /regex/) (repeatable)"},
-		&cli.GenericFlag{Name: flagEnvFile, Value: envRules{rules: &st.envRules, prefix: "^"}, Usage: "read environment rules from `FILE` (repeatable)"},
-		&cli.GenericFlag{Name: flagRequires, Value: listValue{&st.requires}, Usage: "constraints `EXPR`: gpu,ssd ^debug host:node[1-2] rank:0-3 'a or b' (repeatable: and)"},
-		&cli.GenericFlag{Name: flagDepend, Value: listValue{&st.dependencies}, Usage: "dependency `URI`: afterok:ID, afterany:ID, afternotok:ID, afterstart:ID (repeatable)"},
-		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now, or a time (2006-01-02T15:04:05, 15:04)"},
+		&cli.GenericFlag{Name: flagEnv, Value: envRules{rules: &st.envRules}, Usage: "environment `RULE`: VAR=VAL, PATTERN to copy, -PATTERN to remove, ^FILE (repeatable)", DefaultText: "the submitter's whole environment"},
+		&cli.GenericFlag{Name: flagEnvRemove, Value: envRules{rules: &st.envRules, prefix: "-"}, Usage: "remove the variables matching `PATTERN` (glob, or /regex/) (repeatable)", DefaultText: "none"},
+		&cli.GenericFlag{Name: flagEnvFile, Value: envRules{rules: &st.envRules, prefix: "^"}, Usage: "read environment rules from `FILE` (repeatable)", DefaultText: "none"},
+		&cli.GenericFlag{Name: flagRequires, Value: listValue{&st.requires}, Usage: "constraint `EXPR`: gpu,ssd ^debug host:node[1-2] rank:0-3 'a or b' (repeatable: and; see 'help constraints')", DefaultText: "any node"},
+		&cli.GenericFlag{Name: flagDepend, Value: listValue{&st.dependencies}, Usage: "dependency `URI`: afterok:ID, afterany:ID, afternotok:ID, afterstart:ID (repeatable)", DefaultText: "none"},
+		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now (+30m, +2h), or a time (2006-01-02T15:04:05, 15:04)", DefaultText: "now"},
 		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
 		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
-		&cli.StringFlag{Name: flagTarget, Usage: "run only on these reservations' nodes: `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
+		&cli.StringFlag{Name: flagTarget, Usage: "run only on the nodes of these reservations, `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
 		&cli.BoolFlag{Name: instance.FlagAsScheduler, Usage: "submit as the scheduler, which may target any reservation (instance owner only)", DisableDefaultText: true},
 	}
 	if bulk {
 		fs = append(fs,
-			&cli.StringFlag{Name: flagCC, Usage: "submit one copy per id of `IDSET`; {cc} in the command is the id, " + EnvJobCC + " is set"},
-			&cli.StringFlag{Name: flagBCC, Usage: "like --cc `IDSET`, without " + EnvJobCC},
+			&cli.StringFlag{Name: flagCC, Usage: "submit one copy per id of `IDSET` (1-8, 0,4,7); {cc} in the command is the id, " + EnvJobCC + " is set", DefaultText: "one job"},
+			&cli.StringFlag{Name: flagBCC, Usage: "like --cc `IDSET`, without " + EnvJobCC, DefaultText: "one job"},
 			&cli.BoolFlag{Name: flagWait, Usage: "wait for the jobs to end; exit with the highest exit code", DisableDefaultText: true},
 			&cli.BoolFlag{Name: flagQuiet, Usage: "print no job IDs", DisableDefaultText: true},
-			&cli.StringFlag{Name: flagJobspec, Usage: "submit the jobspec V1 in `FILE` (JSON or YAML; - is stdin) as is"},
+			&cli.StringFlag{Name: flagJobspec, Usage: "submit the jobspec V1 in `FILE` (JSON or YAML; - is stdin) as is", DefaultText: "one built from the options"},
 		)
 	}
 	return fs
@@ -136,9 +137,28 @@ func (e *env) submitCommand() *cli.Command {
 		Name:      "submit",
 		Usage:     "submit a job; print its ID",
 		ArgsUsage: "COMMAND [ARGS...]",
-		Description: "Options go before COMMAND: everything from COMMAND on (or after --) is the\n" +
-			"job's. The job gets the submitter's environment unless --env rules say\n" +
-			"otherwise. A rejected submission stores nothing and exits 1.",
+		Description: `Queues a job and prints its ID; the job runs when fluxsched finds it
+resources (fluxq jobs shows it meanwhile). Use run instead to wait for the
+job and see its output here.
+
+Options go before COMMAND: everything from COMMAND on (or after --) is
+the job's. The job gets the submitter's environment unless --env rules
+say otherwise. A rejected submission prints why, stores nothing and exits
+1. 'fluxq help jobspec' shows what the options ask for; 'fluxq help
+durations' and 'fluxq help constraints' explain -t and --requires.
+
+EXAMPLES:
+  # Four tasks of two cores each, for at most ten minutes
+  $ fluxq submit -n 4 -c 2 -t 10m ./sim input.dat
+
+  # One job per input file: {cc} becomes 1, 2, ... 8
+  $ fluxq submit --cc 1-8 ./sim input{cc}.dat
+
+  # A GPU job in the debug queue, once job ƒNH has succeeded
+  $ fluxq submit -q debug -g 1 --dependency afterok:ƒNH ./train
+
+  # Show the jobspec instead of submitting it
+  $ fluxq submit --dry-run -N 2 hostname`,
 		Flags:  st.flags(true),
 		Action: action(func(c *cli.Context) error { return e.submit(c, st) }),
 	}
@@ -154,16 +174,50 @@ func (e *env) send(c *cli.Context, st *submitState) (client.Client, []fluid.ID, 
 	if c.Bool(flagDryRun) {
 		return nil, nil, printSpecs(stdout(c), jobs)
 	}
+	pl := submitLine(c, len(jobs))
 	cl, err := e.connect(c)
 	if err != nil {
+		pl.Done()
 		return nil, nil, err
 	}
 	ids, err := cl.Submit(c.Context, jobs)
+	pl.Done()
 	if err != nil {
 		cl.Close()
 		return nil, nil, err
 	}
 	return cl, ids, nil
+}
+
+// bigSubmission is how many jobs make a submission worth a progress line
+// from the start; a smaller one shows it only once it has taken a second
+// (a busy store, a slow instance).
+const bigSubmission = 100
+
+// submitLine shows a submission while the instance stores it, on a
+// terminal only: "| submitting 10,000 jobs, 2s". The jobs are stored all
+// or none in one request, so there is no count of those stored so far:
+// a spinner and the time taken say it is alive.
+func submitLine(c *cli.Context, n int) *progress.Line {
+	delay := time.Second
+	if n >= bigSubmission {
+		delay = 0
+	}
+	l := progress.New(stderr(c), progress.WithDelay(delay))
+	if !l.Enabled() {
+		return nil
+	}
+	unit := "jobs"
+	if n == 1 {
+		unit = "job"
+	}
+	start, frame := time.Now(), 0
+	l.Tick(func() string {
+		frame++
+		return fmt.Sprintf("%s submitting %s %s, %s", progress.Spinner(frame-1), progress.Thousands(n), unit,
+			progress.Duration(time.Since(start).Truncate(time.Second)))
+	})
+	return l
 }
 
 func (e *env) submit(c *cli.Context, st *submitState) error {
@@ -186,14 +240,18 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 		return nil
 	}
 	worst := 0
+	pl := newJobsLine(c, len(ids))
+	defer pl.done()
 	for _, id := range ids {
 		s, err := cl.Wait(c.Context, id)
 		if err != nil {
 			return fmt.Errorf("%s: %w", e.fmtID(id), err)
 		}
-		if msg := failure(s); msg != "" && s.WaitStatus == nil {
-			notef(c, "%s: %s", e.fmtID(id), msg)
+		msg := failure(s)
+		if msg != "" && s.WaitStatus == nil {
+			pl.note(c, "%s: %s", e.fmtID(id), msg)
 		}
+		pl.add(msg != "")
 		worst = max(worst, exitCodeOf(s))
 	}
 	return e.exitWith(worst, nil)

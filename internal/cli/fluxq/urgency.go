@@ -24,8 +24,18 @@ func (e *env) urgencyCommand() *cli.Command {
 		Name:      "urgency",
 		Usage:     "change a pending job's urgency",
 		ArgsUsage: "ID N|hold|default|expedite",
-		Description: "N is 0-31: hold is 0 (the job waits until released), default 16,\n" +
-			"expedite 31 (ahead of everything). Not once resources are allocated.",
+		Description: `Changes the urgency of a pending job, which orders it among the jobs
+waiting: N is 0-31; hold is 0 (the job waits until released), default
+16, expedite 31 (ahead of everything). Use hold to keep a job back and a
+number or default to release it. Not once resources are allocated.
+
+EXAMPLES:
+  # Keep a job back, then let it go
+  $ fluxq urgency ƒNH hold
+  $ fluxq urgency ƒNH default
+
+  # Run this one before the others, and show its old urgency
+  $ fluxq urgency -v ƒNH expedite`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the old urgency on stderr", DisableDefaultText: true},
 		},

@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/args"
+	"github.com/fluxq/fluxq/internal/cli/complete"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 )
@@ -20,8 +21,23 @@ func newApp(open opener) *cli.App {
 	return &cli.App{
 		Name:  "fluxres",
 		Usage: "show resources and manage node reservations",
-		Description: "fluxres shows what this instance has and who holds it, drains and\n" +
-			"undrains nodes, and manages node reservations.",
+		Description: `fluxres shows what this instance has and who holds it, drains and
+undrains nodes, and manages node reservations: nodes set aside for a job
+and its children, onto which jobs can be directed. Node TARGETS are a
+hostlist (node[1-4]) or an idset of ranks (0-3). Run 'fluxres help
+COMMAND' for a command's options and examples.
+
+EXAMPLES:
+  # What this instance has, and what is free
+  $ fluxres info
+  $ fluxres list
+
+  # Take rank 0 out of scheduling for maintenance, then return it
+  $ fluxres drain 0 maintenance
+  $ fluxres undrain 0
+
+  # Reserve two nodes for an hour
+  $ fluxres reservation create -N 2 --time 1h`,
 		Flags: instance.Flags(),
 		Commands: []*cli.Command{
 			listCommand(),
@@ -35,6 +51,8 @@ func newApp(open opener) *cli.App {
 			discoverCommand(),
 			reservationCommand(open),
 			nodeCommand(open),
+			complete.Command("fluxres"),
+			complete.Hidden(),
 		},
 	}
 }

@@ -21,8 +21,20 @@ const (
 
 func nodeCommand(open opener) *cli.Command {
 	return &cli.Command{
-		Name:  "node",
-		Usage: "the scheduler's pool of spare nodes, outside the instance until reserved",
+		Name:      "node",
+		Usage:     "the scheduler's pool of spare nodes, outside the instance until reserved",
+		ArgsUsage: "COMMAND",
+		Description: `Manages the scheduler's pool of spare nodes: nodes outside the instance
+that a reservation can bring in (reservation create takes spare nodes
+before idle nodes of the instance). list shows every node, from startup
+or spare, with the session it is in and who holds it.
+
+EXAMPLES:
+  # Two spare nodes for reservations
+  $ fluxres node add --spare 'spare[1-2]'
+
+  # Every node and who holds it
+  $ fluxres node list`,
 		Subcommands: []*cli.Command{
 			nodeAddCommand(open),
 			nodeRemoveCommand(open),
@@ -36,6 +48,17 @@ func nodeAddCommand(open opener) *cli.Command {
 		Name:      "add",
 		Usage:     "add spare nodes to the scheduler's pool",
 		ArgsUsage: " ",
+		Description: `Adds the nodes of --spare to the scheduler's pool, outside the instance:
+they run no job until a reservation brings them in. Each gets the cores
+and GPUs of the instance's first node unless --cores and --gpus say
+otherwise.
+
+EXAMPLES:
+  # Four spare nodes shaped like the instance's first node
+  $ fluxres node add --spare 'spare[0-3]'
+
+  # Two spare nodes with 16 cores and 2 GPUs each
+  $ fluxres node add --spare 'big[1-2]' --cores 0-15 --gpus 0-1`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: flagSpare, Usage: "the spare nodes: a `HOSTLIST` (required)"},
 			&cli.StringFlag{Name: flagCores, Usage: "each node's cores: an `IDSET`", DefaultText: "those of the instance's first node"},
@@ -92,7 +115,17 @@ func nodeRemoveCommand(open opener) *cli.Command {
 		Name:      "remove",
 		Usage:     "take spare nodes out of the scheduler's pool",
 		ArgsUsage: "HOSTS",
-		Flags:     []cli.Flag{asSchedulerFlag()},
+		Description: `Takes spare nodes, a hostlist, out of the scheduler's pool. A node a
+reservation has brought into the instance is removed only while
+fluxsched runs, so that its jobs can be stopped.
+
+EXAMPLES:
+  # Two spare nodes leave the pool
+  $ fluxres node remove 'spare[2-3]'
+
+  # Check what is left
+  $ fluxres node remove spare1 && fluxres node list`,
+		Flags: []cli.Flag{asSchedulerFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return exitcode.UsageErrorf("remove needs HOSTS (a hostlist)")
@@ -133,6 +166,16 @@ func nodeListCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "every node: its rank, origin (startup or spare), session and holder",
+		Description: `One line per node: NAME, RANK, ORIGIN (startup: from the config or
+discovery; spare: added with node add), SESSION (default, the reservation
+it is in, or - while outside the instance) and HOLDER (who holds it).
+
+EXAMPLES:
+  # Every node
+  $ fluxres node list
+
+  # Spare nodes only, by name
+  $ fluxres node list -n -o '{{.name}} {{.origin}}' | grep spare`,
 		Flags: append([]cli.Flag{asSchedulerFlag()}, output.ListFlags()...),
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() > 0 {

@@ -53,11 +53,11 @@ func asSchedulerFlag() cli.Flag {
 // for how long and what happens at the owner's end.
 func shapeFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`K` nodes (spare nodes first, then idle default-session ones)"},
-		&cli.StringFlag{Name: flagNodelist, Usage: "these nodes: a `HOSTLIST`"},
-		&cli.StringFlag{Name: flagWarn, Usage: "warn the requester `SECONDS` before --time runs out"},
-		&cli.StringFlag{Name: flagReqID, Usage: "the request's `ID`, for extend and release to name it by"},
-		&cli.StringFlag{Name: flagInherit, Usage: "what happens at the owner's end: `none|child|default|child-default`", DefaultText: "default"},
+		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`K` nodes (spare nodes first, then idle default-session ones)", DefaultText: "0: give -N or --nodelist"},
+		&cli.StringFlag{Name: flagNodelist, Usage: "these nodes: a `HOSTLIST` (node[1-2])", DefaultText: "as -N chooses"},
+		&cli.StringFlag{Name: flagWarn, Usage: "warn the requester `SECONDS` before --time runs out (see events)", DefaultText: "no warning"},
+		&cli.StringFlag{Name: flagReqID, Usage: "the request's `ID`, for extend and release to name it by", DefaultText: "none"},
+		&cli.StringFlag{Name: flagInherit, Usage: "what becomes of the nodes when the owner ends, `HOW`: none (they return to the scheduler), default (they join the default session), child, child-default (the same, once the owner's last child has ended too)", DefaultText: "default"},
 		output.JSONFlag(),
 		asSchedulerFlag(),
 	}
@@ -65,10 +65,23 @@ func shapeFlags() []cli.Flag {
 
 func reservationCommand(open opener) *cli.Command {
 	return &cli.Command{
-		Name:  "reservation",
-		Usage: "set nodes aside for a job and its children, and direct jobs onto them",
-		Description: "Requests and their rejections follow the node-reservation specification;\n" +
-			"a rejection exits with its PMIx status (23, 27, 29, 46, 47) and changes nothing.",
+		Name:      "reservation",
+		Usage:     "set nodes aside for a job and its children, and direct jobs onto them",
+		ArgsUsage: "COMMAND",
+		Description: `Sets nodes aside in a session of their own, owned by a job (or by you,
+as a tool) and its children, and directs jobs onto them with target or
+fluxq submit --target. Requests and their rejections follow the
+node-reservation specification: a rejection exits with its PMIx status
+(23 no permission, 27 bad parameter, 29 out of resources, 46 not found,
+47 not supported) and changes nothing.
+
+EXAMPLES:
+  # Reserve two nodes for an hour; prints the allocation ID, e.g. r1
+  $ fluxres reservation create -N 2 --time 1h
+
+  # Run a job on them, then give them back
+  $ fluxres reservation target r1 -n 4 ./sim
+  $ fluxres reservation release r1`,
 		Subcommands: []*cli.Command{
 			createCommand(open),
 			extendCommand(open),
@@ -87,8 +100,23 @@ func createCommand(open opener) *cli.Command {
 		Name:      "create",
 		Usage:     "reserve nodes; print the allocation id (and the request id)",
 		ArgsUsage: " ",
+		Description: `Reserves -N nodes (spare nodes first, then idle nodes of the default
+session) or those of --nodelist, and prints the allocation ID (r1, r2,
+...), followed by the request ID when --req-id was given. The owner is
+the calling job, or the job of --target; from outside any job, you as a
+tool. Too few free nodes exit 29 and change nothing.
+
+EXAMPLES:
+  # Two nodes for an hour, named by a request ID of your choice
+  $ fluxres reservation create -N 2 --time 1h --req-id sweep
+
+  # Node node3 for job ƒNH and its children, warned 5 minutes before the end
+  $ fluxres reservation create --nodelist node3 --target ƒNH --time 2h --warn 300
+
+  # One node that stays in the default session, shared
+  $ fluxres reservation create -N 1 --share --json`,
 		Flags: append(shapeFlags(),
-			&cli.StringFlag{Name: flagTime, Usage: "reclaim the nodes after `FSD` (30m, 2h, inf)", DefaultText: "never"},
+			&cli.StringFlag{Name: flagTime, Usage: "reclaim the nodes after `FSD` (e.g. 30m, 2h, inf; a bare number means seconds)", DefaultText: "never"},
 			&cli.BoolFlag{Name: flagShare, Usage: "leave the nodes in the default session, shared", DisableDefaultText: true},
 			&cli.StringFlag{Name: flagTarget, Usage: "reserve for job `JOBID` (PMIX_ALLOC_TARGET)", DefaultText: "the caller"},
 		),
@@ -116,8 +144,19 @@ func extendCommand(open opener) *cli.Command {
 		Name:      "extend",
 		Usage:     "add nodes or time to a reservation; print its allocation id",
 		ArgsUsage: "[ALLOC_ID]",
+		Description: `Adds -N or --nodelist nodes, or --time, to the reservation ALLOC_ID
+(or the one created with --req-id), and prints its allocation ID. Only
+an owner may extend it; the extender becomes the requester, who gets
+the timeout warnings. Without ALLOC_ID or --req-id it exits 27.
+
+EXAMPLES:
+  # One more node for r1
+  $ fluxres reservation extend r1 -N 1
+
+  # Thirty more minutes for the reservation requested as sweep
+  $ fluxres reservation extend --req-id sweep --time +30m`,
 		Flags: append(shapeFlags(),
-			&cli.StringFlag{Name: flagTime, Usage: "add `+FSD` to its time (with or without the +)"},
+			&cli.StringFlag{Name: flagTime, Usage: "add `+FSD` to its time, e.g. +30m, +2h (the + is optional)", DefaultText: "no more time"},
 		),
 		Action: exitcode.Action(func(c *cli.Context) error {
 			p, err := reserveParams(c, "extend")
@@ -134,8 +173,19 @@ func releaseCommand(open opener) *cli.Command {
 		Name:      "release",
 		Usage:     "give a reservation's nodes back",
 		ArgsUsage: "ALLOC_ID | --req-id ID",
+		Description: `Ends a reservation and returns its nodes: spare nodes leave the
+instance (a job still on one ends with a node-departed exception), and
+startup nodes go back to the default session. Only an owner may release
+it; anyone else gets exit 23.
+
+EXAMPLES:
+  # Give r1 back
+  $ fluxres reservation release r1
+
+  # By the request ID given at create
+  $ fluxres reservation release --req-id sweep`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: flagReqID, Usage: "the reservation's request `ID`"},
+			&cli.StringFlag{Name: flagReqID, Usage: "the reservation's request `ID`", DefaultText: "none: name ALLOC_ID"},
 			asSchedulerFlag(),
 		},
 		Action: exitcode.Action(func(c *cli.Context) error {
@@ -153,7 +203,17 @@ func reclaimCommand(open opener) *cli.Command {
 		Name:      "reclaim",
 		Usage:     "take a reservation's nodes back (scheduler only)",
 		ArgsUsage: "ALLOC_ID",
-		Flags:     []cli.Flag{asSchedulerFlag()},
+		Description: `Ends a reservation on the scheduler's authority, as --time expiry does:
+its nodes are returned. Only the scheduler may: the instance owner with
+--as-scheduler. Anyone else gets exit 23.
+
+EXAMPLES:
+  # Take r1's nodes back
+  $ fluxres reservation reclaim --as-scheduler r1
+
+  # See what was reclaimed
+  $ fluxres reservation show r1`,
+		Flags: []cli.Flag{asSchedulerFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			p, err := reserveParams(c, "reclaim")
 			if err != nil {
@@ -259,9 +319,19 @@ func targetCommand(open opener) *cli.Command {
 	cmd.Name = "target"
 	cmd.Usage = "submit a job onto reservations' nodes; print its ID (fluxq submit --target)"
 	cmd.ArgsUsage = "ALLOC_ID[,ALLOC_ID|default] [submit options] [--] COMMAND [ARGS...]"
-	cmd.Description = "The same as fluxq submit --target ALLOC_ID[,...]: default names the default\n" +
-		"session. Options go before COMMAND; everything from COMMAND on (or after --)\n" +
-		"is the job's."
+	cmd.Description = `Submits a job that runs only on the nodes of the reservations named,
+and prints its ID: the same as fluxq submit --target ALLOC_ID[,...];
+default names the default session. The job joins the owners of the
+reservations it targets. Options go before COMMAND; everything from
+COMMAND on (or after --) is the job's. A rejection exits with its PMIx
+status, as create does.
+
+EXAMPLES:
+  # Four tasks on r1's nodes
+  $ fluxres reservation target r1 -n 4 ./sim
+
+  # On the nodes of r1 and of the default session together
+  $ fluxres reservation target r1,default -t 10m ./sim`
 	submit := cmd.Action
 	cmd.Action = func(c *cli.Context) error {
 		if !c.IsSet(flagTarget) {
@@ -360,6 +430,16 @@ func resListCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "live reservations (-a: ended ones too)",
+		Description: `One line per reservation: ALLOC_ID, STATE, OWNER, NNODES, NODELIST,
+SHARE, INHERIT and when it EXPIRES. Live ones only, unless -a. --json
+also lists every node with its session.
+
+EXAMPLES:
+  # Live reservations
+  $ fluxres reservation list
+
+  # All of them, ended ones too, as JSON
+  $ fluxres reservation list -a --json`,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: flagAll, Aliases: []string{"a"}, Usage: "include ended reservations", DisableDefaultText: true},
 			asSchedulerFlag(),
@@ -402,7 +482,18 @@ func showCommand(open opener) *cli.Command {
 		Name:      "show",
 		Usage:     "everything about one reservation: owners, nodes, children, history",
 		ArgsUsage: "ALLOC_ID",
-		Flags:     []cli.Flag{output.JSONFlag(), asSchedulerFlag()},
+		Description: `Shows one reservation: owner, owner set, requester, inheritance, each
+node and its origin, the live derived children, and its history
+(created, extended, warned, ended and why). Use it to find out why a
+reservation ended or why a job may not use it.
+
+EXAMPLES:
+  # Everything about r1
+  $ fluxres reservation show r1
+
+  # Its owners, for a script
+  $ fluxres reservation show r1 --json`,
+		Flags: []cli.Flag{output.JSONFlag(), asSchedulerFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return exitcode.UsageErrorf("show needs one ALLOC_ID")
@@ -519,8 +610,18 @@ func eventsCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "events",
 		Usage: "the timeout warnings directed to the caller (a tool)",
-		Description: "One line per warning: TIME alloc-timeout-warning alloc_id=ID [req_id=ID]\n" +
-			"time_remaining=SECONDS. --json: one array, or with --follow one object per line.",
+		Description: `Prints the timeout warnings (create --warn) of reservations you
+requested as a tool, one line each: TIME alloc-timeout-warning
+alloc_id=ID [req_id=ID] time_remaining=SECONDS. --json: one array, or
+with --follow one object per line. A job gets its warnings in its own
+eventlog instead.
+
+EXAMPLES:
+  # Warnings so far
+  $ fluxres reservation events
+
+  # Wait for warnings and extend when one comes
+  $ fluxres reservation events --follow --json`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: flagFollow, Aliases: []string{"F"}, Usage: "keep printing warnings as they come", DisableDefaultText: true},
 			output.JSONFlag(),

@@ -2,6 +2,7 @@ package fluxres
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/nvml"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
@@ -99,7 +101,18 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "resources by state: free, allocated, down",
-		Flags: append([]cli.Flag{&cli.StringFlag{Name: "states", Aliases: []string{"s"}, Value: "free,allocated,down", Usage: "states to list"}}, output.ListFlags()...),
+		Description: `One line per state: STATE NNODES NCORES NGPUS NODELIST. free is what no
+job holds on nodes that take work; allocated is what jobs hold; down is
+drained nodes. Use it for a quick look at how busy the instance is;
+status shows each node's drain reason or reservation.
+
+EXAMPLES:
+  # Free, allocated and down resources
+  $ fluxres list
+
+  # Only what is free, as JSON
+  $ fluxres list -s free --json`,
+		Flags: append([]cli.Flag{&cli.StringFlag{Name: "states", Aliases: []string{"s"}, Value: "free,allocated,down", Usage: "only these `STATES`, comma-separated: free, allocated, down"}}, output.ListFlags()...),
 		Action: exitcode.Action(func(c *cli.Context) error {
 			states, err := parseStates(c.String("states"))
 			if err != nil {
@@ -158,6 +171,17 @@ func statusCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "per node: avail, drained, draining or reserved, with the drain reason or the reservation",
+		Description: `Groups the nodes by status: avail (takes work), draining (drained, a job
+still runs), drained (drained and empty), offline, reserved (set aside by
+a reservation), each with its count, nodes, and the drain reason or the
+reservation. Use it to see why a node takes no jobs.
+
+EXAMPLES:
+  # Every node's status
+  $ fluxres status
+
+  # The same, for a script
+  $ fluxres status --json`,
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
@@ -245,6 +269,16 @@ func infoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "info",
 		Usage: `one line: "4 Nodes, 256 Cores, 8 GPUs"`,
+		Description: `Prints the size of the instance on one line, as flux resource info
+does: its nodes, cores and GPUs, whatever their state. Use list or
+status for what is free.
+
+EXAMPLES:
+  # How big is this instance?
+  $ fluxres info
+
+  # Only the number of cores, for a script
+  $ fluxres info | awk '{print $3}'`,
 		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
 			if err != nil {
@@ -269,7 +303,18 @@ func drainCommand() *cli.Command {
 		Name:      "drain",
 		Usage:     "take nodes out of scheduling (running jobs are untouched)",
 		ArgsUsage: "TARGETS [REASON...]",
-		Flags:     []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "update the reason of nodes already drained"}},
+		Description: `Drains nodes: they take no new job, and a job that needs them waits
+(it is not refused); running jobs go on. TARGETS is a hostlist
+(node[1-2]) or an idset of ranks (0-3); REASON, shown by status, is the
+rest of the line. Use it before maintenance; undrain returns the nodes.
+
+EXAMPLES:
+  # Take rank 0 out of scheduling, and say why
+  $ fluxres drain 0 disk replacement
+
+  # Two nodes by name; change the reason of those already drained
+  $ fluxres drain -f 'node[1-2]' firmware update`,
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "update the reason of nodes already drained", DisableDefaultText: true}},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() < 1 {
 				return exitcode.UsageErrorf("drain needs TARGETS (a hostlist or rank idset)")
@@ -290,6 +335,15 @@ func undrainCommand() *cli.Command {
 		Name:      "undrain",
 		Usage:     "return drained nodes to scheduling",
 		ArgsUsage: "TARGETS",
+		Description: `Returns drained nodes to scheduling; waiting jobs that need them can
+start. TARGETS is a hostlist (node[1-2]) or an idset of ranks (0-3).
+
+EXAMPLES:
+  # Rank 0 takes work again
+  $ fluxres undrain 0
+
+  # Two nodes by name
+  $ fluxres undrain 'node[1-2]'`,
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return exitcode.UsageErrorf("undrain needs TARGETS (a hostlist or rank idset)")
@@ -330,7 +384,19 @@ func findCommand() *cli.Command {
 		Name:      "find",
 		Usage:     "resources matching a constraint (RFC 16 Find), in --requires syntax",
 		ArgsUsage: "EXPR",
-		Flags:     []cli.Flag{output.JSONFlag()},
+		Description: `Prints the resources on the nodes that EXPR matches, whatever their
+state, as one line (NODES: R summary (counts)) or as R with --json. EXPR
+is the query syntax of fluxq submit --requires ('fluxres help
+constraints'). Use it to check a constraint before submitting a job
+with it.
+
+EXAMPLES:
+  # Nodes with a GPU
+  $ fluxres find gpu
+
+  # Nodes 1 and 2, but not rank 0
+  $ fluxres find 'host:node[1-2] -rank:0'`,
+		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() < 1 {
 				return exitcode.UsageErrorf("find needs a constraint expression, e.g. 'gpu' or 'host:node[1-2]'")
@@ -353,7 +419,17 @@ func allocatedCommand() *cli.Command {
 		Name:      "allocated",
 		Usage:     "R of one job, or of every job (RFC 16 Allocated)",
 		ArgsUsage: "[JOBID]",
-		Flags:     []cli.Flag{output.JSONFlag()},
+		Description: `Prints the resources jobs hold: of JOBID while it runs (nothing once it
+has ended), or of every job together. One line (NODES: R summary
+(counts)), or R v1 JSON with --json.
+
+EXAMPLES:
+  # What all running jobs hold
+  $ fluxres allocated
+
+  # The R of one job, as JSON
+  $ fluxres allocated --json ƒNH`,
+		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			if c.NArg() > 1 {
 				return exitcode.UsageErrorf("allocated takes at most one JOBID")
@@ -393,6 +469,16 @@ func availableCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "available",
 		Usage: "R of what no job holds and no drain blocks (RFC 16 Available)",
+		Description: `Prints the resources a new job could be given now: not held by any
+job and not on a drained node. One line (NODES: R summary (counts)), or
+R v1 JSON with --json.
+
+EXAMPLES:
+  # What is free right now
+  $ fluxres available
+
+  # The same, as R JSON
+  $ fluxres available --json`,
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			v, err := load(c)
@@ -408,28 +494,67 @@ func discoverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
 		Usage: "what this machine has, as R and as a [[resource.config]] snippet",
+		Description: `Reads what this machine has (hostname, cores from sysfs, GPUs) as
+fluxsched does when its config has no [[resource.config]], and prints it
+as a config snippet to start from, or with --json as the machine, its R
+and the config entry. It needs no instance.
+
+EXAMPLES:
+  # What fluxsched would find here
+  $ fluxres discover
+
+  # Start a config from it
+  $ fluxres discover > /etc/fluxq/resources.toml`,
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
 			host, err := os.Hostname()
 			if err != nil {
 				return err
 			}
-			r, err := resource.Discover(os.DirFS("/"), host)
+			// FLUXQ_FSROOT reads another machine's /sys, /proc and /dev,
+			// as HWLOC_FSROOT does for hwloc; NVML would describe this
+			// machine instead, so it is left out then.
+			root, gpus := "/", resource.GPULister(nvmlGPUs)
+			if dir := os.Getenv("FLUXQ_FSROOT"); dir != "" {
+				root, gpus = dir, nil
+			}
+			m, err := resource.DiscoverMachine(os.DirFS(root), host, gpus)
 			if err != nil {
-				return err
+				// The error names discovery for fluxsched's sake; here the
+				// command name already does.
+				return errors.New(strings.TrimPrefix(err.Error(), "discover: "))
 			}
 			p, err := output.FromContext(c)
 			if err != nil {
 				return err
 			}
-			return output.PrintObject(p, json.RawMessage(mustJSON(r)), func(w io.Writer) error {
-				n, _ := r.Node(0)
-				fmt.Fprintf(w, "# %s\n[[resource.config]]\nhosts = %q\ncores = %q\n", r.String(), n.Hostname, n.Cores.String())
-				if !n.GPUs.IsEmpty() {
-					fmt.Fprintf(w, "gpus = %q\n", n.GPUs.String())
-				}
-				return nil
-			})
+			doc := discovered{Machine: m, R: json.RawMessage(mustJSON(m.R())), Config: []resource.ConfigEntry{m.ConfigEntry()}}
+			return output.PrintObject(p, doc, m.WriteConfig)
 		}),
 	}
 }
+
+// discovered is `fluxres discover --json`: the machine, its R, and the
+// [[resource.config]] entry that configures the same R.
+type discovered struct {
+	*resource.Machine
+	R      json.RawMessage        `json:"R"`
+	Config []resource.ConfigEntry `json:"config"`
+}
+
+// nvmlGPUs asks NVML; a machine without it (or without a loaded driver)
+// is no error: discovery reads sysfs instead.
+var nvmlGPUs = resource.GPUListerFunc(func() ([]resource.NVMLGPU, error) {
+	devs, err := nvml.Devices()
+	if errors.Is(err, nvml.ErrNotPresent) {
+		return nil, resource.ErrNoGPULibrary
+	}
+	if err != nil {
+		return nil, err
+	}
+	gpus := make([]resource.NVMLGPU, 0, len(devs))
+	for _, d := range devs {
+		gpus = append(gpus, resource.NVMLGPU{Name: d.Name, UUID: d.UUID, BusID: d.BusID, MemoryBytes: d.MemoryBytes})
+	}
+	return gpus, nil
+})

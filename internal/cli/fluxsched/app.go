@@ -6,6 +6,7 @@ package fluxsched
 import (
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/cli/complete"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 )
@@ -17,8 +18,24 @@ func New() *cli.App {
 	return &cli.App{
 		Name:  "fluxsched",
 		Usage: "run the job manager, scheduler and exec service on this machine",
-		Description: "fluxsched keeps the machine busy: it schedules the jobs submitted with\n" +
-			"fluxq onto this machine's cores and GPUs and runs them.",
+		UsageText: "fluxsched [global options] [run options]      (the same as fluxsched run)\n" +
+			"fluxsched [global options] command [command options]",
+		Description: `fluxsched keeps the machine busy: it schedules the jobs submitted with
+fluxq onto this machine's cores and GPUs and runs them. Without a
+command it runs, as fluxsched run does. The config is Flux's TOML
+(fluxsched config check validates one); sim replays a workload trace to
+compare scheduling policies. Run 'fluxsched help COMMAND' for a
+command's options and examples.
+
+EXAMPLES:
+  # Run jobs on this machine until Ctrl-C
+  $ fluxsched
+
+  # With named queues and backfilling, from a config
+  $ fluxsched run --config /etc/fluxq/config.toml --policy easy
+
+  # Replay a trace on 64 eight-core nodes
+  $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8`,
 		Flags:  append(instance.Flags(), runCmd.Flags...),
 		Action: runCmd.Action,
 		Commands: []*cli.Command{
@@ -27,6 +44,8 @@ func New() *cli.App {
 			simCommand(),
 			JobShellCommand(),
 			SchedSimpleCommand(),
+			complete.Command("fluxsched"),
+			complete.Hidden(),
 		},
 	}
 }

@@ -11,12 +11,34 @@ import (
 
 func configCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "config",
-		Usage: "work with fluxsched's configuration",
+		Name:      "config",
+		Usage:     "work with fluxsched's configuration",
+		ArgsUsage: "COMMAND",
+		Description: `Works with fluxsched's configuration: Flux's TOML, one file or a
+directory of *.toml, with [[resource.config]], [queues.NAME], [policy],
+[sched], [exec], [access] and [reservation] tables.
+
+EXAMPLES:
+  # Check a config before fluxsched reads it
+  $ fluxsched config check /etc/fluxq/config.toml
+
+  # Check a directory of *.toml, then run with it
+  $ fluxsched config check conf.d && fluxsched run --config conf.d`,
 		Subcommands: []*cli.Command{{
 			Name:      "check",
 			Usage:     "validate a config file or directory; exit 1 with the message on error",
 			ArgsUsage: "FILE|DIR",
+			Description: `Loads a config as fluxsched run would, checks it (TOML syntax, unknown
+keys, queues and their parents, policies, the resources it describes)
+and prints "FILE: ok", or the first error, naming its table, and exits
+1. Use it before restarting fluxsched with a changed config.
+
+EXAMPLES:
+  # One file
+  $ fluxsched config check /etc/fluxq/config.toml
+
+  # A directory of *.toml
+  $ fluxsched config check /etc/fluxq/conf.d`,
 			Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
 					return exitcode.UsageErrorf("check needs one FILE or DIR")

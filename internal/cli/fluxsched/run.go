@@ -41,19 +41,33 @@ func runCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "run",
 		Usage: "hold the instance: schedule and run jobs until SIGINT or SIGTERM",
-		Description: "Running jobs survive a stop: their shells keep going and are re-attached\n" +
-			"at the next start. Jobs submitted while no fluxsched ran are run now.",
+		Description: `Holds the instance: opens the store, serves the socket in the state
+directory, and schedules and runs jobs until SIGINT or SIGTERM. Running
+jobs survive a stop: their shells keep going and are re-attached at the
+next start. Jobs submitted while no fluxsched ran are run now. Without
+--config this machine is discovered (hostname, cores, GPUs), as fluxres
+discover shows. 'fluxsched help queues' explains named queues.
+
+EXAMPLES:
+  # Run jobs on this machine until Ctrl-C
+  $ fluxsched run
+
+  # Four hosts from a config, all on this machine, with backfilling
+  $ fluxsched run --config four-nodes.toml --policy easy
+
+  # Run what is queued, then exit
+  $ fluxsched run --exit-on-idle`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config `FILE` or directory of *.toml"},
-			&cli.StringFlag{Name: "mode", Usage: "RFC 27 mode: unlimited or limited=N (default from config, else limited=8 for fcfs, unlimited for the others)"},
-			&cli.StringFlag{Name: "match-policy", Usage: "first-fit, worst-fit or best-fit (default from config, else worst-fit)"},
-			&cli.StringFlag{Name: "policy", Usage: "queue policy: fcfs, easy, hybrid or conservative (a queue's own policy.scheduler wins)", DefaultText: "from [sched], else fcfs"},
-			&cli.IntFlag{Name: "queue-depth", Usage: "pending jobs one pass considers per queue, 0 for all", DefaultText: "from [sched], else 32"},
-			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: jobs that get a reservation per pass", DefaultText: "from [sched], else 64"},
-			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout"},
-			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active"},
-			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave"},
-			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "debug, info, warn or error"},
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "config `FILE` or directory of *.toml (Flux's TOML)", DefaultText: "none: discover this machine"},
+			&cli.StringFlag{Name: "mode", Usage: "RFC 27 `MODE`: unlimited, or limited=N alloc requests outstanding", DefaultText: "from the config, else limited=8 for fcfs, unlimited for the others"},
+			&cli.StringFlag{Name: "match-policy", Usage: "how nodes are picked, `POLICY`: first-fit, worst-fit or best-fit", DefaultText: "from the config, else worst-fit"},
+			&cli.StringFlag{Name: "policy", Usage: "queue `POLICY`: fcfs, easy, hybrid or conservative (a queue's own policy.scheduler wins)", DefaultText: "from [sched], else fcfs"},
+			&cli.IntFlag{Name: "queue-depth", Usage: "`N` pending jobs one pass considers per queue, 0 for all", DefaultText: "from [sched], else 32"},
+			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: `N` jobs that get a reservation per pass", DefaultText: "from [sched], else 64"},
+			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout", DefaultText: "the built-in scheduler"},
+			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active", DisableDefaultText: true},
+			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave", DisableDefaultText: true},
+			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL` on stderr: debug, info, warn or error"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the loop to `FILE`"},
 		},
 		Action: run,

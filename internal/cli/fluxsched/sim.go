@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -23,22 +24,37 @@ func simCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "sim",
 		Usage: "replay a Standard Workload Format trace in virtual time and report how the policy did",
-		Description: "The trace's jobs go through the same job manager and scheduler as fluxsched run,\n" +
-			"with a simulated exec service that ends each job after its run time (or kills it\n" +
-			"at its requested time). The machine is --nodes x --cores-per-node, or the hosts\n" +
-			"of --config. Without --queue-depth the scheduler sees the whole queue.",
+		Description: `Replays a Standard Workload Format trace in virtual time and reports
+makespan, utilization, mean and max wait, and mean bounded slowdown. Use
+it to compare scheduling policies on a workload before choosing one. The
+trace's jobs go through the same job manager and scheduler as fluxsched
+run, with a simulated exec service that ends each job after its run
+time (or kills it at its requested time). The machine is --nodes x
+--cores-per-node, or the hosts of --config. Without --queue-depth the
+scheduler sees the whole queue.
+
+EXAMPLES:
+  # First come first served, then EASY backfilling, on the same trace
+  $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8
+  $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8 --policy easy
+
+  # The machine of a config; the schedule and a plot to look at
+  $ fluxsched sim --trace jobs.swf --config cluster.toml --schedule-out sched.jsonl --plot util.svg
+
+  # The metrics as JSON
+  $ fluxsched sim --trace jobs.swf --nodes 16 --cores-per-node 4 --json`,
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "trace", Usage: "the SWF trace `FILE` (required)"},
-			&cli.IntFlag{Name: "nodes", Usage: "nodes of the simulated machine", DefaultText: "none"},
-			&cli.IntFlag{Name: "cores-per-node", Usage: "cores of each node", DefaultText: "none"},
-			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "take the machine (and [sched] policy) from this config `FILE` or directory"},
-			&cli.StringFlag{Name: "policy", Usage: "queue policy: fcfs, easy, hybrid or conservative", DefaultText: "fcfs"},
-			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: jobs that get a reservation per pass", DefaultText: "64"},
-			&cli.IntFlag{Name: "queue-depth", Usage: "pending jobs one pass considers", DefaultText: "all"},
+			&cli.IntFlag{Name: "nodes", Usage: "`N` nodes in the simulated machine", DefaultText: "none: give it, or --config"},
+			&cli.IntFlag{Name: "cores-per-node", Usage: "`N` cores in each node", DefaultText: "none: give it, or --config"},
+			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "take the machine (and [sched] policy) from this config `FILE` or directory", DefaultText: "none"},
+			&cli.StringFlag{Name: "policy", Usage: "queue `POLICY`: fcfs, easy, hybrid or conservative", DefaultText: "fcfs"},
+			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: `N` jobs that get a reservation per pass", DefaultText: "64"},
+			&cli.IntFlag{Name: "queue-depth", Usage: "`N` pending jobs one pass considers", DefaultText: "all"},
 			output.JSONFlag(),
-			&cli.StringFlag{Name: "schedule-out", Usage: "write one JSON line per started job to `FILE`"},
-			&cli.StringFlag{Name: "plot", Usage: "draw utilization and queue length over time to `FILE.svg`"},
+			&cli.StringFlag{Name: "schedule-out", Usage: "write one JSON line per started job to `FILE`", DefaultText: "none"},
+			&cli.StringFlag{Name: "plot", Usage: "draw utilization and queue length over time to `FILE.svg`", DefaultText: "none"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the simulation to `FILE`"},
 		},
 		Action: simulate,
@@ -76,7 +92,9 @@ func simulate(c *cli.Context) error {
 		}
 		defer stop()
 	}
-	res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Samples: c.IsSet("plot")})
+	line := progress.New(c.App.ErrWriter)
+	res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Samples: c.IsSet("plot"), Progress: simProgress(line)})
+	line.Done()
 	if err != nil {
 		return fmt.Errorf("simulation: %w", err)
 	}
@@ -96,6 +114,17 @@ func simulate(c *cli.Context) error {
 		return err
 	}
 	return output.PrintObject(p, res.Summary, func(w io.Writer) error { return printSummary(w, res.Summary) })
+}
+
+// simProgress shows how far the replay is, on a terminal only:
+// "simulating: 3,145 of 10,000 jobs, t=12.3d" (t is virtual time).
+func simProgress(l *progress.Line) func(done, total int, now int64) {
+	if !l.Enabled() {
+		return nil
+	}
+	return func(done, total int, now int64) {
+		l.Set(fmt.Sprintf("simulating: %s of %s jobs, t=%s", progress.Thousands(done), progress.Thousands(total), human(float64(now))))
+	}
 }
 
 // simMachine is the machine to simulate: --nodes x --cores-per-node, or
