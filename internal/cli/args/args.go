@@ -26,7 +26,7 @@ func Reorder(app *cli.App, argv []string, inOrder ...*cli.Command) []string {
 	if cmd == nil || cmd.SkipFlagParsing || len(cmd.Subcommands) > 0 {
 		return argv
 	}
-	own := withHelp(cmd.Flags, cmd.HideHelp)
+	own := WithHelp(cmd.Flags, cmd.HideHelp)
 	if slices.Contains(inOrder, cmd) {
 		// Options end at the first positional argument: only spell them
 		// out ("-n2" as "-n 2") up to there.
@@ -39,8 +39,8 @@ func Reorder(app *cli.App, argv []string, inOrder ...*cli.Command) []string {
 			}
 			parts := splitShort(a, own)
 			out = append(out, parts...)
-			name, hasValue := optionName(parts[0])
-			if f := lookup(own, name); f != nil && takesValue(f) && !hasValue && len(parts) == 1 && k+1 < len(tail) {
+			name, hasValue := OptionName(parts[0])
+			if f := Lookup(own, name); f != nil && TakesValue(f) && !hasValue && len(parts) == 1 && k+1 < len(tail) {
 				k++
 				out = append(out, tail[k])
 			}
@@ -60,17 +60,17 @@ func Reorder(app *cli.App, argv []string, inOrder ...*cli.Command) []string {
 			continue
 		}
 		parts := splitShort(a, own)
-		name, hasValue := optionName(parts[0])
+		name, hasValue := OptionName(parts[0])
 		hasValue = hasValue || len(parts) == 2
 		dst := &flags
-		f := lookup(own, name)
+		f := Lookup(own, name)
 		if f == nil {
-			if g := lookup(app.Flags, name); g != nil {
+			if g := Lookup(app.Flags, name); g != nil {
 				f, dst = g, &hoisted
 			}
 		}
 		*dst = append(*dst, parts...)
-		if f != nil && takesValue(f) && !hasValue && k+1 < len(tail) {
+		if f != nil && TakesValue(f) && !hasValue && k+1 < len(tail) {
 			k++
 			*dst = append(*dst, tail[k])
 		}
@@ -96,7 +96,7 @@ func walk(app *cli.App, argv []string, inOrder []*cli.Command) (head, path []str
 	if len(argv) < 2 {
 		return nil, nil, nil, len(argv)
 	}
-	rootFlags := withHelp(app.Flags, app.HideHelp)
+	rootFlags := WithHelp(app.Flags, app.HideHelp)
 	rootFlags = append(rootFlags, cli.VersionFlag)
 	// The application's own options, up to the command name.
 	i = skipFlags(argv, 1, rootFlags)
@@ -106,7 +106,7 @@ func walk(app *cli.App, argv []string, inOrder []*cli.Command) (head, path []str
 	head = slices.Clone(argv[:i])
 	cmds := app.Commands
 	for i < len(argv) {
-		next := find(cmds, argv[i])
+		next := Find(cmds, argv[i])
 		if next == nil {
 			break
 		}
@@ -117,7 +117,7 @@ func walk(app *cli.App, argv []string, inOrder []*cli.Command) (head, path []str
 			break
 		}
 		// A command with subcommands: its own options, then the next name.
-		j := skipFlags(argv, i, withHelp(cmd.Flags, cmd.HideHelp))
+		j := skipFlags(argv, i, WithHelp(cmd.Flags, cmd.HideHelp))
 		path = append(path, argv[i:j]...)
 		i = j
 		cmds = cmd.Subcommands
@@ -136,7 +136,7 @@ func FirstAsOption(app *cli.App, argv []string, cmd *cli.Command, name string) [
 	if found != cmd {
 		return argv
 	}
-	j := skipFlags(argv, i, withHelp(cmd.Flags, cmd.HideHelp))
+	j := skipFlags(argv, i, WithHelp(cmd.Flags, cmd.HideHelp))
 	if j >= len(argv) || argv[j] == "--" {
 		return argv
 	}
@@ -154,10 +154,10 @@ func splitShort(a string, flags []cli.Flag) []string {
 	if len(a) < 3 || a[0] != '-' || a[1] == '-' || strings.Contains(a, "=") {
 		return []string{a}
 	}
-	if lookup(flags, a[1:]) != nil {
+	if Lookup(flags, a[1:]) != nil {
 		return []string{a}
 	}
-	if f := lookup(flags, a[1:2]); f != nil && takesValue(f) {
+	if f := Lookup(flags, a[1:2]); f != nil && TakesValue(f) {
 		return []string{a[:2], a[2:]}
 	}
 	return []string{a}
@@ -171,9 +171,9 @@ func skipFlags(argv []string, i int, flags []cli.Flag) int {
 		if a == "--" || !isOption(a, flags) {
 			return i
 		}
-		name, hasValue := optionName(a)
+		name, hasValue := OptionName(a)
 		i++
-		if f := lookup(flags, name); f != nil && takesValue(f) && !hasValue {
+		if f := Lookup(flags, name); f != nil && TakesValue(f) && !hasValue {
 			i++
 		}
 	}
@@ -187,21 +187,22 @@ func isOption(a string, flags []cli.Flag) bool {
 		return false
 	}
 	if c := a[1]; (c >= '0' && c <= '9') || c == '.' {
-		name, _ := optionName(a)
-		return lookup(flags, name) != nil
+		name, _ := OptionName(a)
+		return Lookup(flags, name) != nil
 	}
 	return true
 }
 
-// optionName returns the name in "-n", "--name" or "--name=value", and
+// OptionName returns the name in "-n", "--name" or "--name=value", and
 // whether the value came with it.
-func optionName(a string) (string, bool) {
+func OptionName(a string) (string, bool) {
 	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
 	name, _, hasValue := strings.Cut(name, "=")
 	return name, hasValue
 }
 
-func lookup(flags []cli.Flag, name string) cli.Flag {
+// Lookup returns the flag of flags that has name, or nil.
+func Lookup(flags []cli.Flag, name string) cli.Flag {
 	for _, f := range flags {
 		if f != nil && slices.Contains(f.Names(), name) {
 			return f
@@ -210,16 +211,17 @@ func lookup(flags []cli.Flag, name string) cli.Flag {
 	return nil
 }
 
-// takesValue reports whether an option reads the next argument as its
+// TakesValue reports whether an option reads the next argument as its
 // value: every kind but the booleans.
-func takesValue(f cli.Flag) bool {
+func TakesValue(f cli.Flag) bool {
 	if v, ok := f.(interface{ TakesValue() bool }); ok {
 		return v.TakesValue()
 	}
 	return true
 }
 
-func withHelp(flags []cli.Flag, hide bool) []cli.Flag {
+// WithHelp is flags and, unless hide, the --help flag urfave/cli adds.
+func WithHelp(flags []cli.Flag, hide bool) []cli.Flag {
 	out := slices.Clone(flags)
 	if !hide && cli.HelpFlag != nil {
 		out = append(out, cli.HelpFlag)
@@ -227,7 +229,8 @@ func withHelp(flags []cli.Flag, hide bool) []cli.Flag {
 	return out
 }
 
-func find(cmds []*cli.Command, name string) *cli.Command {
+// Find returns the command of cmds called name (or aliased so), or nil.
+func Find(cmds []*cli.Command, name string) *cli.Command {
 	for _, c := range cmds {
 		if c.HasName(name) {
 			return c

@@ -10,7 +10,7 @@ package complete
 
 import (
 	"context"
-	"slices"
+	"github.com/fluxq/fluxq/internal/cli/args"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -50,8 +50,8 @@ func Complete(ctx context.Context, app *cli.App, words []string, src Source, get
 		return Result{Files: true}
 	case !w.dashdash && strings.HasPrefix(cur, "--") && strings.Contains(cur, "="):
 		name, val, _ := strings.Cut(cur[2:], "=")
-		f := lookup(w.flags, name)
-		if f == nil || !takesValue(f) {
+		f := args.Lookup(w.flags, name)
+		if f == nil || !args.TakesValue(f) {
 			return Result{}
 		}
 		r := e.flagValue(f, val)
@@ -125,19 +125,19 @@ func walk(app *cli.App, words []string) *state {
 			continue
 		}
 		if !s.dashdash && isOption(w, s.flags) {
-			name, hasValue := optionName(w)
-			f := lookup(s.flags, name)
+			name, hasValue := args.OptionName(w)
+			f := args.Lookup(s.flags, name)
 			if f == nil && !strings.HasPrefix(w, "--") && len(name) > 1 {
 				// -n2: a one-letter option with its value attached.
-				if g := lookup(s.flags, name[:1]); g != nil && takesValue(g) {
+				if g := args.Lookup(s.flags, name[:1]); g != nil && args.TakesValue(g) {
 					f, hasValue = g, true
 				}
 			}
-			global := f != nil && lookup(app.Flags, name) == f
+			global := f != nil && args.Lookup(app.Flags, name) == f
 			if global {
 				s.globals = append(s.globals, w)
 			}
-			if f == nil || !takesValue(f) || hasValue {
+			if f == nil || !args.TakesValue(f) || hasValue {
 				continue
 			}
 			if i+1 == len(words) {
@@ -156,7 +156,7 @@ func walk(app *cli.App, words []string) *state {
 			if s.cmd != nil {
 				cmds = s.cmd.Subcommands
 			}
-			if c := find(cmds, w); c != nil {
+			if c := args.Find(cmds, w); c != nil {
 				s.enter(c)
 				continue
 			}
@@ -174,13 +174,13 @@ func walk(app *cli.App, words []string) *state {
 func (s *state) enter(c *cli.Command) {
 	s.pos, s.args = 0, nil
 	if c == nil {
-		s.flags = withHelp(s.app.Flags, s.app.HideHelp)
+		s.flags = args.WithHelp(s.app.Flags, s.app.HideHelp)
 		s.offered = s.app.Flags
 		return
 	}
 	s.path = append(s.path, c)
 	s.cmd = c
-	s.flags = append(withHelp(c.Flags, c.HideHelp), s.app.Flags...)
+	s.flags = append(args.WithHelp(c.Flags, c.HideHelp), s.app.Flags...)
 	s.offered = c.Flags
 	s.jobAt = -1
 	if at, ok := jobLines[s.key()]; ok {
@@ -248,8 +248,8 @@ func isOption(a string, flags []cli.Flag) bool {
 		return false
 	}
 	if isNumber(a) {
-		name, _ := optionName(a)
-		return lookup(flags, name) != nil
+		name, _ := args.OptionName(a)
+		return args.Lookup(flags, name) != nil
 	}
 	return true
 }
@@ -258,47 +258,4 @@ func isOption(a string, flags []cli.Flag) bool {
 // is how a negative number starts.
 func isNumber(a string) bool {
 	return len(a) >= 2 && a[0] == '-' && (a[1] >= '0' && a[1] <= '9' || a[1] == '.')
-}
-
-// optionName returns the name in "-n", "--name" or "--name=value", and
-// whether the value came with it.
-func optionName(a string) (string, bool) {
-	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-	name, _, hasValue := strings.Cut(name, "=")
-	return name, hasValue
-}
-
-func lookup(flags []cli.Flag, name string) cli.Flag {
-	for _, f := range flags {
-		if f != nil && slices.Contains(f.Names(), name) {
-			return f
-		}
-	}
-	return nil
-}
-
-// takesValue reports whether an option reads the next word as its value:
-// every kind but the booleans.
-func takesValue(f cli.Flag) bool {
-	if v, ok := f.(interface{ TakesValue() bool }); ok {
-		return v.TakesValue()
-	}
-	return true
-}
-
-func withHelp(flags []cli.Flag, hide bool) []cli.Flag {
-	out := slices.Clone(flags)
-	if !hide && cli.HelpFlag != nil {
-		out = append(out, cli.HelpFlag)
-	}
-	return out
-}
-
-func find(cmds []*cli.Command, name string) *cli.Command {
-	for _, c := range cmds {
-		if c.HasName(name) {
-			return c
-		}
-	}
-	return nil
 }

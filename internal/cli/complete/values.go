@@ -41,9 +41,9 @@ var Shells = []string{"bash", "zsh", "fish"}
 var states = []string{"pending", "running", "active", "inactive", "depend", "priority", "sched", "run",
 	"cleanup", "completed", "failed", "canceled", "timeout", "all"}
 
-// args are the positional arguments of each command, by index; the last
+// positional are the positional arguments of each command, by index; the last
 // entry of a repeating command serves every later argument too.
-var args = map[string]struct {
+var positional = map[string]struct {
 	values []valuer
 	repeat bool
 }{
@@ -83,7 +83,7 @@ var args = map[string]struct {
 // argValue is the valuer of positional argument i of the command key, or
 // nil when nothing is known about it.
 func argValue(key string, i int) valuer {
-	a := args[key]
+	a := positional[key]
 	switch {
 	case i < len(a.values):
 		return a.values[i]
