@@ -123,7 +123,7 @@ var lintExempt = map[string]string{}
 
 // flagExempt are global flags defined outside this task's files.
 var flagExempt = map[string]string{
-	"format":    "internal/cli/output: -o has no default to show",
+	"format": "internal/cli/output: -o has no default to show",
 }
 
 var exampleLine = regexp.MustCompile(`^\$ `)
