@@ -122,9 +122,7 @@ func TestInstallTwice(t *testing.T) {
 var lintExempt = map[string]string{}
 
 // flagExempt are global flags defined outside this task's files.
-var flagExempt = map[string]string{
-	"format": "internal/cli/output: -o has no default to show",
-}
+var flagExempt = map[string]string{}
 
 var exampleLine = regexp.MustCompile(`^\$ `)
 

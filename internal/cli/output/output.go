@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
@@ -43,14 +44,20 @@ func JSONFlag() cli.Flag {
 
 // FormatFlag is -o/--format; presets names the named formats it accepts.
 func FormatFlag(presets ...string) cli.Flag {
-	usage := "`FMT`: a Go template over the --json fields (e.g. '{{.id_f58}} {{.state}}')"
+	usage := "`FMT`: a Go template over the fields --json prints (for a listing, over each item)"
 	if len(presets) > 0 {
 		usage += ", or a named format:"
 		for _, p := range presets {
 			usage += " " + p
 		}
 	}
-	return &cli.StringFlag{Name: FlagFormat, Aliases: []string{"o"}, Usage: usage}
+	// The default is the human table, whose preset is named "default"
+	// where a command has presets.
+	def := "the table"
+	if slices.Contains(presets, Default) {
+		def = Default
+	}
+	return &cli.StringFlag{Name: FlagFormat, Aliases: []string{"o"}, Usage: usage, DefaultText: def}
 }
 
 // NoHeaderFlag is -n/--no-header.
