@@ -67,33 +67,27 @@ func (s *simulation) respond(tx *store.Tx, j *simJob, typ string, data any) erro
 func (s *simulation) endsNow() bool { return s.ends.Len() > 0 && s.ends[0].at == s.now }
 
 // endJobs ends every job due now and carries the job manager's frees to
-// the scheduler (no pass). It reports whether any ended.
-func (s *simulation) endJobs(tx *store.Tx) (bool, error) {
-	ended := false
+// the scheduler (no pass).
+func (s *simulation) endJobs(tx *store.Tx) error {
 	for s.endsNow() {
-		e := heap.Pop(&s.ends).(end)
-		j := e.job
+		j := heap.Pop(&s.ends).(end).job
 		status := statusOK
 		if j.run > j.requested {
 			status = statusTimeout
 			if err := s.respond(tx, j, execproto.TypeException, execproto.Exception{Severity: 0, Type: "timeout", Note: "resource allocation expired"}); err != nil {
-				return ended, err
+				return err
 			}
 		}
 		if err := s.respond(tx, j, execproto.TypeFinish, execproto.Finish{Status: status}); err != nil {
-			return ended, err
+			return err
 		}
 		if err := s.respond(tx, j, execproto.TypeRelease, execproto.Release{Ranks: "all", Final: true}); err != nil {
-			return ended, err
+			return err
 		}
 		s.busy -= j.cores
 		s.ended++
-		ended = true
 	}
-	if !ended {
-		return false, nil
-	}
-	return true, s.pump(tx)
+	return s.pump(tx)
 }
 
 // sample records the machine's state after an instant, when it changed.

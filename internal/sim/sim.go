@@ -297,12 +297,8 @@ func (s *simulation) run() error {
 // next job to submit.
 func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 	for first := true; ; first = false {
-		ended, err := s.endJobs(tx)
-		if err != nil {
+		if err := s.endJobs(tx); err != nil {
 			return next, err
-		}
-		if !first && !ended {
-			break
 		}
 		if first {
 			var recs []ops.SubmitRequest

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/urfave/cli/v2"
@@ -118,7 +119,12 @@ func writer(c *cli.Context) io.Writer {
 //go:embed scripts
 var scripts embed.FS
 
-var templates = template.Must(template.ParseFS(scripts, "scripts/*"))
+// templates parses the scripts on first use, not at start-up: every run
+// of the three binaries (the job shell among them, once per job) would pay
+// for it otherwise.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(scripts, "scripts/*"))
+})
 
 // notWord is what a shell function name may not hold.
 var notWord = regexp.MustCompile(`[^A-Za-z0-9_]`)
@@ -130,7 +136,7 @@ func Script(shell, bin string) (string, error) {
 		return "", exitcode.UsageErrorf("unknown shell %q: choose bash, zsh or fish", shell)
 	}
 	var b strings.Builder
-	err := templates.ExecuteTemplate(&b, shell, struct{ Prog, Fn, Hidden, Files string }{
+	err := templates().ExecuteTemplate(&b, shell, struct{ Prog, Fn, Hidden, Files string }{
 		Prog: bin, Fn: notWord.ReplaceAllString(bin, "_"), Hidden: HiddenName, Files: FilesLine,
 	})
 	if err != nil {

@@ -181,11 +181,7 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return exitcode.UsageErrorf("list takes no arguments, got %q", c.Args().First())
 			}
-			p, err := output.FromContext(c)
-			if err != nil {
-				return err
-			}
-			cl, err := open(c)
+			p, cl, err := open.printing(c)
 			if err != nil {
 				return err
 			}

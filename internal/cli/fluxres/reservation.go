@@ -30,6 +30,20 @@ import (
 // instance in memory in tests.
 type opener func(c *cli.Context) (client.Client, error)
 
+// printing is how a command that prints what the instance says begins:
+// its printer, then the instance (the caller closes the client).
+func (open opener) printing(c *cli.Context) (*output.Printer, client.Client, error) {
+	p, err := output.FromContext(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	cl, err := open(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, cl, nil
+}
+
 // Flag names of the reservation commands, where they are read more than
 // once.
 const (
@@ -287,11 +301,7 @@ func reserveParams(c *cli.Context, op string) (client.ReserveParams, error) {
 // reserve sends one request and prints its answer: the view with --json,
 // else what human prints (nothing when nil).
 func reserve(c *cli.Context, open opener, p client.ReserveParams, human func(io.Writer, *client.ReservationView)) error {
-	pr, err := output.FromContext(c)
-	if err != nil {
-		return err
-	}
-	cl, err := open(c)
+	pr, cl, err := open.printing(c)
 	if err != nil {
 		return err
 	}
@@ -448,11 +458,7 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return exitcode.UsageErrorf("list takes no arguments, got %q", c.Args().First())
 			}
-			p, err := output.FromContext(c)
-			if err != nil {
-				return err
-			}
-			cl, err := open(c)
+			p, cl, err := open.printing(c)
 			if err != nil {
 				return err
 			}
@@ -499,11 +505,7 @@ EXAMPLES:
 				return exitcode.UsageErrorf("show needs one ALLOC_ID")
 			}
 			id := c.Args().First()
-			p, err := output.FromContext(c)
-			if err != nil {
-				return err
-			}
-			cl, err := open(c)
+			p, cl, err := open.printing(c)
 			if err != nil {
 				return err
 			}
@@ -631,11 +633,7 @@ EXAMPLES:
 			if c.NArg() > 0 {
 				return exitcode.UsageErrorf("events takes no arguments, got %q", c.Args().First())
 			}
-			p, err := output.FromContext(c)
-			if err != nil {
-				return err
-			}
-			cl, err := open(c)
+			p, cl, err := open.printing(c)
 			if err != nil {
 				return err
 			}
