@@ -49,6 +49,7 @@ var (
 	ErrInactive       = errors.New("job is inactive")
 	ErrPermission     = errors.New("permission denied")
 	ErrUrgencyRunning = errors.New("urgency cannot be changed once resources are allocated")
+	ErrGuestUrgency   = fmt.Errorf("permission denied: only the instance owner may set urgency above %d", job.UrgencyGuestMax)
 )
 
 // Outbox is what a loop turn produced, to act on after the commit.
