@@ -182,7 +182,7 @@ func (h *harness) submit(urgency int) fluid.ID {
 	}
 	b, _ := js.MarshalJSON()
 	v := h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 100, Urgency: urgency}}, nil)
+		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 100, Owner: true, Urgency: urgency}}, nil)
 		if err != nil {
 			return nil, err
 		}
