@@ -187,7 +187,7 @@ func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req Submi
 	} else {
 		name, ok := names[req.UserID]
 		if !ok {
-			name = userName(req.UserID)
+			name = UserName(req.UserID)
 			names[req.UserID] = name
 		}
 		who = reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(name)}

@@ -119,7 +119,9 @@ func createCommand(open opener) *cli.Command {
 session) or those of --nodelist, and prints the allocation ID (r1, r2,
 ...), followed by the request ID when --req-id was given. The owner is
 the calling job, or the job of --target; from outside any job, you as a
-tool. Too few free nodes exit 29 and change nothing.
+tool. Too few free nodes exit 29 and change nothing. A guest targets only
+its own jobs, within the [access] guest-reserved-nodes and
+guest-reservation-time limits of fluxq.toml(5) (else exit 23).
 
 EXAMPLES:
   # Two nodes for an hour, named by a request ID of your choice
