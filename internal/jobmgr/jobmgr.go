@@ -38,12 +38,12 @@ type Config struct {
 	// Reservations is the reservation state as loaded from the store; nil
 	// for none (tests that do not care).
 	Reservations *reservation.State
-	Down         idset.Set // ranks drained or offline at start
-	Owner        uint32    // the instance owner's uid
+	Down         idset.Set        // ranks drained or offline at start
+	Owner        uint32           // the instance owner's uid
+	ExecService  string           // RFC 32 service name; default "job-exec"
+	Now          func() time.Time // default time.Now
 	// Guests is what each user but the owner may hold in reservations.
-	Guests      reservation.Limits
-	ExecService string           // RFC 32 service name; default "job-exec"
-	Now         func() time.Time // default time.Now
+	Guests reservation.Limits
 }
 
 // Errors users see (Flux's wording).
