@@ -70,6 +70,10 @@ type Exec struct {
 // Access is the [access] table (as Flux's).
 type Access struct {
 	AllowGuestUser bool `toml:"allow-guest-user"`
+	// GuestReservedNodes and GuestReservationTime limit each guest's
+	// node reservations (access.go).
+	GuestReservedNodes   int    `toml:"guest-reserved-nodes"`
+	GuestReservationTime string `toml:"guest-reservation-time"` // FSD
 }
 
 // Defaults fluxsched uses for what a config leaves out.
@@ -228,6 +232,9 @@ func (c *Config) check() error {
 		if e.Hosts == "" {
 			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
 		}
+	}
+	if err := c.Access.checkAccess(); err != nil {
+		return err
 	}
 	support, err := reservation.ParseUnsupported(c.Reservation.Unsupported)
 	if err != nil {

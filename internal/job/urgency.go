@@ -14,6 +14,10 @@ const (
 	UrgencyDefault  = 16
 	UrgencyExpedite = 31
 	UrgencyMax      = 31
+	// UrgencyGuestMax is the highest urgency a user other than the
+	// instance owner may set, at submit or later: as in Flux, only the
+	// owner may put a job ahead of the default.
+	UrgencyGuestMax = UrgencyDefault
 )
 
 // Priority bounds (RFC 27: 0 through 4294967295).

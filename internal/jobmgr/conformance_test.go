@@ -3,6 +3,7 @@ package jobmgr_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -182,7 +183,7 @@ func (h *harness) submit(urgency int) fluid.ID {
 	}
 	b, _ := js.MarshalJSON()
 	v := h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 100, Urgency: urgency}}, nil)
+		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 100, Owner: true, Urgency: urgency}}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -689,3 +690,42 @@ func TestQueueStopCancelsAllocs(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Flux: a guest changes its job's urgency within 0-16; above is the
+// instance owner's, for any job.
+func TestGuestUrgency(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := js.MarshalJSON()
+	id := h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 555, Urgency: 0}}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return ids[0], jm.Submitted(tx, recs)
+	}).(fluid.ID)
+	urgency := func(uid uint32, u int) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := h.l.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Urgency(tx, id, uid, u) })
+		return err
+	}
+	for _, u := range []int{17, 31} {
+		if err := urgency(555, u); !errors.Is(err, jobmgr.ErrGuestUrgency) {
+			t.Errorf("guest urgency %d: %v, want %v", u, err, jobmgr.ErrGuestUrgency)
+		}
+	}
+	if err := urgency(555, 16); err != nil {
+		t.Errorf("guest urgency 16: %v", err)
+	}
+	if err := urgency(100, 31); err != nil {
+		t.Errorf("owner urgency 31: %v", err)
+	}
+	if u := h.record(id).Job.Urgency; u != 31 {
+		t.Errorf("urgency = %d, want 31", u)
+	}
+}

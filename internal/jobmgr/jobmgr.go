@@ -42,6 +42,8 @@ type Config struct {
 	Owner        uint32           // the instance owner's uid
 	ExecService  string           // RFC 32 service name; default "job-exec"
 	Now          func() time.Time // default time.Now
+	// Guests is what each user but the owner may hold in reservations.
+	Guests reservation.Limits
 }
 
 // Errors users see (Flux's wording).
@@ -49,6 +51,7 @@ var (
 	ErrInactive       = errors.New("job is inactive")
 	ErrPermission     = errors.New("permission denied")
 	ErrUrgencyRunning = errors.New("urgency cannot be changed once resources are allocated")
+	ErrGuestUrgency   = fmt.Errorf("permission denied: only the instance owner may set urgency above %d", job.UrgencyGuestMax)
 )
 
 // Outbox is what a loop turn produced, to act on after the commit.

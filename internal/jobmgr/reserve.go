@@ -39,8 +39,13 @@ func (m *Manager) Alive(id fluid.ID) bool {
 }
 
 // Reserve serves an allocation request (create, extend, release,
-// reclaim) from who, and acts on what it changed.
-func (m *Manager) Reserve(tx *store.Tx, req reservation.Request, who reservation.Requester) (*reservation.Reservation, error) {
+// reclaim) from who, a process of user uid, and acts on what it changed.
+// A user other than the instance owner reserves within the Guests
+// limits, and only for its own namespaces.
+func (m *Manager) Reserve(tx *store.Tx, req reservation.Request, who reservation.Requester, uid uint32) (*reservation.Reservation, error) {
+	if uid != m.cfg.Owner {
+		req.Quota = m.quota(tx, uid)
+	}
 	req.Idle = m.idleRanks()
 	if req.Op == reservation.OpNew {
 		owner := who.NS
@@ -62,6 +67,22 @@ func (m *Manager) Reserve(tx *store.Tx, req reservation.Request, who reservation
 		return nil, err
 	}
 	return ch.Reservation, m.applyReservations(tx, ch)
+}
+
+// quota is the reservation quota of user uid: the Guests limits, over
+// its tool namespace and its jobs.
+func (m *Manager) quota(tx *store.Tx, uid uint32) *reservation.Quota {
+	name := ops.UserName(uid)
+	return &reservation.Quota{Limits: m.cfg.Guests, User: name, Owns: func(ns reservation.Namespace) bool {
+		if !ns.IsJob() {
+			return ns.Tool == name
+		}
+		if e, ok := m.active[ns.Job]; ok {
+			return e.j().UserID == uid
+		}
+		rec, err := ops.Load(tx, ns.Job)
+		return err == nil && rec.Job.UserID == uid
+	}}
 }
 
 // descendants are the live jobs submitted from inside id, at any depth:

@@ -45,7 +45,7 @@ func benchInstance(b *testing.B) (*store.Store, *jobmgr.Manager) {
 		}
 		tool := reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS("bench")}
 		for i := 0; i < 100; i++ {
-			if _, err := jm.Reserve(tx, reservation.Request{Op: reservation.OpNew, Count: 10}, tool); err != nil {
+			if _, err := jm.Reserve(tx, reservation.Request{Op: reservation.OpNew, Count: 10}, tool, 100); err != nil {
 				return err
 			}
 		}
@@ -79,7 +79,7 @@ func reserve(b *testing.B, st *store.Store, jm *jobmgr.Manager, req reservation.
 	var r *reservation.Reservation
 	err := st.Update(func(tx *store.Tx) error {
 		var err error
-		r, err = jm.Reserve(tx, req, reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS("bench")})
+		r, err = jm.Reserve(tx, req, reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS("bench")}, 100)
 		return err
 	})
 	if err != nil {

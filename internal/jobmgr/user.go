@@ -60,6 +60,9 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 	if !m.may(uid, j) {
 		return ErrPermission
 	}
+	if urgency > job.UrgencyGuestMax && uid != m.cfg.Owner {
+		return ErrGuestUrgency
+	}
 	if j.State&(job.Pending|job.New) == 0 {
 		return ErrUrgencyRunning
 	}

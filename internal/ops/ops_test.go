@@ -84,6 +84,8 @@ func TestSubmitAllOrNothing(t *testing.T) {
 		{"invalid jobspec", []SubmitRequest{{Jobspec: good, Urgency: 16}, {Jobspec: []byte(`{"version":1}`), Urgency: 16}}, "resources"},
 		{"bad urgency", []SubmitRequest{{Jobspec: good, Urgency: 16}, {Jobspec: good, Urgency: 32}}, "urgency value is out of range"},
 		{"unknown dependency", []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Dependencies: []string{"afterok:12345"}}), Urgency: 16}}, "unknown job id"},
+		// Flux: a guest submits with urgency 0-16; above is the owner's.
+		{"guest expedites", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 31}}, "only the instance owner may submit with urgency above 16"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -206,7 +206,7 @@ func NodeShape(inv *rset.R) (cores, gpus string) {
 // the instance owner with --as-scheduler is the scheduler; anyone else is
 // the tool tool:USER. claim is the caller's FLUXQ_JOB_ID, pid its process.
 func Identify(tx *store.Tx, jobsDir string, uid uint32, pid int, claim string, asScheduler, owner bool) (reservation.Requester, error) {
-	name := userName(uid)
+	name := UserName(uid)
 	if asScheduler {
 		if !owner {
 			return reservation.Requester{}, &reservation.Error{Status: reservation.NoPermissions, Msg: "only the instance owner may act as the scheduler"}
@@ -224,8 +224,8 @@ func Identify(tx *store.Tx, jobsDir string, uid uint32, pid int, claim string, a
 	return reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(name)}, nil
 }
 
-// userName is the login name of uid, or the number when it has none.
-func userName(uid uint32) string {
+// UserName is the login name of uid, or the number when it has none.
+func UserName(uid uint32) string {
 	if u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10)); err == nil {
 		return u.Username
 	}

@@ -26,6 +26,10 @@ type SubmitRequest struct {
 	Who *reservation.Requester
 }
 
+// ErrGuestUrgency refuses a guest's submission above the default
+// urgency (flux-core's job-ingest refuses it too).
+var ErrGuestUrgency = fmt.Errorf("permission denied: only the instance owner may submit with urgency above %d", job.UrgencyGuestMax)
+
 // Submit validates and stores new jobs, each with its submit and validate
 // events (RFC 21), and returns their ids in order. It is all or nothing:
 // one invalid request rejects the batch and nothing is stored, because the
@@ -58,6 +62,9 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	for i, req := range reqs {
 		if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 			return nil, nil, fmt.Errorf("urgency value is out of range")
+		}
+		if req.Urgency > job.UrgencyGuestMax && !req.Owner {
+			return nil, nil, ErrGuestUrgency
 		}
 		js, err := jobspec.Parse(req.Jobspec)
 		if err != nil {
@@ -180,7 +187,7 @@ func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req Submi
 	} else {
 		name, ok := names[req.UserID]
 		if !ok {
-			name = userName(req.UserID)
+			name = UserName(req.UserID)
 			names[req.UserID] = name
 		}
 		who = reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(name)}

@@ -60,6 +60,10 @@ type Request struct {
 	// seeing only later submissions, cannot know. Ignored for a tool
 	// owner and on other directives.
 	Descendants []fluid.ID
+	// Quota limits a requester who is not the instance owner (fluxq's
+	// policy, checked with ownership); nil for the owner and the
+	// scheduler.
+	Quota *Quota
 }
 
 // Change is what a request did, for the caller to act on.
@@ -147,6 +151,15 @@ func (s *State) create(req Request, who Requester, now float64) (Change, error) 
 	}
 	if req.Time < 0 || math.IsNaN(req.Time) {
 		return Change{}, reject(BadParam, "invalid time %g", req.Time)
+	}
+	if err := req.Quota.checkTarget(owner); err != nil {
+		return Change{}, err
+	}
+	if err := req.Quota.checkLife(req.Time); err != nil {
+		return Change{}, err
+	}
+	if err := s.checkNodes(req.Quota, req.asked()); err != nil {
+		return Change{}, err
 	}
 	picked, err := s.pick(req)
 	if err != nil {
@@ -250,6 +263,12 @@ func (s *State) extend(req Request, who Requester, now float64) (Change, error) 
 	}
 	if req.Time < 0 || math.IsNaN(req.Time) {
 		return Change{}, reject(BadParam, "invalid time %g", req.Time)
+	}
+	if err := req.Quota.checkExtend(r, req.Time, now); err != nil {
+		return Change{}, err
+	}
+	if err := s.checkNodes(req.Quota, req.asked()); err != nil {
+		return Change{}, err
 	}
 	var picked []int
 	if req.Count > 0 || len(req.Names) > 0 {

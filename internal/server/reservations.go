@@ -44,7 +44,7 @@ func (s *Server) reserve(ctx context.Context, who peer, req client.Request, w *w
 		return err
 	}
 	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		r, err := jm.Reserve(tx, rr, me)
+		r, err := jm.Reserve(tx, rr, me, who.uid)
 		if err != nil {
 			return nil, err
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 )
@@ -155,7 +156,7 @@ func stderr(c *cli.Context) io.Writer {
 
 // notef prints one informational line on stderr, prefixed like errors.
 func notef(c *cli.Context, format string, a ...any) {
-	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, c.Command.Name, fmt.Sprintf(format, a...))
+	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, c.Command.Name, printable.String(fmt.Sprintf(format, a...)))
 }
 
 // fmtID prints a job ID (CLI.md: F58, ASCII when asked).

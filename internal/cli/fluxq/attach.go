@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -98,8 +97,8 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 	var tails []*tail
 	if info.JobDir != "" {
 		tails = []*tail{
-			{path: filepath.Join(info.JobDir, shell.StdoutFile), w: stdout(c)},
-			{path: filepath.Join(info.JobDir, shell.StderrFile), w: stderr(c)},
+			{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
+			{dir: info.JobDir, name: shell.StderrFile, uid: info.Summary.UserID, w: stderr(c)},
 		}
 	}
 	pump := func() error {
@@ -213,17 +212,21 @@ func (j *jobEnd) code() int {
 	return 0
 }
 
-// tail copies what is appended to a file, which may not exist yet.
+// tail copies what is appended to a file of a job folder, which may not
+// exist yet. The folder of a guest's job is the guest's: the file is
+// opened as shell.OpenOutput says, so that root's fluxq never follows a
+// guest's symlink nor waits on its FIFO.
 type tail struct {
-	path string
-	w    io.Writer
-	f    *os.File
-	buf  []byte
+	dir, name string
+	uid       uint32 // the job's user
+	w         io.Writer
+	f         *os.File
+	buf       []byte
 }
 
 func (t *tail) pump() error {
 	if t.f == nil {
-		f, err := os.Open(t.path)
+		f, err := shell.OpenOutput(t.dir, t.name, t.uid)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -283,13 +286,13 @@ EXAMPLES:
 				return nil
 			}
 			for _, t := range []*tail{
-				{path: filepath.Join(info.JobDir, shell.StdoutFile), w: stdout(c)},
-				{path: filepath.Join(info.JobDir, shell.StderrFile), w: stderr(c)},
+				{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
+				{dir: info.JobDir, name: shell.StderrFile, uid: info.Summary.UserID, w: stderr(c)},
 			} {
 				err := t.pump()
 				t.close()
 				if err != nil {
-					return err
+					return fmt.Errorf("%s: %w", c.Args().First(), err)
 				}
 			}
 			return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 )
@@ -126,16 +127,18 @@ func (f *eventFormatter) write(ev eventlog.Event) error {
 	}
 	f.w.WriteString(f.stamp(ev.Timestamp))
 	f.w.WriteByte(' ')
-	f.w.WriteString(ev.Name)
+	// The text form is for terminals: a note's C1 control, which JSON
+	// leaves raw, is cleaned as in every text output.
+	f.w.WriteString(printable.String(ev.Name))
 	for _, k := range ev.ContextKeys() {
 		v, err := json.Marshal(ev.Context[k])
 		if err != nil {
 			return err
 		}
 		f.w.WriteByte(' ')
-		f.w.WriteString(k)
+		f.w.WriteString(printable.String(k))
 		f.w.WriteByte('=')
-		f.w.Write(v)
+		f.w.WriteString(printable.String(string(v)))
 	}
 	return f.w.WriteByte('\n')
 }

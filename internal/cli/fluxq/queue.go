@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
@@ -195,8 +196,10 @@ func queueArg(c *cli.Context) (string, error) {
 func queueLines(w io.Writer, set *queue.Set, names []string, line func(name string) []string) {
 	for _, n := range names {
 		for _, l := range line(n) {
+			// A stop reason is the owner's text: cleaned as every text output.
+			l = printable.String(l)
 			if set.Named() {
-				fmt.Fprintf(w, "%s: %s\n", n, l)
+				fmt.Fprintf(w, "%s: %s\n", printable.String(n), l)
 			} else {
 				fmt.Fprintln(w, l)
 			}

@@ -104,7 +104,7 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.BoolFlag{Name: flagExclusive, Aliases: []string{"x"}, Usage: "with -N, whole nodes (implied by -N without -n)", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTime, Aliases: []string{"t"}, Usage: "time limit, an `FSD`: e.g. 30s, 1.5h; a bare number means minutes", DefaultText: "the queue's default, else none"},
 		&cli.StringFlag{Name: flagQueue, Aliases: []string{"q"}, Usage: "queue `NAME`", DefaultText: "the configured default"},
-		&cli.StringFlag{Name: flagUrgency, Value: "default", Usage: "urgency `N`: 0-31, hold (0), default (16) or expedite (31)", DefaultText: "16"},
+		&cli.StringFlag{Name: flagUrgency, Value: "default", Usage: "urgency `N`: 0-31, hold (0), default (16) or expedite (31); above 16 for the instance owner only", DefaultText: "16"},
 		&cli.StringFlag{Name: flagJobName, Usage: "the job's `NAME`", DefaultText: "the command's base name"},
 		&cli.StringFlag{Name: flagCwd, Usage: "working directory `DIR`", DefaultText: "the current directory"},
 		&cli.GenericFlag{Name: flagEnv, Value: envRules{rules: &st.envRules}, Usage: "environment `RULE`: VAR=VAL, PATTERN to copy, -PATTERN to remove, ^FILE (repeatable)", DefaultText: "the submitter's whole environment"},

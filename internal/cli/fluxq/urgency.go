@@ -26,8 +26,9 @@ func (e *env) urgencyCommand() *cli.Command {
 		ArgsUsage: "ID N|hold|default|expedite",
 		Description: `Changes the urgency of a pending job, which orders it among the jobs
 waiting: N is 0-31; hold is 0 (the job waits until released), default
-16, expedite 31 (ahead of everything). Use hold to keep a job back and a
-number or default to release it. Not once resources are allocated.
+16, expedite 31 (ahead of everything); above 16 is the instance owner's
+alone, as in Flux. Use hold to keep a job back and a number or default to
+release it. Not once resources are allocated.
 
 EXAMPLES:
   # Keep a job back, then let it go

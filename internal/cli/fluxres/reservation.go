@@ -18,6 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
@@ -118,7 +119,9 @@ func createCommand(open opener) *cli.Command {
 session) or those of --nodelist, and prints the allocation ID (r1, r2,
 ...), followed by the request ID when --req-id was given. The owner is
 the calling job, or the job of --target; from outside any job, you as a
-tool. Too few free nodes exit 29 and change nothing.
+tool. Too few free nodes exit 29 and change nothing. A guest targets only
+its own jobs, within the [access] guest-reserved-nodes and
+guest-reservation-time limits of fluxq.toml(5) (else exit 23).
 
 EXAMPLES:
   # Two nodes for an hour, named by a request ID of your choice
@@ -144,7 +147,7 @@ EXAMPLES:
 			}
 			return reserve(c, open, p, func(w io.Writer, v *client.ReservationView) {
 				if v.ReqID != "" {
-					fmt.Fprintf(w, "%s %s\n", v.ID, v.ReqID)
+					fmt.Fprintf(w, "%s %s\n", v.ID, printable.String(v.ReqID))
 					return
 				}
 				fmt.Fprintln(w, v.ID)
@@ -528,7 +531,8 @@ EXAMPLES:
 // nodes and its history (RESERVATIONS.md "What a user sees").
 func printShow(w io.Writer, v client.ReservationView, now time.Time) error {
 	bw := bufio.NewWriter(w)
-	line := func(k, val string) { fmt.Fprintf(bw, "%s: %s\n", k, val) }
+	// Values such as req_id are users' text: cleaned as every text output.
+	line := func(k, val string) { fmt.Fprintf(bw, "%s: %s\n", k, printable.String(val)) }
 	line("alloc_id", v.ID)
 	if v.ReqID != "" {
 		line("req_id", v.ReqID)
@@ -551,12 +555,12 @@ func printShow(w io.Writer, v client.ReservationView, now time.Time) error {
 		if origin == "" {
 			origin = "?"
 		}
-		fmt.Fprintf(bw, "  %s (%s)\n", n, origin)
+		fmt.Fprintf(bw, "  %s (%s)\n", printable.String(n), origin)
 	}
 	line("live children", fmtIDs(v.LiveChildren))
 	fmt.Fprintln(bw, "history:")
 	for _, ev := range v.History {
-		fmt.Fprintf(bw, "  %s %s", isoTime(ev.Time), ev.Name)
+		fmt.Fprintf(bw, "  %s %s", isoTime(ev.Time), printable.String(ev.Name))
 		if err := writeDetail(bw, ev.Detail); err != nil {
 			return err
 		}
@@ -575,19 +579,19 @@ func writeDetail(w *bufio.Writer, detail map[string]any) error {
 	slices.Sort(keys)
 	for _, k := range keys {
 		w.WriteByte(' ')
-		w.WriteString(k)
+		w.WriteString(printable.String(k))
 		w.WriteByte('=')
 		switch x := detail[k].(type) {
 		case string:
-			w.WriteString(x)
+			w.WriteString(printable.String(x))
 		case []any:
-			w.WriteString(joinAny(x))
+			w.WriteString(printable.String(joinAny(x)))
 		default:
 			b, err := json.Marshal(x)
 			if err != nil {
 				return err
 			}
-			w.Write(b)
+			w.WriteString(printable.String(string(b)))
 		}
 	}
 	return nil
@@ -675,7 +679,7 @@ EXAMPLES:
 func writeWarning(w *bufio.Writer, e reservation.Warning) {
 	fmt.Fprintf(w, "%s alloc-timeout-warning alloc_id=%s", isoTime(e.Time), e.AllocID)
 	if e.ReqID != "" {
-		fmt.Fprintf(w, " req_id=%s", e.ReqID)
+		fmt.Fprintf(w, " req_id=%s", printable.String(e.ReqID))
 	}
 	fmt.Fprintf(w, " time_remaining=%d\n", e.TimeRemaining)
 }

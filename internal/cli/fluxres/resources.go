@@ -14,6 +14,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -260,7 +261,7 @@ func printStatus(w io.Writer, nodes []nodeStatus) error {
 		for _, n := range groups[k] {
 			hosts = append(hosts, n.Hostname)
 		}
-		fmt.Fprintf(w, "%10s %6d %-20s %s\n", k.state, len(groups[k]), hostlist.New(hosts...).String(), k.reason)
+		fmt.Fprintf(w, "%10s %6d %-20s %s\n", k.state, len(groups[k]), hostlist.New(hosts...).String(), printable.String(k.reason))
 	}
 	return nil
 }

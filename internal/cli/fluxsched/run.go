@@ -280,7 +280,7 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid())})
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: s.cfg.Access.GuestLimits()})
 	jm.SetQueues(s.cfg.QueueSet, s.qstates)
 
 	schedPeer, err := s.startScheduler(c.String("sched-cmd"))

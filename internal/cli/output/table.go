@@ -5,14 +5,14 @@ import (
 	"bytes"
 	"io"
 	"slices"
-	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/fluxq/fluxq/internal/cli/printable"
 )
 
 // Align is a column's alignment.
@@ -148,24 +148,11 @@ func (t Table[T]) Render(w io.Writer, rows []T, o RenderOptions) error {
 }
 
 // Cell makes s fit one table cell: control characters (which would break
-// the line or smuggle terminal escapes) become '?', and a value longer
-// than max runes (when max > 0) is cut to end in "+".
+// the line or smuggle terminal escapes) become '?', as in every text
+// output (printable.String), and a value longer than max runes (when
+// max > 0) is cut to end in "+".
 func Cell(s string, max int) string {
-	clean := true
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if !clean {
-		s = strings.Map(func(r rune) rune {
-			if unicode.IsControl(r) {
-				return '?'
-			}
-			return r
-		}, s)
-	}
+	s = printable.String(s)
 	if max > 0 && utf8.RuneCountInString(s) > max {
 		rs := []rune(s)
 		if max == 1 {

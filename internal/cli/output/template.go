@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/fsd"
 )
 
@@ -73,6 +74,9 @@ func execTemplate(w *bufio.Writer, t *template.Template, v any) error {
 	if err != nil {
 		return err
 	}
+	// The fields are users' text, printed among the template's own: no
+	// escape sequence of theirs reaches the terminal (--json keeps them).
+	fields = printable.Tree(fields)
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, fields); err != nil {
 		return fmt.Errorf("--format: %v", strings.TrimPrefix(err.Error(), "template: "))

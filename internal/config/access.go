@@ -1,0 +1,37 @@
+package config
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/reservation"
+)
+
+// checkAccess validates the [access] keys that limit guests' reservations.
+func (a *Access) checkAccess() error {
+	if a.GuestReservedNodes < 0 {
+		return fmt.Errorf("error parsing [access] config table: guest-reserved-nodes: %d is negative", a.GuestReservedNodes)
+	}
+	if a.GuestReservationTime != "" {
+		t, err := fsd.Parse(a.GuestReservationTime)
+		if err != nil {
+			return fmt.Errorf("error parsing [access] config table: guest-reservation-time: %v", err)
+		}
+		if t == 0 {
+			return fmt.Errorf("error parsing [access] config table: guest-reservation-time: 0 would forbid every reservation; set guest-reserved-nodes = 0 for that")
+		}
+	}
+	return nil
+}
+
+// GuestLimits are the reservation limits of every user but the owner:
+// no node unless guest-reserved-nodes says otherwise, and no time bound
+// unless guest-reservation-time sets one ("inf" is none).
+func (a *Access) GuestLimits() reservation.Limits {
+	l := reservation.Limits{Nodes: a.GuestReservedNodes}
+	if t, err := fsd.Parse(a.GuestReservationTime); err == nil && !math.IsInf(t, 1) {
+		l.Time = t
+	}
+	return l
+}

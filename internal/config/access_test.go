@@ -1,0 +1,41 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fluxq/fluxq/internal/reservation"
+)
+
+// [access] guest-reserved-nodes and guest-reservation-time: none and no
+// bound by default; bad values are one line naming the table and key.
+func TestGuestLimits(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		want          reservation.Limits
+		err           string
+	}{
+		{"default", "", reservation.Limits{}, ""},
+		{"set", "[access]\nguest-reserved-nodes = 4\nguest-reservation-time = \"2h\"\n", reservation.Limits{Nodes: 4, Time: 7200}, ""},
+		{"inf is no bound", "[access]\nguest-reserved-nodes = 1\nguest-reservation-time = \"inf\"\n", reservation.Limits{Nodes: 1}, ""},
+		{"negative", "[access]\nguest-reserved-nodes = -1\n", reservation.Limits{}, "error parsing [access] config table: guest-reserved-nodes: -1 is negative"},
+		{"bad time", "[access]\nguest-reservation-time = \"soon\"\n", reservation.Limits{}, "error parsing [access] config table: guest-reservation-time:"},
+		{"zero time", "[access]\nguest-reservation-time = \"0\"\n", reservation.Limits{}, "guest-reservation-time: 0 would forbid every reservation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("Load err = %v, want one line with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Access.GuestLimits(); got != tc.want {
+				t.Errorf("GuestLimits = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
