@@ -238,6 +238,9 @@ func (c *Config) check() error {
 	if err != nil {
 		return err
 	}
+	if err := set.RequireDefault(); err != nil {
+		return err
+	}
 	c.QueueSet = set
 	_, _, err = c.Policies()
 	return err

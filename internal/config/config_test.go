@@ -69,7 +69,13 @@ func TestQueueTables(t *testing.T) {
 		name, content, wantErr string
 	}{
 		{"two queues and a default", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n[queues.batch]\n[queues.debug]\n", ""},
-		{"two queues, no default", "[queues.batch]\n[queues.debug]\n", ""},
+		// RFC 33: "If more than one named queue is configured, one queue
+		// MUST be designated as the default queue".
+		{"two queues, no default", "[queues.batch]\n[queues.debug]\n",
+			"error parsing [policy.jobspec.defaults.system] config table: queue is not set: RFC 33 says one of several named queues (batch, debug) MUST be the default"},
+		{"many queues, no default", "[queues.a]\n[queues.b]\n[queues.c]\n[queues.d]\n[queues.e]\n[queues.f]\n[queues.g]\n",
+			"error parsing [policy.jobspec.defaults.system] config table: queue is not set: RFC 33 says one of several named queues (a, b, c, d, e and 2 more) MUST be the default"},
+		{"one queue, no default", "[queues.batch]\n", ""},
 		{"unknown default", "[policy.jobspec.defaults.system]\nqueue = \"nosuch\"\n[queues.batch]\n",
 			"error parsing [policy.jobspec.defaults.system] config table: default queue 'nosuch' is not configured"},
 		{"default without queues", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n",

@@ -32,7 +32,7 @@ func TestPolicies(t *testing.T) {
 		{name: "easy", toml: "[sched]\npolicy = \"easy\"\nqueue-depth = 0\n",
 			def: with(func(p *sched.QueuePolicy) { p.Kind, p.QueueDepth = sched.EASY, 0 }), queues: map[string]sched.QueuePolicy{}},
 		{name: "per queue over [sched]",
-			toml: "[sched]\npolicy = \"easy\"\nmatch-policy = \"first-fit\"\n[queues.batch.policy.scheduler]\npolicy = \"hybrid\"\nreservation-depth = 8\n[queues.debug]\n",
+			toml: "[sched]\npolicy = \"easy\"\nmatch-policy = \"first-fit\"\n[policy.jobspec.defaults.system]\nqueue = \"batch\"\n[queues.batch.policy.scheduler]\npolicy = \"hybrid\"\nreservation-depth = 8\n[queues.debug]\n",
 			def:  with(func(p *sched.QueuePolicy) { p.Kind, p.Match = sched.EASY, resource.FirstFit }),
 			queues: map[string]sched.QueuePolicy{"batch": with(func(p *sched.QueuePolicy) {
 				p.Kind, p.Match, p.ReservationDepth = sched.Hybrid, resource.FirstFit, 8
