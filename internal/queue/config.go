@@ -19,6 +19,8 @@ import (
 // Policy is a [policy] table: global, or a queue's own (RFC 33 "Policy
 // Configuration"). Pointers tell a value that is set from one that is not,
 // because a queue's value overrides the global one only where it is set.
+// A `kind` tag words a value's type where Go's says too little, for the
+// config's type errors (internal/config).
 type Policy struct {
 	Jobspec   JobspecPolicy  `toml:"jobspec" json:"jobspec,omitzero"`
 	Limits    Limits         `toml:"limits" json:"limits,omitzero"`
@@ -39,13 +41,13 @@ type JobspecDefaults struct {
 // SystemDefaults is policy.jobspec.defaults.system: values given to jobs
 // that do not set them.
 type SystemDefaults struct {
-	Duration *string `toml:"duration" json:"duration,omitempty"` // FSD
-	Queue    *string `toml:"queue" json:"queue,omitempty"`       // global policy only
+	Duration *string `toml:"duration" json:"duration,omitempty" kind:"a duration string"` // FSD
+	Queue    *string `toml:"queue" json:"queue,omitempty"`                                // global policy only
 }
 
 // Limits is policy.limits.
 type Limits struct {
-	Duration *string `toml:"duration" json:"duration,omitempty"` // FSD; "0" unlimited
+	Duration *string `toml:"duration" json:"duration,omitempty" kind:"a duration string"` // FSD; "0" unlimited
 	JobSize  JobSize `toml:"job-size" json:"job-size,omitzero"`
 }
 
