@@ -47,6 +47,10 @@ func TestPolicies(t *testing.T) {
 			wantErr: "error parsing [queues.batch.policy.scheduler] config table: policy must be a string"},
 		{name: "queue depth not a number", toml: "[queues.batch.policy.scheduler]\nqueue-depth = \"deep\"\n",
 			wantErr: "error parsing [queues.batch.policy.scheduler] config table: queue-depth must be a whole number from 0 to 2147483647"},
+		// A bad key of the global table is named there, not in the first
+		// queue that inherits it.
+		{name: "global scheduler table", toml: "[policy.scheduler]\nqueue-depth = \"x\"\n[queues.a]\n",
+			wantErr: "error parsing [policy.scheduler] config table: queue-depth must be a whole number from 0 to 2147483647"},
 		{name: "queue match policy", toml: "[queues.batch.policy.scheduler]\nmatch-policy = \"random\"\n",
 			wantErr: `error parsing [queues.batch.policy.scheduler] config table: unknown match-policy "random" (want first-fit, worst-fit or best-fit)`},
 	}
