@@ -63,8 +63,8 @@ type Sched struct {
 
 // Exec is the [exec] table.
 type Exec struct {
-	Launcher    string `toml:"launcher"`     // "local": every host's tasks run here
-	KillTimeout string `toml:"kill-timeout"` // FSD between SIGTERM and SIGKILL
+	Launcher    string `toml:"launcher"`                              // "local": every host's tasks run here
+	KillTimeout string `toml:"kill-timeout" kind:"a duration string"` // FSD between SIGTERM and SIGKILL
 }
 
 // Access is the [access] table (as Flux's).
@@ -90,9 +90,14 @@ const (
 func Load(path string) (*Config, error) {
 	cfg := &Config{}
 	if path != "" {
-		data, err := read(path)
+		data, doc, err := read(path)
 		if err != nil {
 			return nil, err
+		}
+		// Types first, in the config's words; the decoder would say them
+		// in Go's, and takes a table where an array of tables belongs.
+		if err := typeError(doc); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		dec := toml.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
@@ -106,40 +111,45 @@ func Load(path string) (*Config, error) {
 	return cfg, nil
 }
 
-// read returns one TOML document: the file, or the directory's *.toml
-// files merged after checking that no key is set twice.
-func read(path string) ([]byte, error) {
+// read returns one TOML document, as text and as parsed: the file, or the
+// directory's *.toml files merged after checking that no key is set twice.
+func read(path string) ([]byte, map[string]any, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	if !fi.IsDir() {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, nil, fmt.Errorf("config: %w", err)
 		}
-		return data, nil
+		var doc map[string]any
+		if err := toml.Unmarshal(data, &doc); err != nil {
+			return nil, nil, describe(path, err)
+		}
+		return data, doc, nil
 	}
 	files, err := filepath.Glob(filepath.Join(path, "*.toml"))
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	sort.Strings(files)
 	merged := map[string]any{}
 	for _, f := range files {
 		data, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("config: %w", err)
+			return nil, nil, fmt.Errorf("config: %w", err)
 		}
 		var doc map[string]any
 		if err := toml.Unmarshal(data, &doc); err != nil {
-			return nil, describe(f, err)
+			return nil, nil, describe(f, err)
 		}
 		if err := merge(merged, doc, ""); err != nil {
-			return nil, fmt.Errorf("config: %s: %w", f, err)
+			return nil, nil, fmt.Errorf("config: %s: %w", f, err)
 		}
 	}
-	return toml.Marshal(merged)
+	data, err := toml.Marshal(merged)
+	return data, merged, err
 }
 
 // merge adds src into dst; tables merge, arrays of tables append, and any
@@ -243,6 +253,9 @@ func (c *Config) check() error {
 	c.Support = support
 	set, err := queue.Compile(queue.Tables{Policy: c.Policy, Queues: c.Queues})
 	if err != nil {
+		return err
+	}
+	if err := set.RequireDefault(); err != nil {
 		return err
 	}
 	c.QueueSet = set

@@ -69,7 +69,13 @@ func TestQueueTables(t *testing.T) {
 		name, content, wantErr string
 	}{
 		{"two queues and a default", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n[queues.batch]\n[queues.debug]\n", ""},
-		{"two queues, no default", "[queues.batch]\n[queues.debug]\n", ""},
+		// RFC 33: "If more than one named queue is configured, one queue
+		// MUST be designated as the default queue".
+		{"two queues, no default", "[queues.batch]\n[queues.debug]\n",
+			"error parsing [policy.jobspec.defaults.system] config table: queue is not set: RFC 33 says one of several named queues (batch, debug) MUST be the default"},
+		{"many queues, no default", "[queues.a]\n[queues.b]\n[queues.c]\n[queues.d]\n[queues.e]\n[queues.f]\n[queues.g]\n",
+			"error parsing [policy.jobspec.defaults.system] config table: queue is not set: RFC 33 says one of several named queues (a, b, c, d, e and 2 more) MUST be the default"},
+		{"one queue, no default", "[queues.batch]\n", ""},
 		{"unknown default", "[policy.jobspec.defaults.system]\nqueue = \"nosuch\"\n[queues.batch]\n",
 			"error parsing [policy.jobspec.defaults.system] config table: default queue 'nosuch' is not configured"},
 		{"default without queues", "[policy.jobspec.defaults.system]\nqueue = \"batch\"\n",
@@ -86,7 +92,7 @@ func TestQueueTables(t *testing.T) {
 			"error parsing [queues.debug.policy.jobspec.defaults.system] config table: duration: "},
 		{"bad size", "[queues.debug.policy.limits]\njob-size.max.ncores = -2\n",
 			"error parsing [queues.debug.policy.limits] config table: job-size.max.ncores: size must be -1 (unlimited), or >= 0"},
-		{"size of wrong type", "[policy.limits]\njob-size.max.ncores = \"2\"\n", "[policy.limits.job-size.max.ncores]"},
+		{"size of wrong type", "[policy.limits]\njob-size.max.ncores = \"2\"\n", "q.toml: [policy.limits.job-size.max]: ncores must be an integer"},
 		{"unknown key", "[queues.debug]\nrequire = [\"x\"]\n", `[queues.debug]: unknown key "require"`},
 		{"unknown policy key", "[queues.debug.policy.limits]\nwalltime = \"1h\"\n", `[queues.debug.policy.limits]: unknown key "walltime"`},
 		{"bad requires", "[queues.debug]\nrequires = [\"a|b\"]\n", "error parsing [queues.debug] config table: requires: "},
@@ -158,7 +164,7 @@ func TestRejects(t *testing.T) {
 	}{
 		{"unknown table key", "[sched]\npolcy = \"fcfs\"\n", `[sched]: unknown key "polcy"`},
 		{"unknown top level", "[bogus]\nx = 1\n", `top level: unknown key "bogus"`},
-		{"wrong type", "[access]\nallow-guest-user = \"yes\"\n", "[access.allow-guest-user]"},
+		{"wrong type", "[access]\nallow-guest-user = \"yes\"\n", "a.toml: [access]: allow-guest-user must be a boolean (true or false)"},
 		{"bad mode", "[sched]\nmode = \"limited=0\"\n", `error parsing [sched] config table: invalid mode "limited=0"`},
 		{"bad match policy", "[sched]\nmatch-policy = \"random\"\n", `unknown match-policy "random"`},
 		{"bad kill timeout", "[exec]\nkill-timeout = \"soon\"\n", "error parsing [exec] config table: kill-timeout"},

@@ -22,6 +22,13 @@ func (c *Config) Policies() (sched.QueuePolicy, map[string]sched.QueuePolicy, er
 	if c.QueueSet == nil {
 		return def, out, nil
 	}
+	// The global table on its own first: each queue's table below is it
+	// merged with the queue's, and would take the blame for its errors.
+	if c.QueueSet.Named() && len(c.Policy.Scheduler) > 0 {
+		if _, err := queuePolicy(def, c.Policy.Scheduler); err != nil {
+			return def, nil, fmt.Errorf("error parsing [policy.scheduler] config table: %v", err)
+		}
+	}
 	for _, name := range c.QueueSet.Names() {
 		q, _ := c.QueueSet.Queue(name)
 		if len(q.Scheduler) == 0 {

@@ -32,7 +32,7 @@ func TestPolicies(t *testing.T) {
 		{name: "easy", toml: "[sched]\npolicy = \"easy\"\nqueue-depth = 0\n",
 			def: with(func(p *sched.QueuePolicy) { p.Kind, p.QueueDepth = sched.EASY, 0 }), queues: map[string]sched.QueuePolicy{}},
 		{name: "per queue over [sched]",
-			toml: "[sched]\npolicy = \"easy\"\nmatch-policy = \"first-fit\"\n[queues.batch.policy.scheduler]\npolicy = \"hybrid\"\nreservation-depth = 8\n[queues.debug]\n",
+			toml: "[sched]\npolicy = \"easy\"\nmatch-policy = \"first-fit\"\n[policy.jobspec.defaults.system]\nqueue = \"batch\"\n[queues.batch.policy.scheduler]\npolicy = \"hybrid\"\nreservation-depth = 8\n[queues.debug]\n",
 			def:  with(func(p *sched.QueuePolicy) { p.Kind, p.Match = sched.EASY, resource.FirstFit }),
 			queues: map[string]sched.QueuePolicy{"batch": with(func(p *sched.QueuePolicy) {
 				p.Kind, p.Match, p.ReservationDepth = sched.Hybrid, resource.FirstFit, 8
@@ -47,6 +47,10 @@ func TestPolicies(t *testing.T) {
 			wantErr: "error parsing [queues.batch.policy.scheduler] config table: policy must be a string"},
 		{name: "queue depth not a number", toml: "[queues.batch.policy.scheduler]\nqueue-depth = \"deep\"\n",
 			wantErr: "error parsing [queues.batch.policy.scheduler] config table: queue-depth must be a whole number from 0 to 2147483647"},
+		// A bad key of the global table is named there, not in the first
+		// queue that inherits it.
+		{name: "global scheduler table", toml: "[policy.scheduler]\nqueue-depth = \"x\"\n[queues.a]\n",
+			wantErr: "error parsing [policy.scheduler] config table: queue-depth must be a whole number from 0 to 2147483647"},
 		{name: "queue match policy", toml: "[queues.batch.policy.scheduler]\nmatch-policy = \"random\"\n",
 			wantErr: `error parsing [queues.batch.policy.scheduler] config table: unknown match-policy "random" (want first-fit, worst-fit or best-fit)`},
 	}

@@ -19,6 +19,8 @@ import (
 // Policy is a [policy] table: global, or a queue's own (RFC 33 "Policy
 // Configuration"). Pointers tell a value that is set from one that is not,
 // because a queue's value overrides the global one only where it is set.
+// A `kind` tag words a value's type where Go's says too little, for the
+// config's type errors (internal/config).
 type Policy struct {
 	Jobspec   JobspecPolicy  `toml:"jobspec" json:"jobspec,omitzero"`
 	Limits    Limits         `toml:"limits" json:"limits,omitzero"`
@@ -39,13 +41,13 @@ type JobspecDefaults struct {
 // SystemDefaults is policy.jobspec.defaults.system: values given to jobs
 // that do not set them.
 type SystemDefaults struct {
-	Duration *string `toml:"duration" json:"duration,omitempty"` // FSD
-	Queue    *string `toml:"queue" json:"queue,omitempty"`       // global policy only
+	Duration *string `toml:"duration" json:"duration,omitempty" kind:"a duration string"` // FSD
+	Queue    *string `toml:"queue" json:"queue,omitempty"`                                // global policy only
 }
 
 // Limits is policy.limits.
 type Limits struct {
-	Duration *string `toml:"duration" json:"duration,omitempty"` // FSD; "0" unlimited
+	Duration *string `toml:"duration" json:"duration,omitempty" kind:"a duration string"` // FSD; "0" unlimited
 	JobSize  JobSize `toml:"job-size" json:"job-size,omitzero"`
 }
 
@@ -217,9 +219,11 @@ func Compile(t Tables) (*Set, error) {
 		}
 		s.dflt = *d
 	}
-	// RFC 33 asks for a default whenever several queues exist; like Flux,
-	// an instance without one still starts, and a job that names no queue
-	// is refused ("no queue specified").
+	// RFC 33's default-queue rule is RequireDefault's, not Compile's: a
+	// store written before the rule was enforced keeps tables without a
+	// default, and they must still load. Such a set, or one named queue
+	// without a default, refuses a job that names no queue ("no queue
+	// specified").
 	if !s.named {
 		names = []string{""}
 	}
@@ -228,6 +232,23 @@ func Compile(t Tables) (*Set, error) {
 	}
 	s.names = names
 	return s, nil
+}
+
+// RequireDefault enforces RFC 33: "If more than one named queue is
+// configured, one queue MUST be designated as the default queue". A config
+// is checked with it; one named queue without a default is allowed.
+func (s *Set) RequireDefault() error {
+	if len(s.tables.Queues) < 2 || s.dflt != "" {
+		return nil
+	}
+	const most = 5 // names listed; a long list would hide the point
+	names := s.names
+	list := strings.Join(names, ", ")
+	if len(names) > most {
+		list = fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	}
+	return tableError("policy.jobspec.defaults.system",
+		fmt.Sprintf("queue is not set: RFC 33 says one of several named queues (%s) MUST be the default", list))
 }
 
 // parentChain follows parents from name; cyclic reports a loop.

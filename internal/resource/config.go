@@ -31,7 +31,11 @@ const invalidPropertyChars = "!&'\"^`|()"
 type configHost struct {
 	name        string
 	cores, gpus idset.Set
+	index       int32 // in the order hosts are first named: the rank
 	props       []string
+	// lastProp is the index of the last property added to props, so that
+	// a property given twice is added once.
+	lastProp int
 }
 
 // FromConfig builds the instance inventory from [[resource.config]]
@@ -42,6 +46,14 @@ type configHost struct {
 func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 	var hosts []*configHost
 	byName := map[string]*configHost{}
+	// propHosts lists, for each property (numbered by propIndex), the hosts
+	// given it (by index in hosts, repeats and all). Properties are handed to hosts once, at the
+	// end, so that the work is linear in what the config says: checking
+	// each one against the host's list as it came was quadratic (issue 13:
+	// 24 s for 1,000 hosts x 4,000 properties).
+	propIndex := map[string]int{}
+	var propNames []string
+	var propHosts [][]int32
 	for i, e := range entries {
 		where := fmt.Sprintf("resource.config[%d]", i)
 		hl, err := hostlist.Parse(e.Hosts)
@@ -62,15 +74,24 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid idset gpus=%q", where, e.GPUs)
 		}
-		for _, p := range e.Properties {
+		props := make([]int, len(e.Properties))
+		for j, p := range e.Properties {
 			if p == "" || strings.ContainsAny(p, invalidPropertyChars) {
 				return nil, fmt.Errorf("%s: invalid property %q", where, p)
 			}
+			k, ok := propIndex[p]
+			if !ok {
+				k = len(propNames)
+				propIndex[p] = k
+				propNames = append(propNames, p)
+				propHosts = append(propHosts, nil)
+			}
+			props[j] = k
 		}
 		for _, name := range hl.All() {
 			h := byName[name]
 			if h == nil {
-				h = &configHost{name: name}
+				h = &configHost{name: name, index: int32(len(hosts)), lastProp: -1}
 				byName[name] = h
 				hosts = append(hosts, h)
 			}
@@ -82,15 +103,27 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 			}
 			h.cores = h.cores.Union(cores)
 			h.gpus = h.gpus.Union(gpus)
-			for _, p := range e.Properties {
-				if !slices.Contains(h.props, p) {
-					h.props = append(h.props, p)
-				}
+			for _, k := range props {
+				propHosts[k] = append(propHosts[k], h.index)
 			}
 		}
 	}
 	if len(hosts) == 0 {
 		return nil, errors.New("resource.config: no hosts configured")
+	}
+	// In name order, so that each host's properties come out sorted.
+	order := make([]int, len(propNames))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(propNames[a], propNames[b]) })
+	for _, k := range order {
+		for _, hi := range propHosts[k] {
+			if h := hosts[hi]; h.lastProp != k {
+				h.props = append(h.props, propNames[k])
+				h.lastProp = k
+			}
+		}
 	}
 	nodes := make([]rset.Node, 0, len(hosts))
 	var empty []string
@@ -99,7 +132,6 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 			empty = append(empty, h.name)
 			continue
 		}
-		slices.Sort(h.props)
 		nodes = append(nodes, rset.Node{Rank: uint(rank), Hostname: h.name, Cores: h.cores, GPUs: h.gpus, Properties: h.props})
 	}
 	if len(empty) > 0 {

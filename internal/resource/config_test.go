@@ -59,6 +59,17 @@ func TestFromConfig(t *testing.T) {
 			want: []string{"n0 rank0 core=0-3 big gpu", "n1 rank1 core=0-3 gpu=0-1 big gpu", "n2 rank2 core=0-3"},
 		},
 		{
+			// Properties are collected per property and handed out at the
+			// end (issue 13); a host still gets each once, in name order.
+			name: "properties repeated and out of order",
+			entries: []ConfigEntry{
+				{Hosts: "n[0-2]", Cores: "0", Properties: []string{"z", "a", "z"}},
+				{Hosts: "n[2,0]", Properties: []string{"m"}},
+				{Hosts: "n0,n0", Properties: []string{"a", "b"}},
+			},
+			want: []string{"n0 rank0 core=0 a b m z", "n1 rank1 core=0 a z", "n2 rank2 core=0 a m z"},
+		},
+		{
 			name:    "gpus only is a resource",
 			entries: []ConfigEntry{{Hosts: "g0", GPUs: "0"}},
 			want:    []string{"g0 rank0 core= gpu=0"},

@@ -307,7 +307,8 @@ func (e *env) queueWait(idle bool) func(c *cli.Context) error {
 			return err
 		}
 		if idle && (counts.Waiting > 0 || !c.Bool("quiet")) {
-			fmt.Fprintf(stdout(c), "%d jobs pending\n", counts.Waiting)
+			// As flux queue idle prints it, "1 jobs" included.
+			fmt.Fprintf(stdout(c), "%d jobs\n", counts.Waiting)
 		}
 		return nil
 	}

@@ -216,8 +216,9 @@ EXAMPLES:
    come from the config, in Flux's format: [queues.NAME] with
    requires = ["property"] (the nodes it may use) or parent = "NAME" (a
    virtual queue on its parent's nodes). A job names its queue with -q;
-   without -q it goes to policy.jobspec.defaults.system.queue, and with
-   named queues but no default it is refused: "no queue specified".
+   without -q it goes to policy.jobspec.defaults.system.queue, which a
+   config with several named queues must set (RFC 33); with one named
+   queue and no default it is refused: "no queue specified".
 
 TWO SWITCHES:
    enable/disable   whether the queue takes new submissions. A disabled
