@@ -73,7 +73,7 @@ type Access struct {
 	// GuestReservedNodes and GuestReservationTime limit each guest's
 	// node reservations (access.go).
 	GuestReservedNodes   int    `toml:"guest-reserved-nodes"`
-	GuestReservationTime string `toml:"guest-reservation-time"` // FSD
+	GuestReservationTime string `toml:"guest-reservation-time" kind:"a duration string"` // FSD
 }
 
 // Defaults fluxsched uses for what a config leaves out.
