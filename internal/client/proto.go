@@ -58,6 +58,9 @@ type Response struct {
 	// Errors has one message per id of a cancel ("" when it worked).
 	Errors []string `json:"errors,omitempty"`
 	Final  bool     `json:"final,omitempty"`
+	// Started opens a stream's answer, as soon as the request arrived:
+	// the wait for it is bounded by --timeout, the stream is not.
+	Started bool `json:"started,omitempty"`
 }
 
 // Params of the methods that take more than a query.
