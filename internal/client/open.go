@@ -13,7 +13,7 @@ import (
 // Options say which instance to open.
 type Options struct {
 	StateDir string
-	Timeout  time.Duration // for a busy store or an unreachable loop
+	Timeout  time.Duration // for a busy store, or for the loop to answer
 	// JobClaim is the caller's FLUXQ_JOB_ID, if it runs inside a job;
 	// AsScheduler asks to act as the scheduler (reservations).
 	JobClaim    string
