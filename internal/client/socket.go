@@ -31,7 +31,7 @@ const maxResponse = 1 << 30
 
 // stream receives the lines of an answer before its final one. A long
 // stream (a follow, a wait) is bounded by the timeout only until its
-// first line; the others are bounded whole.
+// first line.
 type stream struct {
 	event    func(eventlog.Event) error
 	progress func(json.RawMessage) error
@@ -40,11 +40,12 @@ type stream struct {
 
 // call sends one request and reads its answer; st receives stream lines.
 // The final result is decoded into result when not nil. The timeout
-// bounds the whole call, connecting included, or a long stream's wait
-// for its first line.
+// bounds fluxsched's silence: connecting, sending and the wait for the
+// first line, then between two lines (fluxsched sends a sign of life
+// while it works); a long stream is not bounded once answered.
 func (s *socket) call(ctx context.Context, method string, params any, result any, st *stream) (*Response, error) {
 	deadline := time.Now().Add(s.timeout)
-	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler}
+	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds()}
 	var err error
 	if params != nil {
 		if req.Params, err = json.Marshal(params); err != nil {
@@ -75,7 +76,6 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 		return nil, s.noAnswer(werr, method)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
-	first := true
 	for {
 		raw, err := readLine(r)
 		if err != nil {
@@ -91,19 +91,21 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 			}
 			return nil, err
 		}
-		if first && st != nil && st.long {
-			// Answered: the stream lasts as long as it needs to.
+		// fluxsched is alive: a stream lasts as long as it needs to
+		// from here, another request has the timeout again.
+		if st != nil && st.long {
 			conn.SetDeadline(time.Time{})
-			if ctx.Err() != nil {
-				conn.SetDeadline(time.Unix(1, 0))
-			}
+		} else {
+			conn.SetDeadline(time.Now().Add(s.timeout))
 		}
-		first = false
+		if ctx.Err() != nil {
+			conn.SetDeadline(time.Unix(1, 0))
+		}
 		var resp Response
 		if err := json.Unmarshal(raw, &resp); err != nil {
 			return nil, fmt.Errorf("bad response from the instance: %w", err)
 		}
-		if resp.Started {
+		if resp.Working {
 			continue
 		}
 		if resp.Event != nil {

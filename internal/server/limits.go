@@ -44,8 +44,8 @@ const (
 	// every ordinary request fits, so a budget spent by others refuses
 	// only large requests.
 	freeRead = 16 << 10
-	// freeAfter is the size of request after which the memory it took
-	// is handed back to the system, not kept for the next one.
+	// freeAfter is the size of request after whose answer the heap it
+	// took is handed back to the system, not kept for the next one.
 	freeAfter = 4 << 20
 
 	// requestTimeout bounds the wait for a whole request line; answers
@@ -239,9 +239,7 @@ func (s *Server) takeBudget(n int, guest bool) bool {
 	return true
 }
 
-// giveBudget gives n bytes back to the budget; after a large request it
-// also hands the memory back to the system, once the requests of the
-// same second are done with theirs.
+// giveBudget gives n bytes back to the budget.
 func (s *Server) giveBudget(n int, guest bool) {
 	if n == 0 {
 		return
@@ -253,16 +251,15 @@ func (s *Server) giveBudget(n int, guest bool) {
 	if guest {
 		t.guestBuf -= int64(n)
 	}
-	if n >= freeAfter {
-		s.freeSoon()
-	}
 }
 
-// freeSoon returns the free heap to the system in a second: the
-// runtime would keep it for a long while, and a request as large as the
-// bounds allow is rare. The caller holds t.mu.
+// freeSoon returns the free heap to the system in a second, after a
+// large request was answered: the runtime would keep what decoding it
+// took for a long while, and such requests are rare.
 func (s *Server) freeSoon() {
-	t := s.t
+	t := s.tracker()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.freeing != nil {
 		return
 	}
@@ -274,48 +271,76 @@ func (s *Server) freeSoon() {
 	})
 }
 
-// readRequest reads one request line of at most limit bytes, taking what
-// it buffers beyond freeRead from the budget; the caller gives back
-// reserved (giveBudget) once it is done with the line.
-func (s *Server) readRequest(c net.Conn, guest bool) (line []byte, reserved int, err error) {
+// readChunk is how much of a request is read, and taken from the
+// budget, at a time.
+const readChunk = 64 << 10
+
+// readRequest reads one request line of at most limit bytes. A line
+// longer than a few KiB goes to memory mapped for it alone, not to the
+// heap: done unmaps it, so it goes back to the system at once, whatever
+// the runtime keeps (the race detector's shadow included). What is read
+// past freeRead is taken from the budget, a chunk at a time, before it
+// is read. The caller calls done once it is through with line, even on
+// error.
+func (s *Server) readRequest(c net.Conn, guest bool) (line []byte, done func(), err error) {
 	limit := ownerRequestMax
 	if guest {
 		limit = guestRequestMax
 	}
-	buf := make([]byte, 0, 4<<10)
+	buf := make([]byte, 4<<10)
+	var mapped []byte
+	reserved := 0
+	done = func() {
+		if mapped != nil {
+			unix.Munmap(mapped)
+			mapped = nil
+		}
+		s.giveBudget(reserved, guest)
+		reserved = 0
+	}
+	n := 0
 	for {
-		if len(buf) == cap(buf) {
-			if len(buf) > limit {
-				return nil, reserved, tooLong(guest)
+		if n == len(buf) {
+			if mapped != nil {
+				return nil, done, tooLong(guest)
 			}
 			// limit+1: one byte more than allowed tells a line too
-			// long from one that just fits.
-			size := min(2*cap(buf), limit+1)
-			if need := max(0, size-freeRead) - reserved; need > 0 {
-				if !s.takeBudget(need, guest) {
-					return nil, reserved, errBusy
-				}
-				reserved += need
+			// long from one that just fits. Pages are taken only
+			// as they are written.
+			m, err := unix.Mmap(-1, 0, limit+1, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+			if err != nil {
+				return nil, done, fmt.Errorf("no memory for the request: %w", err)
 			}
-			grown := make([]byte, len(buf), size)
-			copy(grown, buf)
-			buf = grown
+			copy(m, buf[:n])
+			mapped, buf = m, m
 		}
-		n, rerr := c.Read(buf[len(buf):cap(buf)])
-		from := len(buf)
-		buf = buf[:from+n]
-		if i := bytes.IndexByte(buf[from:], '\n'); i >= 0 {
-			if from+i+1 > limit {
-				return nil, reserved, tooLong(guest)
+		end := min(len(buf), n+readChunk)
+		if n < freeRead {
+			end = min(end, freeRead) // free, then a chunk at a time
+		}
+		if need := max(0, end-freeRead) - reserved; need > 0 {
+			if !s.takeBudget(need, guest) {
+				return nil, done, errBusy
 			}
-			return buf[:from+i+1], reserved, nil
+			reserved += need
+		}
+		k, rerr := c.Read(buf[n:end])
+		if i := bytes.IndexByte(buf[n:n+k], '\n'); i >= 0 {
+			if n+i+1 > limit {
+				return nil, done, tooLong(guest)
+			}
+			return buf[:n+i+1], done, nil
+		}
+		n += k
+		if n > limit {
+			return nil, done, tooLong(guest)
 		}
 		if rerr != nil {
 			var ne net.Error
 			if errors.As(rerr, &ne) && ne.Timeout() {
-				return nil, reserved, errIncomplete
+				return nil, done, errIncomplete
 			}
-			return nil, reserved, rerr
+			return nil, done, rerr
 		}
 	}
 }

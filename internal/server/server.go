@@ -186,21 +186,25 @@ func (s *Server) serveConn(ctx context.Context, cn *conn) {
 		timeout = s.readTimeout
 	}
 	conn.SetReadDeadline(time.Now().Add(timeout))
-	line, reserved, err := s.readRequest(conn, guest)
+	line, done, err := s.readRequest(conn, guest)
 	if err != nil {
-		s.giveBudget(reserved, guest)
+		done()
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 			w.fail(err)
 		}
 		return
 	}
 	var req client.Request
-	err = json.Unmarshal(line, &req)
-	s.giveBudget(reserved, guest)
+	err = json.Unmarshal(line, &req) // copies what it keeps
+	size := len(line)
 	line = nil
+	done()
 	if err != nil {
 		w.fail(fmt.Errorf("bad request: %w", err))
 		return
+	}
+	if size >= freeAfter {
+		defer s.freeSoon()
 	}
 	// The request has arrived: streams may wait for as long as they
 	// need from here. A caller that already gave up is not answered.
@@ -214,13 +218,15 @@ func (s *Server) serveConn(ctx context.Context, cn *conn) {
 		conn.Read(buf)
 		cancel()
 	}()
+	defer keepAlive(w, req)()
 	s.dispatch(ctx, who, req, w)
 }
 
 // writer writes response lines.
 type writer struct {
-	mu   sync.Mutex
-	conn net.Conn
+	mu    sync.Mutex
+	conn  net.Conn
+	final bool // the final line is written: nothing follows it
 }
 
 // send writes one line; a caller that does not take it within
@@ -228,6 +234,10 @@ type writer struct {
 func (w *writer) send(r client.Response) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.final {
+		return net.ErrClosed
+	}
+	w.final = r.Final
 	w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	return json.NewEncoder(w.conn).Encode(r)
 }
@@ -301,7 +311,6 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 			}
 		}
 	case client.MethodEvents, client.MethodWait:
-		started(w)
 		err = s.follow(ctx, who, req, w)
 	case client.MethodStats:
 		var st *client.Stats
@@ -331,14 +340,12 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 	case client.MethodQueueSet:
 		err = s.changeQueues(ctx, who, req, w)
 	case client.MethodQueueWait:
-		started(w)
 		err = s.waitQueues(ctx, req, w)
 	case client.MethodReserve:
 		err = s.reserve(ctx, who, req, w)
 	case client.MethodReservations:
 		err = s.reservations(req, w)
 	case client.MethodToolEvents:
-		started(w)
 		err = s.toolEvents(ctx, who, req, w)
 	case client.MethodSpareAdd, client.MethodNodeRemove:
 		err = s.spares(ctx, who, req, w)
@@ -515,9 +522,49 @@ func (s *Server) do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manage
 	})
 }
 
-// started tells a streaming caller its request arrived, before the wait
-// that may be long: its --timeout bounds the wait for this line.
-func started(w *writer) { w.send(client.Response{Started: true}) }
+// streams are the methods whose answer may take as long as a job: their
+// callers' --timeout bounds only the wait for the first line.
+var streams = map[string]bool{
+	client.MethodEvents: true, client.MethodWait: true,
+	client.MethodQueueWait: true, client.MethodToolEvents: true,
+}
+
+// keepAlive shows a caller that gave its --timeout (the request's
+// Timeout) that fluxsched is alive and at work on its request, so that
+// the caller's bound is on fluxsched's silence, not on the work: a
+// stream hears it once, at once; another request every quarter of the
+// timeout until its answer. A stopped fluxsched says nothing, and its
+// callers give up in time. Older clients, which give no timeout, would
+// take the line for an answer: they hear none.
+func keepAlive(w *writer, req client.Request) (stop func()) {
+	if req.Timeout <= 0 {
+		return func() {}
+	}
+	alive := client.Response{Working: true}
+	if streams[req.Method] {
+		w.send(alive)
+		return func() {}
+	}
+	every := time.Duration(req.Timeout * float64(time.Second) / 4)
+	t := time.NewTicker(min(max(every, 20*time.Millisecond), 2*time.Second))
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if w.send(alive) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+	}
+}
 
 // errNotYours refuses a job's jobspec, eventlog and output to anyone but
 // its owner and the instance owner, as Flux does (EPERM).

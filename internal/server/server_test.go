@@ -9,11 +9,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fluxq/fluxq/internal/client"
 )
 
 // flaky fails its first accepts as a process out of descriptors does.
@@ -209,8 +212,9 @@ func readLine(s *Server, data []byte, guest bool) ([]byte, error) {
 		b.Write(data)
 		b.Close()
 	}()
-	line, reserved, err := s.readRequest(a, guest)
-	s.giveBudget(reserved, guest)
+	line, done, err := s.readRequest(a, guest)
+	line = bytes.Clone(line)
+	done()
 	return line, err
 }
 
@@ -249,5 +253,48 @@ func TestRequestBounds(t *testing.T) {
 	s.giveBudget(guestBufferedMax, true)
 	if s.t.buffered != 0 || s.t.guestBuf != 0 {
 		t.Errorf("budget not given back: %d buffered, %d by guests", s.t.buffered, s.t.guestBuf)
+	}
+}
+
+// Issue 13: a caller's --timeout bounds fluxsched's silence, so a long
+// request is kept alive by signs of life until its answer, and a stream
+// hears one at once. A caller that gives no timeout hears none.
+func TestKeepAlive(t *testing.T) {
+	lines := func(req client.Request, wait time.Duration) []string {
+		a, b := net.Pipe()
+		defer a.Close()
+		w := &writer{conn: a}
+		got := make(chan []string)
+		go func() {
+			var ls []string
+			r := bufio.NewReader(b)
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					got <- ls
+					return
+				}
+				ls = append(ls, strings.TrimSpace(l))
+			}
+		}()
+		stop := keepAlive(w, req)
+		time.Sleep(wait)
+		stop()
+		w.send(client.Response{Final: true})
+		w.send(client.Response{Working: true}) // after the final line: dropped
+		a.Close()
+		return <-got
+	}
+	ls := lines(client.Request{Method: client.MethodSubmit, Timeout: 0.2}, 500*time.Millisecond)
+	if len(ls) < 4 || ls[0] != `{"working":true}` || ls[len(ls)-1] != `{"final":true}` {
+		t.Errorf("submit, timeout 0.2s, 0.5s of work: %q", ls)
+	}
+	ls = lines(client.Request{Method: client.MethodEvents, Timeout: 0.2}, 500*time.Millisecond)
+	if want := []string{`{"working":true}`, `{"final":true}`}; !slices.Equal(ls, want) {
+		t.Errorf("events: %q, want %q", ls, want)
+	}
+	ls = lines(client.Request{Method: client.MethodSubmit}, 200*time.Millisecond)
+	if want := []string{`{"final":true}`}; !slices.Equal(ls, want) {
+		t.Errorf("no timeout given: %q, want %q", ls, want)
 	}
 }
