@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		"fluxq":     func() { os.Exit(fluxq.Main(os.Args)) },
 		"fluxsched": func() { os.Exit(fluxsched.Main(os.Args)) },
 		"fluxres":   func() { os.Exit(fluxres.Main(os.Args)) },
+		// A misbehaving client for the guest tests (script_guest_test.go).
+		"guestprobe": func() { os.Exit(guestProbe()) },
 	})
 }
 

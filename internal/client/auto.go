@@ -87,8 +87,10 @@ func (a *auto) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eve
 		seen = 0
 		_, err := pick(ctx, a, func(s *socket) (struct{}, error) { return struct{}{}, s.Events(ctx, id, follow, skip) },
 			func(d *direct) (struct{}, error) { return struct{}{}, d.Events(ctx, id, follow, skip) })
-		// A loop that stopped or started mid-follow: carry on by the other path.
-		if follow && errors.Is(err, ErrUnavailable) && ctx.Err() == nil {
+		// A loop that stopped or started mid-follow: carry on by the
+		// other path. One that does not answer is not waited for again.
+		var silent *NoAnswerError
+		if follow && errors.Is(err, ErrUnavailable) && !errors.As(err, &silent) && ctx.Err() == nil {
 			continue
 		}
 		return err

@@ -13,7 +13,7 @@ import (
 // Options say which instance to open.
 type Options struct {
 	StateDir string
-	Timeout  time.Duration // for a busy store or an unreachable loop
+	Timeout  time.Duration // for a busy store, or for the loop to answer
 	// JobClaim is the caller's FLUXQ_JOB_ID, if it runs inside a job;
 	// AsScheduler asks to act as the scheduler (reservations).
 	JobClaim    string
@@ -37,10 +37,15 @@ func Open(ctx context.Context, o Options) (Client, error) {
 // a loop that died), so the store is the way in. Nothing was sent.
 var errNotServing = errors.New("no loop serves the socket")
 
-func dial(ctx context.Context, path string, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.DialContext(ctx, "unix", path)
-	if err != nil {
+// dial connects before deadline. A full listen backlog (EAGAIN: the
+// loop is not accepting, stopped or swamped) is tried again until then.
+func dial(ctx context.Context, path string, deadline time.Time) (net.Conn, error) {
+	for {
+		d := net.Dialer{Deadline: deadline}
+		c, err := d.DialContext(ctx, "unix", path)
+		if err == nil {
+			return c, nil
+		}
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 			return nil, errNotServing
 		}
@@ -48,7 +53,16 @@ func dial(ctx context.Context, path string, timeout time.Duration) (net.Conn, er
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, ErrUnavailable
 		}
-		return nil, err
+		if !errors.Is(err, syscall.EAGAIN) {
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrUnavailable
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
-	return c, nil
 }

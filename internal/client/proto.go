@@ -43,6 +43,9 @@ type Request struct {
 	Job string `json:"job,omitempty"`
 	// AsScheduler asks to act as the scheduler (the owner only).
 	AsScheduler bool `json:"as_scheduler,omitempty"`
+	// Timeout is the caller's --timeout in seconds: fluxsched shows it
+	// is alive (Working lines) well within it while it answers.
+	Timeout float64 `json:"timeout,omitempty"`
 }
 
 // Response is one line of an answer: an event of a stream, or the final
@@ -58,6 +61,9 @@ type Response struct {
 	// Errors has one message per id of a cancel ("" when it worked).
 	Errors []string `json:"errors,omitempty"`
 	Final  bool     `json:"final,omitempty"`
+	// Working is a sign of life, no answer: fluxsched has the request
+	// and is at work on it (sent only to callers that give a Timeout).
+	Working bool `json:"working,omitempty"`
 }
 
 // Params of the methods that take more than a query.

@@ -184,7 +184,7 @@ func (s *socket) ChangeQueues(ctx context.Context, c ops.QueueChange) (*QueueInf
 
 func (s *socket) WaitQueues(ctx context.Context, w QueueWait, progress func(QueueCounts)) (QueueCounts, error) {
 	var last QueueCounts
-	st := &stream{progress: func(raw json.RawMessage) error {
+	st := &stream{long: true, progress: func(raw json.RawMessage) error {
 		if err := json.Unmarshal(raw, &last); err != nil {
 			return err
 		}

@@ -306,7 +306,7 @@ func (s *socket) ToolEvents(ctx context.Context, follow bool, fn func(ops.ToolEv
 			return fmt.Errorf("bad response from the instance: %w", err)
 		}
 		return fn(e)
-	}}
+	}, long: follow}
 	_, err := s.call(ctx, MethodToolEvents, ToolEventsParams{Follow: follow}, nil, st)
 	return err
 }

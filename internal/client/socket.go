@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,27 +29,24 @@ type socket struct {
 // maxResponse bounds one response line (a listing of 100,000 jobs fits).
 const maxResponse = 1 << 30
 
-// stream receives the lines of an answer before its final one.
+// stream receives the lines of an answer before its final one. A long
+// stream (a follow, a wait) is bounded by the timeout only until its
+// first line.
 type stream struct {
 	event    func(eventlog.Event) error
 	progress func(json.RawMessage) error
+	long     bool
 }
 
 // call sends one request and reads its answer; st receives stream lines.
-// The final result is decoded into result when not nil.
+// The final result is decoded into result when not nil. The timeout
+// bounds fluxsched's silence: connecting, sending and the wait for the
+// first line, then between two lines (fluxsched sends a sign of life
+// while it works); a long stream is not bounded once answered.
 func (s *socket) call(ctx context.Context, method string, params any, result any, st *stream) (*Response, error) {
-	conn, err := dial(ctx, s.path, s.timeout)
-	if errors.Is(err, errNotServing) {
-		return nil, err
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-
-	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler}
+	deadline := time.Now().Add(s.timeout)
+	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds()}
+	var err error
 	if params != nil {
 		if req.Params, err = json.Marshal(params); err != nil {
 			return nil, err
@@ -57,24 +56,57 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Write(append(line, '\n')); err != nil {
+	conn, err := dial(ctx, s.path, deadline)
+	if errors.Is(err, errNotServing) || errors.Is(err, ErrUnavailable) {
+		return nil, s.noAnswer(err, "")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	// A request fluxsched refuses (too large, too many connections) is
+	// answered with why before it hangs up: read that even when the
+	// write failed.
+	_, werr := conn.Write(append(line, '\n'))
+	if werr != nil && isTimeout(werr) && ctx.Err() == nil {
+		return nil, s.noAnswer(werr, method)
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
 	for {
 		raw, err := readLine(r)
 		if err != nil {
-			if ctx.Err() != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil, ctx.Err()
-			}
-			if errors.Is(err, io.EOF) {
+			case isTimeout(err):
+				return nil, s.noAnswer(err, method)
+			case werr != nil:
+				return nil, fmt.Errorf("%w: %v", ErrUnavailable, werr)
+			case errors.Is(err, io.EOF):
 				return nil, fmt.Errorf("%w: the instance closed the connection", ErrUnavailable)
 			}
 			return nil, err
 		}
+		// fluxsched is alive: a stream lasts as long as it needs to
+		// from here, another request has the timeout again.
+		if st != nil && st.long {
+			conn.SetDeadline(time.Time{})
+		} else {
+			conn.SetDeadline(time.Now().Add(s.timeout))
+		}
+		if ctx.Err() != nil {
+			conn.SetDeadline(time.Unix(1, 0))
+		}
 		var resp Response
 		if err := json.Unmarshal(raw, &resp); err != nil {
 			return nil, fmt.Errorf("bad response from the instance: %w", err)
+		}
+		if resp.Working {
+			continue
 		}
 		if resp.Event != nil {
 			if st != nil && st.event != nil {
@@ -107,6 +139,47 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 		return &resp, nil
 	}
 }
+
+// noAnswer is the error of a call whose timeout passed: method is the
+// request sent, "" if none was.
+func (s *socket) noAnswer(err error, method string) error {
+	if !isTimeout(err) && !errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return &NoAnswerError{Timeout: s.timeout, Sent: method != "" && !readOnly[method]}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// readOnly are the methods that change nothing: giving up on them
+// leaves nothing in doubt.
+var readOnly = map[string]bool{
+	MethodJobs: true, MethodJob: true, MethodEvents: true, MethodWait: true,
+	MethodStats: true, MethodResources: true, MethodQueues: true,
+	MethodQueueWait: true, MethodReservations: true, MethodToolEvents: true,
+}
+
+// NoAnswerError: fluxsched took the connection but did not answer within
+// the timeout (stopped, or swamped). It is an ErrUnavailable (exit 69).
+type NoAnswerError struct {
+	Timeout time.Duration
+	// Sent: a request that changes something was sent, and may yet be
+	// carried out.
+	Sent bool
+}
+
+func (e *NoAnswerError) Error() string {
+	msg := "fluxsched did not answer within " + strconv.FormatFloat(e.Timeout.Seconds(), 'f', -1, 64) + "s"
+	if e.Sent {
+		msg += " (the request may still be carried out)"
+	}
+	return msg
+}
+
+func (e *NoAnswerError) Is(target error) bool { return target == ErrUnavailable }
 
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var line []byte
@@ -166,13 +239,13 @@ func (s *socket) Urgency(ctx context.Context, id fluid.ID, urgency int) error {
 }
 
 func (s *socket) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error {
-	_, err := s.call(ctx, MethodEvents, EventsParams{ID: id, Follow: follow}, nil, &stream{event: fn})
+	_, err := s.call(ctx, MethodEvents, EventsParams{ID: id, Follow: follow}, nil, &stream{event: fn, long: follow})
 	return err
 }
 
 func (s *socket) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
 	var sum ops.Summary
-	if _, err := s.call(ctx, MethodWait, IDParams{ID: id}, &sum, nil); err != nil {
+	if _, err := s.call(ctx, MethodWait, IDParams{ID: id}, &sum, &stream{long: true}); err != nil {
 		return nil, err
 	}
 	return &sum, nil

@@ -5,29 +5,28 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/store"
 )
-
-// maxRequest bounds one request line: 10,000 jobspecs of a --cc fit.
-const maxRequest = 256 << 20
 
 // Server answers the socket.
 type Server struct {
@@ -38,6 +37,10 @@ type Server struct {
 	AllowGuest bool   // [access] allow-guest-user
 	Log        *slog.Logger
 	wg         sync.WaitGroup
+	once       sync.Once
+	t          *tracker
+	// readTimeout replaces requestTimeout in tests.
+	readTimeout time.Duration
 }
 
 // Listen creates the socket, replacing a stale one, private to the owner
@@ -63,25 +66,81 @@ func Listen(path string, allowGuest bool) (net.Listener, error) {
 	return ln, nil
 }
 
-// Serve accepts connections until ctx ends, then waits for the open ones.
+// Serve accepts connections until ctx ends, then closes them: those
+// still sending their request at once, the others after shutdownGrace.
+// A failing accept (out of descriptors) is retried, never the end.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		<-ctx.Done()
 		ln.Close()
 	}()
-	defer s.wg.Wait()
+	err := s.accept(ctx, ln)
+	s.closeConns(false)
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(shutdownGrace):
+		s.closeConns(true)
+		<-done
+	}
+	return err
+}
+
+// accept runs until ctx ends. An accept that fails, as when fluxsched
+// is out of descriptors (EMFILE, ENFILE), is tried again after a pause
+// that grows to a second; a burst of failures is logged once, and once
+// more when it ends.
+func (s *Server) accept(ctx context.Context, ln net.Listener) error {
+	var failed int
+	var since time.Time
+	pause := time.Duration(0)
 	for {
-		conn, err := ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			if failed == 0 {
+				since = time.Now()
+				s.log().Error("cannot accept connections; retrying", "err", err)
+			}
+			failed++
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pause):
+			}
+			continue
+		}
+		if failed > 0 {
+			s.log().Warn("accepting connections again", "failed", failed, "for", time.Since(since).Round(time.Millisecond))
+			failed, pause = 0, 0
+		}
+		uc := c.(*net.UnixConn)
+		who, err := credentials(uc)
+		if err != nil {
+			s.log().Warn("cannot identify a caller", "err", err)
+			uc.Close()
+			continue
+		}
+		cn, why := s.admit(uc, who)
+		if cn == nil {
+			s.refuse(uc, who, why)
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.serveConn(ctx, conn.(*net.UnixConn))
+			defer s.forget(cn)
+			s.serveConn(ctx, cn)
 		}()
 	}
 }
@@ -111,40 +170,46 @@ func credentials(c *net.UnixConn) (peer, error) {
 	return peer{uid: cred.Uid, pid: cred.Pid}, nil
 }
 
-func (s *Server) serveConn(ctx context.Context, conn *net.UnixConn) {
+func (s *Server) serveConn(ctx context.Context, cn *conn) {
+	conn, who := cn.c, cn.who
 	defer conn.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := &writer{enc: json.NewEncoder(conn)}
-	who, err := credentials(conn)
-	if err != nil {
-		w.fail(fmt.Errorf("cannot identify the caller: %w", err))
-		return
-	}
+	w := &writer{conn: conn}
 	if who.uid != s.Owner && !s.AllowGuest {
 		w.fail(fmt.Errorf("permission denied: the instance belongs to uid %d", s.Owner))
 		return
 	}
-	r := bufio.NewReaderSize(conn, 64<<10)
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > maxRequest {
-			w.fail(fmt.Errorf("request longer than %d bytes", maxRequest))
-			return
+	guest := who.uid != s.Owner
+	timeout := requestTimeout
+	if s.readTimeout > 0 {
+		timeout = s.readTimeout
+	}
+	conn.SetReadDeadline(time.Now().Add(timeout))
+	line, done, err := s.readRequest(conn, guest)
+	if err != nil {
+		done()
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			w.fail(err)
 		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return
-		}
-		break
+		return
 	}
 	var req client.Request
-	if err := json.Unmarshal(line, &req); err != nil {
+	err = json.Unmarshal(line, &req) // copies what it keeps
+	size := len(line)
+	line = nil
+	done()
+	if err != nil {
 		w.fail(fmt.Errorf("bad request: %w", err))
+		return
+	}
+	if size >= freeAfter {
+		defer s.freeSoon()
+	}
+	// The request has arrived: streams may wait for as long as they
+	// need from here. A caller that already gave up is not answered.
+	conn.SetReadDeadline(time.Time{})
+	if hungUp(conn) || !s.dispatching(cn) {
 		return
 	}
 	// A client that hangs up ends its follow.
@@ -153,19 +218,28 @@ func (s *Server) serveConn(ctx context.Context, conn *net.UnixConn) {
 		conn.Read(buf)
 		cancel()
 	}()
+	defer keepAlive(w, req)()
 	s.dispatch(ctx, who, req, w)
 }
 
 // writer writes response lines.
 type writer struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu    sync.Mutex
+	conn  net.Conn
+	final bool // the final line is written: nothing follows it
 }
 
+// send writes one line; a caller that does not take it within
+// writeTimeout is given up on.
 func (w *writer) send(r client.Response) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.enc.Encode(r)
+	if w.final {
+		return net.ErrClosed
+	}
+	w.final = r.Final
+	w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return json.NewEncoder(w.conn).Encode(r)
 }
 
 func (w *writer) fail(err error) {
@@ -215,6 +289,9 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 			var info *client.JobInfo
 			err = s.Store.View(func(tx *store.Tx) error {
 				info, err = client.LoadJobInfo(tx, p.ID, s.JobsDir)
+				if err == nil {
+					err = s.mayRead(who, info.Summary.UserID)
+				}
 				return err
 			})
 			if err == nil {
@@ -226,7 +303,7 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 	case client.MethodUrgency:
 		var p client.UrgencyParams
 		if p, err = decode[client.UrgencyParams](req); err == nil {
-			_, err = s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+			_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 				return nil, jm.Urgency(tx, p.ID, who.uid, p.Urgency)
 			})
 			if err == nil {
@@ -234,7 +311,7 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 			}
 		}
 	case client.MethodEvents, client.MethodWait:
-		err = s.follow(ctx, req, w)
+		err = s.follow(ctx, who, req, w)
 	case client.MethodStats:
 		var st *client.Stats
 		err = s.Store.View(func(tx *store.Tx) error {
@@ -300,7 +377,7 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 			reqs[i].Who = &me
 		}
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err
@@ -320,7 +397,7 @@ func (s *Server) cancel(ctx context.Context, who peer, req client.Request, w *wr
 		return err
 	}
 	msgs := make([]string, len(p.IDs))
-	_, err = s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		for i, id := range p.IDs {
 			if err := jm.Cancel(tx, id, who.uid, p.Note); err != nil {
 				msgs[i] = err.Error()
@@ -342,7 +419,7 @@ func (s *Server) drain(ctx context.Context, who peer, req client.Request, w *wri
 	if err != nil {
 		return err
 	}
-	_, err = s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		var err error
 		if req.Method == client.MethodDrain {
 			_, err = ops.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())
@@ -368,8 +445,18 @@ func (s *Server) drain(ctx context.Context, who peer, req client.Request, w *wri
 
 // follow streams a job's events (events, with follow) or waits for its
 // end (wait), reading the store after every turn that posted events.
-func (s *Server) follow(ctx context.Context, req client.Request, w *writer) error {
+func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *writer) error {
 	p, err := decode[client.EventsParams](req)
+	if err != nil {
+		return err
+	}
+	err = s.Store.View(func(tx *store.Tx) error {
+		owner, err := jobOwner(tx, p.ID)
+		if err == nil {
+			err = s.mayRead(who, owner)
+		}
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -423,13 +510,96 @@ func (s *Server) follow(ctx context.Context, req client.Request, w *writer) erro
 	return nil
 }
 
+// do runs op in the loop, unless the caller hung up before its turn
+// came: a request its client gave up on (--timeout) is not carried out
+// behind its back.
+func (s *Server) do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manager) (any, error)) (any, error) {
+	return s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return op(tx, jm)
+	})
+}
+
+// streams are the methods whose answer may take as long as a job: their
+// callers' --timeout bounds only the wait for the first line.
+var streams = map[string]bool{
+	client.MethodEvents: true, client.MethodWait: true,
+	client.MethodQueueWait: true, client.MethodToolEvents: true,
+}
+
+// keepAlive shows a caller that gave its --timeout (the request's
+// Timeout) that fluxsched is alive and at work on its request, so that
+// the caller's bound is on fluxsched's silence, not on the work: a
+// stream hears it once, at once; another request every quarter of the
+// timeout until its answer. A stopped fluxsched says nothing, and its
+// callers give up in time. Older clients, which give no timeout, would
+// take the line for an answer: they hear none.
+func keepAlive(w *writer, req client.Request) (stop func()) {
+	if req.Timeout <= 0 {
+		return func() {}
+	}
+	alive := client.Response{Working: true}
+	if streams[req.Method] {
+		w.send(alive)
+		return func() {}
+	}
+	every := time.Duration(req.Timeout * float64(time.Second) / 4)
+	t := time.NewTicker(min(max(every, 20*time.Millisecond), 2*time.Second))
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if w.send(alive) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		t.Stop()
+		close(done)
+	}
+}
+
+// errNotYours refuses a job's jobspec, eventlog and output to anyone but
+// its owner and the instance owner, as Flux does (EPERM).
+var errNotYours = errors.New("permission denied: only the job's owner and the instance owner may read it")
+
+// mayRead says whether who may read the whole of a job of owner.
+func (s *Server) mayRead(who peer, owner uint32) error {
+	if who.uid == s.Owner || who.uid == owner {
+		return nil
+	}
+	return errNotYours
+}
+
+// jobOwner is the uid of a job's submitter, from its summary.
+func jobOwner(tx *store.Tx, id fluid.ID) (uint32, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return 0, ops.ErrUnknownJob
+	}
+	var sum struct {
+		UserID uint32 `json:"userid"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		return 0, err
+	}
+	return sum.UserID, nil
+}
+
 // SocketPath is the socket of a state directory.
 func SocketPath(stateDir string) string { return filepath.Join(stateDir, client.SocketFile) }
 
 // queues reads the queues with the job manager's counts, which know the
 // alloc requests outstanding.
 func (s *Server) queues(ctx context.Context) (*client.QueueInfo, error) {
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		qi, err := client.LoadQueues(tx)
 		if err != nil {
 			return nil, err
@@ -457,7 +627,7 @@ func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request,
 	if err != nil {
 		return err
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		names, set, states, err := ops.ChangeQueues(tx, c)
 		if err != nil {
 			return nil, err
@@ -497,7 +667,7 @@ func (s *Server) waitQueues(ctx context.Context, req client.Request, w *writer) 
 	var last *client.QueueCounts
 	for {
 		changed := s.Loop.Changed()
-		v, err := s.Loop.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
+		v, err := s.do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
 			return jm.Counts(names), nil
 		})
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/cli/printable"
+	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/version"
 )
@@ -56,6 +57,11 @@ func Code(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	// A busy store, or a fluxsched that does not answer, within
+	// --timeout (CLI.md).
+	if errors.Is(err, client.ErrUnavailable) {
+		return Unavailable
 	}
 	// Reservation requests exit with their PMIx status (CLI.md).
 	var re *reservation.Error

@@ -30,7 +30,7 @@ func Flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: FlagStateDir, Usage: "the instance's state `DIR`", EnvVars: []string{"FLUXQ_STATE_DIR"}, DefaultText: "$XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq"},
 		&cli.StringFlag{Name: FlagColor, Value: "auto", Usage: "colour output: auto, always or never"},
-		&cli.StringFlag{Name: FlagTimeout, Value: "10s", Usage: "how long to wait for a busy store or an unreachable instance (FSD)"},
+		&cli.StringFlag{Name: FlagTimeout, Value: "10s", Usage: "how long to wait for a busy store, or for fluxsched to answer (FSD)"},
 	}
 }
 
