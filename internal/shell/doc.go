@@ -22,6 +22,9 @@
 //	            parent is, and no reused pid can fake it.
 //	shell.pid   the shell's pid, which is also its process group and
 //	            session id; the shell writes it before starting a task.
+//	.reserve    room the shell holds from its start, and frees just before
+//	            it writes exception and status, so that those are written
+//	            even on a filesystem that filled up meanwhile.
 //	shell.log   the shell's own messages from before the job's stderr is
 //	            open (created only then: the shell's standard streams are
 //	            /dev/null); afterwards its messages, and anything the Go

@@ -101,6 +101,7 @@ func Main(args []string) int {
 	if err := WritePID(dir, os.Getpid()); err != nil {
 		fmt.Fprintf(sh.log, "%s: %v\n", Name, err)
 	}
+	reserve(dir)
 
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, caught...)
@@ -113,6 +114,7 @@ func Main(args []string) int {
 	}()
 
 	status, exc := sh.run()
+	unreserve(dir)
 	if exc != nil {
 		if err := writeException(dir, exc); err != nil {
 			fmt.Fprintf(sh.log, "%s: %v\n", Name, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,6 +23,10 @@ const (
 	Failed      = 1  // the request failed: rejected job, unknown id, timeout
 	Usage       = 2  // bad flag or argument
 	Unavailable = 69 // store busy or instance unreachable (sysexits EX_UNAVAILABLE)
+	// IOError: the state directory's filesystem is full (or over quota),
+	// so nothing could be written; trying again once space is freed may
+	// work (sysexits EX_IOERR).
+	IOError = 74
 )
 
 // Error carries an explicit exit status with its message.
@@ -55,6 +60,9 @@ func Code(err error) int {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return IOError
 	}
 	// Reservation requests exit with their PMIx status (CLI.md).
 	var re *reservation.Error
