@@ -39,6 +39,14 @@
 //	            wait statuses (RFC 32 "finish"). Written last, atomically
 //	            and durably (temp file, fsync, rename, fsync of the folder).
 //
+// Tasks write their output into pipes, one per output file, which the
+// shell copies into the files, as flux-shell does; so a write that fails
+// (a full filesystem, a quota) is the shell's to report: the job ends with
+// a fatal "exec" exception, "error writing output file: write PATH: no
+// space left on device", and keeps its tasks' wait status. Once every task
+// has ended, output still coming from processes they left behind is
+// waited for half a second at most.
+//
 // Output paths come from attributes.system.shell.options.output.stdout.path
 // and .stderr.path (flux submit --output/--error); stderr follows stdout's
 // path when only stdout has one, and output.mode "append" appends instead of
