@@ -183,8 +183,8 @@ type task struct {
 	// outPipe and errPipe are what the task writes into: pipes the shell
 	// copies into stdout and stderr (see copiers).
 	outPipe, errPipe *os.File
-	cpus           *unix.CPUSet // nil: not bound
-	pid            int          // once started
+	cpus             *unix.CPUSet // nil: not bound
+	pid              int          // once started
 }
 
 // logf writes one message in flux-shell's form: "NAME[N]: LEVEL: message".
