@@ -166,3 +166,96 @@ func TestRestoreUndoesTurn(t *testing.T) {
 	h.succeed(a)
 	h.expectStart(a, false)
 }
+
+// retryDo runs a request until a turn commits it, as a user would after
+// a no-space error.
+func retryDo(t *testing.T, h *harness, op func(*store.Tx, *jobmgr.Manager) (any, error)) any {
+	t.Helper()
+	for range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		v, err := h.l.Do(ctx, op)
+		cancel()
+		if err == nil {
+			return v
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("no turn committed in 100 tries")
+	return nil
+}
+
+func retrySubmit(t *testing.T, h *harness, deps ...jobspec.Dependency) fluid.ID {
+	t.Helper()
+	js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js.Attributes.System.Dependencies = deps
+	b, _ := js.MarshalJSON()
+	return retryDo(t, h, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		ids, recs, err := ops.Submit(tx, time.Now(), []ops.SubmitRequest{{Jobspec: b, UserID: 100, Urgency: 16}}, nil)
+		if err != nil {
+			return nil, err
+		}
+		return ids[0], jm.Submitted(tx, recs)
+	}).(fluid.ID)
+}
+
+// Every turn's first commit fails: each is restored (and checked against
+// a full copy of the manager: jobmgr.VerifyRestore) and done again, and
+// two jobs, one depending on the other, still go their whole way, every
+// event once, every message to a peer once.
+func TestEveryTurnFailsOnce(t *testing.T) {
+	jobmgr.VerifyRestore(true)
+	defer jobmgr.VerifyRestore(false)
+	var flaky atomic.Bool
+	var n atomic.Int64
+	var full atomic.Bool
+	h := newFullHarness(t, &full)
+	// Fail every other commit, from the first one a turn tries.
+	st, err := store.Open(h.path+"2", store.Options{Timeout: 10 * time.Second, FailCommit: func() error {
+		if flaky.Load() && n.Add(1)%2 == 1 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.st.Close()
+	h.st, h.path = st, h.path+"2"
+	h.start()
+	h.do(func(*store.Tx, *jobmgr.Manager) (any, error) { return nil, nil }) // loaded
+	flaky.Store(true)
+	a := retrySubmit(t, h)
+	b := retrySubmit(t, h, jobspec.Dependency{Scheme: "afterok", Value: a.String()})
+	h.handshake(schedproto.Ready{Mode: schedproto.ModeUnlimited})
+	h.execHello()
+	h.expectAlloc(a)
+	h.succeed(a)
+	h.expectStart(a, false)
+	h.execRespond(a, execproto.TypeStart, nil)
+	h.finishJob(a, 0)
+	h.expectFree(a)
+	h.expectAlloc(b)
+	h.sched.respond(schedproto.TopicAlloc, schedproto.AllocResponse{ID: b, Type: schedproto.Deny, Note: "no"})
+	all := []string{"submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean"}
+	deadline := time.Now().Add(30 * time.Second)
+	for !cmp.Equal(stored(t, h, a), all) || len(stored(t, h, b)) < 8 {
+		if time.Now().After(deadline) {
+			t.Fatalf("eventlogs: %v; %v", stored(t, h, a), stored(t, h, b))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, want := stored(t, h, b), []string{"submit", "validate", "dependency-add", "dependency-remove", "depend", "priority", "exception", "clean"}; !cmp.Equal(got, want) {
+		t.Errorf("eventlog of the dependent job (-want +got):\n%s", cmp.Diff(want, got))
+	}
+	if n.Load() < 20 {
+		t.Errorf("only %d commits were tried", n.Load())
+	}
+	flaky.Store(false)
+	h.sched.quiet(h)
+	h.exec.quiet(h)
+}
