@@ -242,17 +242,30 @@ func (s *Store) Update(fn func(*Tx) error) error {
 		if fnErr = fn(&Tx{tx: tx}); fnErr != nil {
 			return fnErr
 		}
+		if stats := tx.Stats(); stats.GetNodeCount() == 0 {
+			// bbolt materializes a node for every write and for no
+			// read: nothing was written, so there is nothing to commit,
+			// and a turn that only reads needs neither the disk nor
+			// room on it.
+			return errNothingWritten
+		}
 		if s.failCommit != nil {
 			// As a failed write would: bbolt rolls the transaction back.
 			return s.failCommit()
 		}
 		return nil
 	})
+	if err == errNothingWritten {
+		return nil
+	}
 	if err != nil && fnErr == nil {
 		return writeError(s.Path(), err)
 	}
 	return err
 }
+
+// errNothingWritten rolls back an Update that wrote nothing.
+var errNothingWritten = errors.New("nothing written")
 
 // View runs fn in a read-only transaction: a consistent snapshot.
 func (s *Store) View(fn func(*Tx) error) error {

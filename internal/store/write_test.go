@@ -102,3 +102,38 @@ func TestFailCommit(t *testing.T) {
 		t.Errorf("operation error = %v, want it unchanged", err)
 	}
 }
+
+// An Update that only reads commits nothing, so it works on a full
+// filesystem; one that writes anything commits.
+func TestReadOnlyUpdateNeedsNoDisk(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fluxq.db")
+	commits := 0
+	s, err := Open(path, Options{Timeout: time.Second, FailCommit: func() error {
+		commits++
+		return syscall.ENOSPC
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	err = s.Update(func(tx *Tx) error {
+		tx.HasJob(1)
+		tx.Queue("")
+		_ = tx.ForEachJob(0, func(uint64, func(string) []byte) (bool, error) { return true, nil })
+		return nil
+	})
+	if err != nil || commits != 0 {
+		t.Errorf("read-only update: err %v after %d commits, want nil after none", err, commits)
+	}
+	for name, write := range map[string]func(tx *Tx) error{
+		"job":        func(tx *Tx) error { return tx.CreateJob(1, nil) },
+		"sequence":   func(tx *Tx) error { _, err := tx.AppendToolEvent("u", []byte("{}")); return err },
+		"last jobid": func(tx *Tx) error { return tx.SetLastJobID(7) },
+		"drain":      func(tx *Tx) error { return tx.PutDrain(3, []byte("{}")) },
+	} {
+		commits = 0
+		if err := s.Update(write); !errors.Is(err, syscall.ENOSPC) || commits != 1 {
+			t.Errorf("%s: err %v after %d commits, want ENOSPC after one", name, err, commits)
+		}
+	}
+}
