@@ -4,7 +4,8 @@
 // A turn handles every input that is waiting (up to a bound) inside one
 // store transaction, commits it once, and only then sends what the turn
 // produced: so 1,000 events cost one fsync, and no peer ever hears of a
-// step that a crash could still undo.
+// step that a crash could still undo. A turn whose commit fails (a full
+// filesystem) is refused whole and the loop goes on: see turn.
 package loop
 
 import (
