@@ -17,9 +17,10 @@ import (
 // them.
 const ReserveFile = ".reserve"
 
-// reserveSize is far more than an exception and a status need, whatever
-// the filesystem's block size.
-const reserveSize = 64 << 10
+// reserveSize holds an exception and a status, with room to spare, on
+// filesystems of blocks (or pages) up to 8 KiB; it is small because every
+// running job keeps one.
+const reserveSize = 16 << 10
 
 // reserve allocates the reserve file, best effort: a filesystem already
 // full at the start gives nothing to keep.
