@@ -44,6 +44,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exits":  cmdExits,
 			"asuser": cmdAsUser,
+			"tmpfs":  cmdTmpfs,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {

@@ -58,6 +58,10 @@ type Response struct {
 	Error    string          `json:"error,omitempty"`
 	// Status is the PMIx status of a rejected reservation request.
 	Status int `json:"status,omitempty"`
+	// Errno is the system error behind Error (ENOSPC: the instance's
+	// store or job folders are on a full filesystem), so that the
+	// caller's error still says what it is.
+	Errno int `json:"errno,omitempty"`
 	// Errors has one message per id of a cancel ("" when it worked).
 	Errors []string `json:"errors,omitempty"`
 	Final  bool     `json:"final,omitempty"`

@@ -129,7 +129,7 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 				msg := strings.TrimPrefix(resp.Error, reservation.Status(resp.Status).String()+": ")
 				return &resp, &reservation.Error{Status: reservation.Status(resp.Status), Msg: msg}
 			}
-			return &resp, errors.New(resp.Error)
+			return &resp, remoteError(resp.Error, resp.Errno)
 		}
 		if result != nil && len(resp.Result) > 0 {
 			if err := json.Unmarshal(resp.Result, result); err != nil {

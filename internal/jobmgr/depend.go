@@ -28,6 +28,7 @@ func (m *Manager) resolve(tx *store.Tx, e *entry) (progressed bool, err error) {
 			}
 		} else {
 			if !slices.Contains(m.waiters[d.Target], e.id()) {
+				m.touchWaiters(d.Target)
 				m.waiters[d.Target] = append(m.waiters[d.Target], e.id())
 			}
 			var why string

@@ -40,6 +40,7 @@ func (m *Manager) ExecDisconnected() {
 	m.exec.up = false
 	for _, e := range m.active {
 		if e.startPending {
+			m.touch(e)
 			e.startPending, e.reattach, e.notified = false, true, false
 		}
 	}
@@ -114,6 +115,7 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		if err := m.post(tx, e, "exception", ctx); err != nil {
 			return err
 		}
+		m.touch(e)
 		e.notified = true // the exec service raised it: it knows
 		return m.advance(tx, e)
 	case *execproto.Finish:
@@ -133,6 +135,7 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		}
 		if d.Final {
 			// RFC 32: the final release ends the stream.
+			m.touch(e)
 			e.startPending, e.released = false, true
 			return m.advance(tx, e)
 		}

@@ -81,6 +81,9 @@ type Manager struct {
 
 	inv *rset.R            // the scheduler's inventory; grows as spares are added
 	res *reservation.State // nodes and reservations
+
+	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
+	turn uint64      // turns saved so far
 }
 
 // entry is an active job and its conversation state.
@@ -94,6 +97,8 @@ type entry struct {
 	released     bool // the exec service's final release arrived
 	notified     bool // the exec service was told of the fatal exception
 	strayR       bool // resources arrived after the job stopped wanting them
+
+	saved uint64 // the turn that last copied it into a Checkpoint
 }
 
 func (e *entry) id() fluid.ID      { return e.rec.Job.ID }
@@ -194,7 +199,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
 	for _, rec := range recs {
 		e := &entry{rec: rec}
-		m.active[rec.Job.ID] = e
+		m.activate(e)
 		if err := m.advance(tx, e); err != nil {
 			return err
 		}
@@ -206,6 +211,7 @@ func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
 func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
 
 func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
+	m.touch(e)
 	if err := ops.Post(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx}); err != nil {
 		return err
 	}
@@ -220,6 +226,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 			}
 		}
 		if name == "clean" {
+			m.touchWaiters(e.id())
 			delete(m.waiters, e.id())
 		}
 	}
@@ -272,6 +279,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	if e.allocPending {
 		if !e.cancelSent && m.sched.phase == schedReady {
 			m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
+			m.touch(e)
 			e.cancelSent = true
 		}
 		return false, nil
@@ -279,6 +287,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	if e.shellMayRun() {
 		if e.startPending && !e.notified && j.Exception.Fatal() {
 			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
+			m.touch(e)
 			e.notified = true
 		}
 		return false, nil
@@ -286,6 +295,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	if j.Allocated || e.strayR {
 		if !e.freePending && m.sched.phase == schedReady {
 			m.sendSched(schedproto.TopicFree, schedproto.JobID{ID: e.id()})
+			m.touch(e)
 			e.freePending = true
 		}
 		return false, nil
@@ -293,6 +303,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	if err := m.post(tx, e, "clean", nil); err != nil {
 		return false, err
 	}
+	m.touch(e) // Restore brings it back
 	delete(m.active, e.id())
 	return true, m.jobEnded(tx, e.id())
 }
@@ -305,6 +316,7 @@ func (m *Manager) start(e *entry) error {
 	j := e.j()
 	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach, R: e.rec.RawR}
 	m.sendExec(execproto.MethodStart, req)
+	m.touch(e)
 	e.startPending = true
 	return nil
 }
@@ -368,6 +380,7 @@ func (m *Manager) Schedule() {
 		waiting = waiting[1:]
 		j := e.j()
 		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: e.rec.Raw})
+		m.touch(e)
 		e.allocPending, e.cancelSent = true, false
 		m.sched.outstanding++
 	}
@@ -389,6 +402,7 @@ func (m *Manager) Schedule() {
 			break
 		}
 		m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: outstanding[i].id()})
+		m.touch(outstanding[i])
 		outstanding[i].cancelSent = true
 	}
 }

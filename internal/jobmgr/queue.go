@@ -36,6 +36,7 @@ func (m *Manager) SetQueues(set *queue.Set, states map[string]queue.State) {
 	for _, e := range m.sortedActive() {
 		if e.allocPending && !e.cancelSent && !m.scheduling(queueOf(e)) {
 			m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
+			m.touch(e)
 			e.cancelSent = true
 		}
 	}

@@ -50,6 +50,9 @@ func (m *Manager) SchedMessage(tx *store.Tx, msg wire.Message) error {
 func (m *Manager) SchedDisconnected() {
 	m.sched = schedLink{}
 	for _, e := range m.active {
+		if e.allocPending || e.cancelSent || e.freePending {
+			m.touch(e)
+		}
 		e.allocPending, e.cancelSent, e.freePending = false, false, false
 	}
 	m.dirty = true
@@ -92,6 +95,9 @@ func (m *Manager) SetDown(down idset.Set) {
 func (m *Manager) hello() {
 	m.sched.phase, m.sched.outstanding = schedHello, 0
 	for _, e := range m.sortedActive() {
+		if e.allocPending || e.cancelSent || e.freePending {
+			m.touch(e)
+		}
 		e.allocPending, e.cancelSent, e.freePending = false, false, false
 		j := e.j()
 		if j.Allocated || e.strayR {
@@ -149,6 +155,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		// The request is done: its place may go to a waiting job.
 		m.dirty = true
 	}
+	m.touch(e)
 	switch r.Type {
 	case schedproto.Annotate:
 		return nil
@@ -210,6 +217,7 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 	if !ok || !e.freePending {
 		return errorf(msg.Topic, "response for job %s, which has no free request outstanding", r.ID)
 	}
+	m.touch(e)
 	e.freePending = false
 	if e.strayR {
 		e.strayR = false
@@ -226,6 +234,7 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &update); err != nil {
 		return err
 	}
+	m.touch(e)
 	e.rec.Annotations = Merge(e.rec.Annotations, update)
 	return ops.SaveSummary(tx, e.rec)
 }

@@ -84,6 +84,7 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 		if p == job.PriorityMin {
 			if !e.cancelSent {
 				m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: id})
+				m.touch(e)
 				e.cancelSent = true
 			}
 		} else {

@@ -4,7 +4,8 @@
 // A turn handles every input that is waiting (up to a bound) inside one
 // store transaction, commits it once, and only then sends what the turn
 // produced: so 1,000 events cost one fsync, and no peer ever hears of a
-// step that a crash could still undo.
+// step that a crash could still undo. A turn whose commit fails (a full
+// filesystem) is refused whole and the loop goes on: see turn.
 package loop
 
 import (
@@ -53,6 +54,11 @@ type Loop struct {
 	mu       sync.Mutex
 	changed  chan struct{}              // closed when a turn posts events
 	jobWatch map[fluid.ID]chan struct{} // closed when that job gets events
+
+	// What a turn whose commit failed leaves behind (see turn).
+	saved   jobmgr.Checkpoint
+	pending []input // peer inputs not yet committed, handled first next turn
+	failing error   // the last commit failure, nil once a turn commits
 }
 
 type source int
@@ -134,8 +140,20 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	rearm()
+	// While a commit keeps failing, the inputs it could not keep are
+	// tried again now and then, as well as with every new input.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	retryPause := retryMin
 	for {
-		var batch []input
+		var retryC <-chan time.Time
+		if len(l.pending) > 0 {
+			retry.Reset(retryPause)
+			retryC = retry.C
+		}
+		batch := l.pending
+		l.pending = nil
 		var reqs []Request
 		select {
 		case <-ctx.Done():
@@ -146,7 +164,9 @@ func (l *Loop) Run(ctx context.Context) error {
 			reqs = append(reqs, r)
 		case <-timerC:
 			batch = append(batch, input{src: fromTimer})
+		case <-retryC:
 		}
+		retry.Stop()
 	drain:
 		for len(batch)+len(reqs) < MaxBatch {
 			select {
@@ -161,9 +181,20 @@ func (l *Loop) Run(ctx context.Context) error {
 		if err := l.turn(batch, reqs); err != nil {
 			return err
 		}
+		if l.failing != nil {
+			retryPause = min(2*retryPause, retryMax)
+		} else {
+			retryPause = retryMin
+		}
 		rearm()
 	}
 }
+
+// Bounds of the pause before a turn whose commit failed is tried again.
+const (
+	retryMin = 250 * time.Millisecond
+	retryMax = 5 * time.Second
+)
 
 // read feeds a peer's messages to the loop until the loop ends. When the
 // connection ends, the job manager hears of it (and suspends the peer),
@@ -223,11 +254,73 @@ func (s source) String() string {
 // turn handles a batch in one transaction and commits it once. Requests
 // operations must check everything before they write (as internal/ops
 // and the job manager's user methods do), so a refused request leaves
-// nothing behind and the rest of the turn still commits. A failed commit
-// leaves the job manager's memory ahead of the store, so it ends the
-// loop: a restart reloads from the store, which is the truth, and nothing
-// uncommitted was ever acknowledged or sent.
+// nothing behind and the rest of the turn still commits.
+//
+// A commit can fail: the store's filesystem is full, or cannot be
+// written. Then the turn is refused as a whole: the store kept nothing of
+// it, and the job manager's memory is put back as it was before the turn
+// (jobmgr.Checkpoint), so nothing is half applied and nothing is sent.
+// The requests are answered with the store's error; the messages from the
+// scheduler and the exec service are kept, in order, and handled again at
+// the next turn, until one commits: none is lost, none is applied twice.
+// While commits fail, requests get a turn of their own, so that those
+// needing no write (counts, waits) are still answered. Only a failure to
+// put memory back ends the loop.
 func (l *Loop) turn(batch []input, reqs []Request) error {
+	if l.failing != nil && len(batch) > 0 && len(reqs) > 0 {
+		if err := l.attempt(nil, reqs, true); err != nil {
+			return err
+		}
+		return l.attempt(batch, nil, false)
+	}
+	return l.attempt(batch, reqs, false)
+}
+
+// attempt runs one turn; held says that peer inputs still wait beside it.
+func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
+	results, err := l.try(batch, reqs)
+	if err == nil {
+		if l.failing != nil && !held {
+			l.log.Warn("the store can be written again")
+			l.failing = nil
+		}
+		for i, r := range reqs {
+			if r.Reply != nil {
+				r.Reply <- results[i]
+			}
+		}
+		l.flush()
+		return nil
+	}
+	var werr *store.WriteError
+	if !errors.As(err, &werr) {
+		return fmt.Errorf("committing a turn: %w", err)
+	}
+	if err := l.st.View(func(tx *store.Tx) error { return l.jm.Restore(tx, &l.saved) }); err != nil {
+		return fmt.Errorf("restoring the job manager after a failed commit: %w", err)
+	}
+	if l.failing == nil || l.failing.Error() != err.Error() {
+		l.log.Error("cannot commit: refusing work until the store can be written", "err", err)
+	}
+	l.failing = err
+	l.pending = append(l.pending, batch...)
+	for i, r := range reqs {
+		if r.Reply == nil {
+			continue
+		}
+		// Its own refusal is the better answer; else the store's.
+		if results[i].Err == nil {
+			results[i].Err = err
+		}
+		r.Reply <- Result{Err: results[i].Err}
+	}
+	return nil
+}
+
+// try runs a turn in one transaction, first saving the job manager's
+// memory so that a failed commit can be undone.
+func (l *Loop) try(batch []input, reqs []Request) ([]Result, error) {
+	l.jm.Save(&l.saved)
 	results := make([]Result, len(reqs))
 	err := l.st.Update(func(tx *store.Tx) error {
 		for _, in := range batch {
@@ -240,16 +333,7 @@ func (l *Loop) turn(batch []input, reqs []Request) error {
 		l.jm.Schedule()
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("committing a turn: %w", err)
-	}
-	for i, r := range reqs {
-		if r.Reply != nil {
-			r.Reply <- results[i]
-		}
-	}
-	l.flush()
-	return nil
+	return results, err
 }
 
 func (l *Loop) handle(tx *store.Tx, in input) {

@@ -243,7 +243,7 @@ func (w *writer) send(r client.Response) error {
 }
 
 func (w *writer) fail(err error) {
-	w.send(client.Response{Error: err.Error(), Status: statusOf(err), Final: true})
+	w.send(client.Response{Error: err.Error(), Status: statusOf(err), Errno: client.Errno(err), Final: true})
 }
 
 func (w *writer) result(v any) {

@@ -22,6 +22,9 @@
 //	            parent is, and no reused pid can fake it.
 //	shell.pid   the shell's pid, which is also its process group and
 //	            session id; the shell writes it before starting a task.
+//	.reserve    room the shell holds from its start, and frees just before
+//	            it writes exception and status, so that those are written
+//	            even on a filesystem that filled up meanwhile.
 //	shell.log   the shell's own messages from before the job's stderr is
 //	            open (created only then: the shell's standard streams are
 //	            /dev/null); afterwards its messages, and anything the Go
@@ -35,6 +38,14 @@
 //	status      the job's wait status in decimal: the greatest of the tasks'
 //	            wait statuses (RFC 32 "finish"). Written last, atomically
 //	            and durably (temp file, fsync, rename, fsync of the folder).
+//
+// Tasks write their output into pipes, one per output file, which the
+// shell copies into the files, as flux-shell does; so a write that fails
+// (a full filesystem, a quota) is the shell's to report: the job ends with
+// a fatal "exec" exception, "error writing output file: write PATH: no
+// space left on device", and keeps its tasks' wait status. Once every task
+// has ended, output still coming from processes they left behind is
+// waited for half a second at most.
 //
 // Output paths come from attributes.system.shell.options.output.stdout.path
 // and .stderr.path (flux submit --output/--error); stderr follows stdout's

@@ -205,7 +205,16 @@ func writeFileAtomic(dir, name string, data []byte, durable bool) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", name, err)
+		// Named by the file it was to be, not the temporary one.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("writing %s: %w", filepath.Join(dir, name), err)
 	}
 	if durable {
 		d, err := os.Open(dir)

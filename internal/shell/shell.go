@@ -38,6 +38,7 @@ const (
 	msgBadR           = "error decoding R: %v"
 	msgBadSpec        = "error reading the job: %v"
 	msgOutput         = "error opening output file: %v"
+	msgOutputWrite    = "error writing output file: %v"
 	msgTooManyGPUs    = "rank %d has more than %d GPUs"
 )
 
@@ -101,6 +102,7 @@ func Main(args []string) int {
 	if err := WritePID(dir, os.Getpid()); err != nil {
 		fmt.Fprintf(sh.log, "%s: %v\n", Name, err)
 	}
+	reserve(dir)
 
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, caught...)
@@ -113,6 +115,7 @@ func Main(args []string) int {
 	}()
 
 	status, exc := sh.run()
+	unreserve(dir)
 	if exc != nil {
 		if err := writeException(dir, exc); err != nil {
 			fmt.Fprintf(sh.log, "%s: %v\n", Name, err)
@@ -177,8 +180,11 @@ type task struct {
 	argv           []string
 	env            []string
 	stdout, stderr *os.File
-	cpus           *unix.CPUSet // nil: not bound
-	pid            int          // once started
+	// outPipe and errPipe are what the task writes into: pipes the shell
+	// copies into stdout and stderr (see copiers).
+	outPipe, errPipe *os.File
+	cpus             *unix.CPUSet // nil: not bound
+	pid              int          // once started
 }
 
 // logf writes one message in flux-shell's form: "NAME[N]: LEVEL: message".
@@ -250,11 +256,29 @@ func (sh *shell) run() (int, *Exception) {
 	if err := sh.prepare(tasks, js, env, opts, data); err != nil {
 		return sh.fatal(0, 1, nil, "%v", err)
 	}
+	pipes, err := pipeOutputs(tasks)
+	if err != nil {
+		return sh.fatal(0, 1, nil, msgOutput, err)
+	}
+	status, exc := sh.runTasks(tasks, js, env, cwd, pipes)
+	if err := pipes.finish(); err != nil && exc == nil {
+		// The job ran, but lost output: it ends with an exception that
+		// says where and why, and keeps its tasks' status.
+		sh.logf(0, "FATAL", "%v", err)
+		exc = &Exception{Type: ExceptionType, Severity: 0, Note: err.Error()}
+	}
+	return status, exc
+}
+
+// runTasks starts the tasks and waits for them, returning the job's wait
+// status and the exception a failed start raises.
+func (sh *shell) runTasks(tasks []*task, js *jobspec.Jobspec, env map[string]string, cwd string, pipes copiers) (int, *Exception) {
 	prog, err := lookPath(js.Tasks[0].Command[0], pathOf(env), cwd)
 	var started int
 	if err == nil {
 		started, err = sh.launch(tasks, prog, cwd)
 	}
+	pipes.closeWriters()
 	if err != nil {
 		failed := tasks[started]
 		return sh.fatal(failed.node.NodeID, startExitCode(err), tasks[:started],
@@ -483,7 +507,7 @@ func (sh *shell) launch(tasks []*task, prog, cwd string) (int, error) {
 			pid, err := syscall.ForkExec(prog, t.argv, &syscall.ProcAttr{
 				Dir:   cwd,
 				Env:   t.env,
-				Files: []uintptr{devnull.Fd(), t.stdout.Fd(), t.stderr.Fd()},
+				Files: []uintptr{devnull.Fd(), t.outPipe.Fd(), t.errPipe.Fd()},
 			})
 			if err != nil {
 				done <- result{started: i, err: err}

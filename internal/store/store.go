@@ -99,11 +99,15 @@ type Options struct {
 	ReadOnly bool
 	// Now gives the creation time of a new store; nil means time.Now.
 	Now func() time.Time
+	// FailCommit, for tests, is asked before each commit of Update; an
+	// error fails that commit as a full filesystem would.
+	FailCommit func() error
 }
 
 // Store is an open state file.
 type Store struct {
-	db *bolt.DB
+	db         *bolt.DB
+	failCommit func() error // Options.FailCommit
 }
 
 // migration i brings a store from schema version i to i+1. Version 0 is an
@@ -146,7 +150,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, openError(path, err)
 	}
-	s := &Store{db: db}
+	s := &Store{db: db, failCommit: opts.FailCommit}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -166,6 +170,9 @@ func openError(path string, err error) error {
 		return fmt.Errorf("%s: %w: %v", path, ErrCorrupt, err)
 	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
 		return fmt.Errorf("%s: %w", path, err)
+	case NoSpace(err):
+		// A new store's first pages found no room: not a damaged file.
+		return writeError(path, err)
 	}
 	// bbolt reports a short or garbage file in several ways; all mean the
 	// file is not a store we can read.
@@ -226,10 +233,39 @@ func (s *Store) Close() error { return s.db.Close() }
 func (s *Store) Path() string { return s.db.Path() }
 
 // Update runs fn in one read-write transaction: all of it commits, or none.
-// The loop calls it once per turn, so a turn's events cost one fsync.
+// The loop calls it once per turn, so a turn's events cost one fsync. An
+// error of fn is returned as it is; a commit that fails (the file cannot
+// be written) is a *WriteError naming the file.
 func (s *Store) Update(fn func(*Tx) error) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	var fnErr error
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if fnErr = fn(&Tx{tx: tx}); fnErr != nil {
+			return fnErr
+		}
+		if stats := tx.Stats(); stats.GetNodeCount() == 0 {
+			// bbolt materializes a node for every write and for no
+			// read: nothing was written, so there is nothing to commit,
+			// and a turn that only reads needs neither the disk nor
+			// room on it.
+			return errNothingWritten
+		}
+		if s.failCommit != nil {
+			// As a failed write would: bbolt rolls the transaction back.
+			return s.failCommit()
+		}
+		return nil
+	})
+	if err == errNothingWritten {
+		return nil
+	}
+	if err != nil && fnErr == nil {
+		return writeError(s.Path(), err)
+	}
+	return err
 }
+
+// errNothingWritten rolls back an Update that wrote nothing.
+var errNothingWritten = errors.New("nothing written")
 
 // View runs fn in a read-only transaction: a consistent snapshot.
 func (s *Store) View(fn func(*Tx) error) error {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -24,6 +25,10 @@ const (
 	Failed      = 1  // the request failed: rejected job, unknown id, timeout
 	Usage       = 2  // bad flag or argument
 	Unavailable = 69 // store busy or instance unreachable (sysexits EX_UNAVAILABLE)
+	// IOError: the state directory's filesystem is full (or over quota),
+	// so nothing could be written; trying again once space is freed may
+	// work (sysexits EX_IOERR).
+	IOError = 74
 )
 
 // Error carries an explicit exit status with its message.
@@ -62,6 +67,9 @@ func Code(err error) int {
 	// --timeout (CLI.md).
 	if errors.Is(err, client.ErrUnavailable) {
 		return Unavailable
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return IOError
 	}
 	// Reservation requests exit with their PMIx status (CLI.md).
 	var re *reservation.Error

@@ -1,0 +1,149 @@
+package jobmgr
+
+import (
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// Checkpoint is the manager's memory as of the last committed turn. A turn
+// changes memory and the store together; when its commit fails, the store
+// keeps nothing of it, and Restore puts memory back to match, so the turn
+// is refused as a whole and its inputs can be handled again later.
+//
+// A turn touches few of the jobs, so Save records only the manager's own
+// fields, and an active job is copied the first time the turn changes it
+// (touch): its entry, record and job, by value. That is enough because
+// what changes in them is replaced, never edited in place: job.Job.Apply
+// copies the job before applying an event, slices and maps in a record
+// are cloned before they change, and the manager's own sets (down,
+// queues, stopped, inv) are swapped for new ones. Reservations are edited
+// in place; they are reloaded from the store, which holds them as of the
+// last commit (every change is saved in the turn that makes it).
+type Checkpoint struct {
+	turn    uint64
+	entries []savedEntry            // active jobs as they were before the turn first changed them
+	added   []fluid.ID              // jobs that became active in the turn
+	waiters map[fluid.ID]savedWaits // waiter lists as they were before the turn changed them
+	sched   schedLink
+	exec    execLink
+	dirty   bool
+	down    idset.Set
+	wake    float64
+	queues  *queue.Set
+	stopped map[string]bool
+	inv     *rset.R
+
+	full *fullCopy // tests: everything, to check Restore against
+}
+
+type savedEntry struct {
+	e   *entry
+	v   entry
+	rec ops.Record
+	job job.Job
+}
+
+type savedWaits struct {
+	had bool
+	ids []fluid.ID
+}
+
+// Save starts a turn: it records the manager's own fields into c, reusing
+// c's space, and journals into c what the turn changes. The loop calls it
+// before every turn.
+func (m *Manager) Save(c *Checkpoint) {
+	m.turn++
+	c.turn = m.turn
+	clear(c.entries)
+	c.entries = c.entries[:0]
+	c.added = c.added[:0]
+	if c.waiters == nil {
+		c.waiters = map[fluid.ID]savedWaits{}
+	}
+	clear(c.waiters)
+	c.sched, c.exec, c.dirty, c.down, c.wake = m.sched, m.exec, m.dirty, m.down, m.wake
+	c.queues, c.stopped, c.inv = m.queues, m.stopped, m.inv
+	c.full = nil
+	if verifyRestore {
+		c.full = m.copyAll()
+	}
+	m.cp = c
+}
+
+// touch copies an active job before the turn first changes it.
+func (m *Manager) touch(e *entry) {
+	c := m.cp
+	if c == nil || e.saved == c.turn {
+		return
+	}
+	c.entries = append(c.entries, savedEntry{e: e, v: *e, rec: *e.rec, job: *e.rec.Job})
+	e.saved = c.turn
+}
+
+// activate makes a job active, noting it for Restore.
+func (m *Manager) activate(e *entry) {
+	m.active[e.id()] = e
+	if m.cp != nil {
+		m.cp.added = append(m.cp.added, e.id())
+		e.saved = m.cp.turn // nothing to put back: it goes
+	}
+}
+
+// touchWaiters copies the list of jobs waiting on id before it changes.
+func (m *Manager) touchWaiters(id fluid.ID) {
+	c := m.cp
+	if c == nil {
+		return
+	}
+	if _, ok := c.waiters[id]; ok {
+		return
+	}
+	ids, had := m.waiters[id]
+	c.waiters[id] = savedWaits{had: had, ids: append([]fluid.ID(nil), ids...)}
+}
+
+// Restore puts the manager's memory back to checkpoint c, taken before a
+// turn whose commit failed, and drops what that turn would have sent. tx
+// reads the store as of the last commit.
+func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
+	for _, id := range c.added {
+		delete(m.active, id)
+	}
+	for i := range c.entries {
+		s := &c.entries[i]
+		*s.e = s.v
+		*s.e.rec = s.rec
+		*s.e.rec.Job = s.job
+		m.active[s.e.id()] = s.e // it may have ended in the turn
+	}
+	for id, w := range c.waiters {
+		if w.had {
+			m.waiters[id] = w.ids
+		} else {
+			delete(m.waiters, id)
+		}
+	}
+	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
+	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
+	m.out = Outbox{}
+	m.cp = nil
+	if c.full != nil {
+		c.full.check(m)
+	}
+	// A manager built without the store's reservations (tests) has none
+	// to reload.
+	if m.cfg.Reservations == nil || tx.Inventory() == nil {
+		return nil
+	}
+	res, err := ops.LoadReservations(tx, m.res.Support)
+	if err != nil {
+		return err
+	}
+	m.res = res
+	return nil
+}

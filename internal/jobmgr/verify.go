@@ -1,0 +1,49 @@
+package jobmgr
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+)
+
+// verifyRestore makes Save copy the whole manager and Restore check its
+// work against that copy, panicking on a difference: tests set it, so a
+// change that forgets to touch what it changes is caught.
+var verifyRestore = false
+
+type fullCopy struct {
+	entries map[fluid.ID]savedEntry
+	waiters map[fluid.ID][]fluid.ID
+}
+
+func (m *Manager) copyAll() *fullCopy {
+	f := &fullCopy{entries: map[fluid.ID]savedEntry{}, waiters: map[fluid.ID][]fluid.ID{}}
+	for id, e := range m.active {
+		f.entries[id] = savedEntry{e: e, v: *e, rec: *e.rec, job: *e.rec.Job}
+	}
+	for id, w := range m.waiters {
+		f.waiters[id] = append([]fluid.ID(nil), w...)
+	}
+	return f
+}
+
+func (f *fullCopy) check(m *Manager) {
+	now := m.copyAll()
+	if len(now.entries) != len(f.entries) {
+		panic(fmt.Sprintf("jobmgr: restore: %d active jobs, want %d", len(now.entries), len(f.entries)))
+	}
+	for id, want := range f.entries {
+		got, ok := now.entries[id]
+		if !ok || got.e != want.e {
+			panic(fmt.Sprintf("jobmgr: restore: job %s is not the same entry", id))
+		}
+		got.v.saved, want.v.saved = 0, 0
+		if !reflect.DeepEqual(got.v, want.v) || !reflect.DeepEqual(got.rec, want.rec) || !reflect.DeepEqual(got.job, want.job) {
+			panic(fmt.Sprintf("jobmgr: restore: job %s differs:\n got %+v %+v %+v\nwant %+v %+v %+v", id, got.v, got.rec, got.job, want.v, want.rec, want.job))
+		}
+	}
+	if !reflect.DeepEqual(now.waiters, f.waiters) {
+		panic(fmt.Sprintf("jobmgr: restore: waiters %v, want %v", now.waiters, f.waiters))
+	}
+}
