@@ -43,7 +43,7 @@ func (s *Server) reserve(ctx context.Context, who peer, req client.Request, w *w
 	if err != nil {
 		return err
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		r, err := jm.Reserve(tx, rr, me, who.uid)
 		if err != nil {
 			return nil, err
@@ -130,7 +130,7 @@ func (s *Server) spares(ctx context.Context, who peer, req client.Request, w *wr
 	if err != nil {
 		return err
 	}
-	v, err := s.Loop.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		if req.Method == client.MethodNodeRemove {
 			names, err := client.ExpandHosts(p.Hosts)
 			if err != nil {
