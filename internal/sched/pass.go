@@ -2,11 +2,14 @@ package sched
 
 import (
 	"math"
+	"slices"
 
 	"github.com/google/btree"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/planner"
+	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 )
@@ -25,6 +28,9 @@ type pass struct {
 	// settled: every reason was looked at by a whole pass since the
 	// layout or the order last changed (see Scheduler.unsettled).
 	settled bool
+	// claims are what the pass's node-granular reservations hold, by
+	// rank (nodes.go); nil while there are none.
+	claims map[uint][]claim
 }
 
 // walk is a pass's progress through one queue.
@@ -53,6 +59,7 @@ type walk struct {
 type held struct {
 	span    planner.SpanID
 	planned bool
+	end     float64 // its planned end (plannedEnd)
 }
 
 // Schedule runs a whole pass at now, the start time written into R, and
@@ -209,10 +216,20 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		switch {
 		case q.Kind == FCFS:
 			w.blocked = true
-		case p.reservable && w.reserved < q.reservations():
+		case w.reserved < q.reservations():
 			// The job takes a reservation slot even when it gets no
 			// start time, as the head does under easy.
 			w.reserved++
+			if f := s.feasibleFor(p); f != nil {
+				t, ok := s.reserveNodes(ps, q.Match, p, f, dur)
+				if !ok {
+					w.starved = true
+					break
+				}
+				w.estimates++
+				est = t
+				break
+			}
 			t, ok := s.plan.EarliestFit(ps.now, dur, p.amount)
 			if !ok {
 				w.starved = true
@@ -261,14 +278,41 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 		return nil, false
 	}
 	// Backfilling policies start a job only if it also fits the planner
-	// for its whole time, so that nothing a reservation counts on is
-	// taken.
+	// for its whole time, and on claimed nodes only what the claims
+	// leave, so that nothing a reservation counts on is taken.
 	// A job too short to move the clock takes nothing from it (it ends
 	// as it starts).
-	if end := ps.now + dur; q.Kind != FCFS && p.inDefault && end > ps.now && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
+	end := ps.now + dur
+	guard := q.Kind != FCFS && end > ps.now
+	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
 		return nil, false
 	}
-	return s.pool.Match(p.req, q.Match)
+	var caps map[uint]resource.Cap
+	if guard {
+		caps = s.caps(ps, end)
+	}
+	r, ok := s.pool.MatchCapped(p.req, q.Match, caps)
+	if !ok || !guard || !(p.req.Exclusive || (p.onDefault && !p.inDefault)) {
+		return r, ok
+	}
+	// What it takes of the planner's nodes is known only now: whole
+	// nodes when exclusive, and any of them when it may also run
+	// elsewhere.
+	on := r
+	if !s.allElig {
+		on = r.SelectRanks(s.eligible)
+	}
+	if _, cores, gpus := on.Counts(); fits(s.plan.FreeDuring(ps.now, end), []int64{int64(cores), int64(gpus)}) {
+		return r, true
+	}
+	if p.req.Exclusive && p.inDefault {
+		return nil, false
+	}
+	// It would take what the planner's reservations count on: it may
+	// still fit on its other targets alone.
+	req := p.req
+	req.Targets = slices.DeleteFunc(slices.Clone(req.Targets), func(t string) bool { return t == jobspec.DefaultSession })
+	return s.pool.MatchCapped(req, q.Match, caps)
 }
 
 // settle ends a queue's walk early once looking further could change
@@ -303,33 +347,32 @@ func fits(free, amount []int64) bool {
 // start until end, or until R expires when end is 0 (forever without an
 // expiration).
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
+	end = plannedEnd(r, end)
+	if s.rel != nil {
+		s.addReleases(id, r, end)
+	}
 	if s.plan == nil || s.planAt != s.layout {
-		s.running[id] = held{} // the next pass rebuilds the planner, with this job
+		s.running[id] = held{end: end} // the next pass rebuilds the planner, with this job
 		return
 	}
 	s.running[id] = s.plans(r, end)
 }
 
-// plans adds a running job's span to the planner (see hold).
+// plans adds a running job's span to the planner, until its planned end
+// (see hold).
 func (s *Scheduler) plans(r *rset.R, end float64) held {
 	if !s.allElig {
 		r = r.SelectRanks(s.eligible)
 	}
 	_, cores, gpus := r.Counts()
 	if cores == 0 && gpus == 0 {
-		return held{}
-	}
-	if end == 0 {
-		end = r.Expiration()
-	}
-	if end <= 0 {
-		end = math.Inf(1)
+		return held{end: end}
 	}
 	start := min(r.StartTime(), end)
 	// A running job is recorded as it is, even over a reservation it was
 	// not counted against (an fcfs queue's, or a job replayed at hello).
 	span, err := s.plan.AddUnchecked(start, end, []int64{int64(cores), int64(gpus)})
-	return held{span: span, planned: err == nil}
+	return held{span: span, planned: err == nil, end: end}
 }
 
 // rebuild makes the planner anew over the cores and GPUs of the up nodes
@@ -347,7 +390,13 @@ func (s *Scheduler) rebuild() {
 	s.plan, _ = planner.New([]int64{int64(cores), int64(gpus)}) // counts are never negative
 	s.planAt = s.layout
 	s.resv = s.resv[:0]
-	for id := range s.running {
-		s.running[id] = s.plans(s.pool.Allocated(id), 0)
+	s.eligCored = 0
+	for rank := range elig.All() {
+		if st, ok := s.pool.State(rank); ok && st.Cores > 0 {
+			s.eligCored++
+		}
+	}
+	for id, h := range s.running {
+		s.running[id] = s.plans(s.pool.Allocated(id), h.end)
 	}
 }

@@ -65,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/google/btree"
@@ -126,6 +127,16 @@ type Scheduler struct {
 	cur      *pass             // the pass in progress, if any
 	lastSeen int               // jobs the last whole pass looked at
 	resv     []planner.SpanID  // reservations of the last pass
+	// eligCored counts the planner's nodes that have a core: a job whose
+	// feasible set is that large is planned as if unconstrained.
+	eligCored int
+
+	// Node-granular planning (nodes.go): each node's releases by running
+	// jobs (nil until first needed), and the feasible sets of narrowed
+	// jobs, for layout feasAt.
+	rel    map[uint][]release
+	feas   map[string]*feasible
+	feasAt int
 }
 
 // pending is one outstanding sched.alloc request.
@@ -136,10 +147,13 @@ type pending struct {
 	tsubmit  float64
 	req      resource.Request
 	amount   []int64 // cores and GPUs the planner counts for it
-	// inDefault: the job runs in the default session, which the planner
-	// covers; reservable: on any of its nodes too (no constraint), so
-	// the planner's estimate means something for it.
-	inDefault, reservable bool
+	// inDefault: the job runs in the default session only, which the
+	// planner covers; onDefault: the default session is among its
+	// targets.
+	inDefault, onDefault bool
+	// key names its feasible set when its constraint or targets narrow
+	// it ("" when they do not: the planner answers for it).
+	key string
 
 	// The last annotation sent: announced once reason_pending was, why
 	// it waited (see why), and the t_estimate sent (NaN for none).
@@ -296,9 +310,10 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
 		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot)},
 		inDefault: defaultOnly(req.Targets),
+		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	p.reservable = p.inDefault && req.Constraint.IsEmpty()
+	p.key = narrowKey(req, p.inDefault)
 	s.queueOf(p.queue).ReplaceOrInsert(p)
 	s.byID[a.ID] = p
 	s.njobs++
@@ -401,6 +416,9 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 		return resp, fmt.Errorf("sched.free: job %s holds no resources", id)
 	}
 	s.dirty = true
+	if s.rel != nil {
+		s.dropReleases(id, s.pool.Allocated(id))
+	}
 	if h, ok := s.running[id]; ok {
 		delete(s.running, id)
 		if h.planned && s.plan != nil && s.planAt == s.layout {
