@@ -31,8 +31,9 @@ it to compare scheduling policies on a workload before choosing one. The
 trace's jobs go through the same job manager and scheduler as fluxsched
 run, with a simulated exec service that ends each job after its run
 time (or kills it at its requested time). The machine is --nodes x
---cores-per-node, or the hosts of --config. Without --queue-depth the
-scheduler sees the whole queue.
+--cores-per-node, or the hosts of --config; with a config, the jobs go
+to its default queue (its requires apply) and every queue is started.
+Without --queue-depth the scheduler sees the whole queue.
 
 EXAMPLES:
   # First come first served, then EASY backfilling, on the same trace
