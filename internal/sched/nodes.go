@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -109,9 +110,18 @@ func (s *Scheduler) tracking() {
 	}
 }
 
+// addReleases indexes what r's job gives back on each node at end; each
+// node's list is kept in order of end, so a sweep reads it in time order.
 func (s *Scheduler) addReleases(id fluid.ID, r *rset.R, end float64) {
 	for _, v := range r.Nodes() {
-		s.rel[v.Rank] = append(s.rel[v.Rank], release{id: id, end: end, cores: v.Cores.Count(), gpus: v.GPUs.Count()})
+		list := s.rel[v.Rank]
+		// After the last with an end <= end: jobs granted in time order
+		// with equal limits append.
+		i := len(list)
+		for i > 0 && list[i-1].end > end {
+			i--
+		}
+		s.rel[v.Rank] = slices.Insert(list, i, release{id: id, end: end, cores: v.Cores.Count(), gpus: v.GPUs.Count()})
 	}
 }
 
@@ -195,6 +205,8 @@ type planNode struct {
 	base    nodeFree // free at the sweep's time, claims aside
 	claimed bool     // the pass has claims on it: windowFree answers
 	share   int      // share of base, for an unclaimed node
+	rel     []release
+	pos     int // releases before it are in base
 }
 
 // reserveNodes finds p's earliest start on its feasible set f, for dur
@@ -207,34 +219,35 @@ type planNode struct {
 // job that does not fit at one moment cannot fit before the next. The
 // shares of unclaimed nodes only grow with time, so their sum is kept as
 // the sweep goes; claimed nodes, few, are looked at over the whole window
-// at each moment.
+// at each moment. The nodes' releases are merged in time order (a heap
+// of each node's next), so a sweep that ends early reads little of them.
 func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f *feasible, dur float64) (float64, bool) {
 	s.tracking()
 	now, req := ps.now, p.req
-	type event struct {
-		t           float64
-		i           int
-		cores, gpus int
-	}
 	nodes := make([]planNode, len(f.ranks))
-	var evs []event
+	next := make(releaseHeap, 0, len(f.ranks))
 	var claimed []int
+	var moments []float64 // claim ends on feasible nodes
 	sum := 0
 	for i, rank := range f.ranks {
 		st, _ := s.pool.State(rank) // f was computed for this layout
 		n := &nodes[i]
-		n.st, n.base = st, s.baseFree(st, now)
-		for _, r := range s.rel[rank] {
-			if r.end > now && !math.IsInf(r.end, 1) {
-				evs = append(evs, event{t: r.end, i: i, cores: r.cores, gpus: r.gpus})
-			}
+		n.st, n.base = st, nodeFree{st.FreeCores, st.FreeGPUs}
+		n.rel = s.rel[rank]
+		for n.pos < len(n.rel) && n.rel[n.pos].end <= now {
+			n.base.cores += n.rel[n.pos].cores // past its planned end
+			n.base.gpus += n.rel[n.pos].gpus
+			n.pos++
+		}
+		if n.pos < len(n.rel) && !math.IsInf(n.rel[n.pos].end, 1) {
+			next = append(next, nextRelease{t: n.rel[n.pos].end, i: i})
 		}
 		if cl := ps.claims[rank]; len(cl) > 0 {
 			n.claimed = true
 			claimed = append(claimed, i)
 			for _, c := range cl {
 				if c.end > now && !math.IsInf(c.end, 1) {
-					evs = append(evs, event{t: c.end, i: i}) // a moment to look again
+					moments = append(moments, c.end)
 				}
 			}
 			continue
@@ -242,31 +255,35 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 		n.share = share(req, st, n.base)
 		sum += n.share
 	}
-	slices.SortFunc(evs, func(a, b event) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return 0
-	})
+	heap.Init(&next)
+	slices.Sort(moments)
 	need := req.NSlots
 	if req.NNodes > 0 {
 		need = req.NNodes
 	}
-	t, k := now, 0
+	t, m := now, 0
 	for {
-		for ; k < len(evs) && evs[k].t <= t; k++ {
-			e := evs[k]
-			n := &nodes[e.i]
-			n.base.cores += e.cores
-			n.base.gpus += e.gpus
+		for len(next) > 0 && next[0].t <= t {
+			n := &nodes[next[0].i]
+			for n.pos < len(n.rel) && n.rel[n.pos].end <= t {
+				n.base.cores += n.rel[n.pos].cores
+				n.base.gpus += n.rel[n.pos].gpus
+				n.pos++
+			}
+			if n.pos < len(n.rel) && !math.IsInf(n.rel[n.pos].end, 1) {
+				next[0].t = n.rel[n.pos].end
+				heap.Fix(&next, 0)
+			} else {
+				heap.Pop(&next)
+			}
 			if !n.claimed {
 				sum -= n.share
 				n.share = share(req, n.st, n.base)
 				sum += n.share
 			}
+		}
+		for m < len(moments) && moments[m] <= t {
+			m++
 		}
 		end := max(t+dur, math.Nextafter(t, math.Inf(1)))
 		total := sum
@@ -312,11 +329,37 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 				continue
 			}
 		}
-		if k == len(evs) {
+		switch {
+		case len(next) == 0 && m == len(moments):
 			return 0, false
+		case len(next) == 0:
+			t = moments[m]
+		case m == len(moments):
+			t = next[0].t
+		default:
+			t = min(next[0].t, moments[m])
 		}
-		t = evs[k].t
 	}
+}
+
+// nextRelease is a feasible node's next release time in a sweep.
+type nextRelease struct {
+	t float64
+	i int // the node's index in the sweep
+}
+
+// releaseHeap orders the feasible nodes by their next release.
+type releaseHeap []nextRelease
+
+func (h releaseHeap) Len() int           { return len(h) }
+func (h releaseHeap) Less(a, b int) bool { return h[a].t < h[b].t }
+func (h releaseHeap) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
+func (h *releaseHeap) Push(x any)        { *h = append(*h, x.(nextRelease)) }
+func (h *releaseHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // pick is what a reservation takes of one node.
