@@ -26,11 +26,20 @@
 //     it fits now both on the nodes (resource.Pool.Match) and in the
 //     planner for its whole requested time, so no backfilled job takes
 //     what a reservation counts on. The planner counts cores and GPUs, not
-//     their nodes, so the estimate of a job that needs whole nodes or
-//     several cores on one node can be early; it is never a promise.
-//   - A job that targets reservations or has constraints starts when it
-//     fits but is never reserved: the planner covers the default session
-//     as a whole.
+//     their nodes, so the estimate of an unconstrained job that needs
+//     whole nodes or several cores on one node can be early; it is never
+//     a promise.
+//   - A job whose constraint or targets narrow the nodes it may use (its
+//     feasible set: a constraint some planner node fails, a queue's
+//     requires, or a node reservation's session) is reserved on exactly
+//     those nodes, planned node by node (nodes.go): at the earliest time
+//     enough of them are free for its whole requested time, on nodes
+//     chosen by the queue's match policy, which the pass then claims. A
+//     later reservation sees those claims on the nodes it shares with
+//     them, and a job started now may take of a claimed node only what
+//     the claims leave free for its whole time. A constraint that every
+//     planner node satisfies narrows nothing: the job is planned as if it
+//     had none.
 //   - A request that could never fit the configured inventory is denied as
 //     soon as it arrives, with librlist's note ("unsatisfiable request",
 //     "no resources satisfy provided constraints", "unsatisfiable
