@@ -53,30 +53,24 @@ type feasible struct {
 // over (jobs of one queue share their set, so it is rarely reached).
 const maxFeasible = 4096
 
-// narrowKey names a request's feasible set: its constraint and targets.
-// "" for a request the planner covers outright.
-func narrowKey(req resource.Request, inDefault bool) string {
-	if inDefault && req.Constraint.IsEmpty() {
-		return ""
-	}
-	c, _ := req.Constraint.MarshalJSON() // a parsed constraint always marshals
-	return string(c) + "\x00" + strings.Join(req.Targets, ",")
-}
-
 // feasibleFor returns p's feasible set, or nil when the planner answers
-// for p.
+// for p. The sets are shared by constraint and targets (all of a queue's
+// jobs have its requires), so the key is made only for a job being
+// reserved, not kept with every pending one.
 func (s *Scheduler) feasibleFor(p *pending) *feasible {
-	if p.key == "" {
+	if p.inDefault && p.req.Constraint.IsEmpty() {
 		return nil
 	}
 	if s.feasAt != s.layout || len(s.feas) >= maxFeasible {
 		s.feas, s.feasAt = map[string]*feasible{}, s.layout
 	}
-	f, ok := s.feas[p.key]
+	c, _ := p.req.Constraint.MarshalJSON() // a parsed constraint always marshals
+	key := string(c) + "\x00" + strings.Join(p.req.Targets, ",")
+	f, ok := s.feas[key]
 	if !ok {
 		ranks := s.pool.Usable(p.req)
 		f = &feasible{ranks: ranks, wide: p.inDefault && len(ranks) == s.eligCored}
-		s.feas[p.key] = f
+		s.feas[key] = f
 	}
 	if f.wide {
 		return nil

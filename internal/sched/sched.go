@@ -160,9 +160,6 @@ type pending struct {
 	// planner covers; onDefault: the default session is among its
 	// targets.
 	inDefault, onDefault bool
-	// key names its feasible set when its constraint or targets narrow
-	// it ("" when they do not: the planner answers for it).
-	key string
 
 	// The last annotation sent: announced once reason_pending was, why
 	// it waited (see why), and the t_estimate sent (NaN for none).
@@ -322,7 +319,6 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	p.key = narrowKey(req, p.inDefault)
 	s.queueOf(p.queue).ReplaceOrInsert(p)
 	s.byID[a.ID] = p
 	s.njobs++
