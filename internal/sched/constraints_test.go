@@ -210,3 +210,24 @@ func TestNarrowExclusive(t *testing.T) {
 	)
 	h.run(do(at(5060), free(1)), "1 FREE", "2 SUCCESS rank[0-1]/core[0-1]", "3 ANNOTATE insufficient resources eta=5120")
 }
+
+// A job without a time limit on a narrowed job's nodes could keep it from
+// ever starting: once such a job gets no start time, nothing without a
+// limit may start on its nodes, and elsewhere anything may. 3 nodes x 2
+// cores, rank 0 has a. Job 1 (1 core on a, no limit) holds rank 0's core
+// 0 forever, so job 2 (2 cores on a) has no start time. Job 3 (1 core,
+// no limit) would take rank 0's other core by first-fit: it goes to rank
+// 1. Job 4 (1 core, 10 s) may take it.
+func TestNarrowStarved(t *testing.T) {
+	h := newHarness(t, resource.FirstFit,
+		resource.ConfigEntry{Hosts: "node0", Cores: "0-1", Properties: []string{"a"}},
+		resource.ConfigEntry{Hosts: "node[1-2]", Cores: "0-1"})
+	h.s.def = QueuePolicy{Kind: EASY, Match: resource.FirstFit}
+	a := withHosts(props("a"))
+	h.run(do(alloc(1, a(cores(1, 0))), alloc(2, a(cores(2, 10))), alloc(3, cores(1, 0)), alloc(4, cores(1, 10))),
+		"1 SUCCESS rank0/core0",
+		"2 ANNOTATE insufficient resources",
+		"3 SUCCESS rank1/core0",
+		"4 SUCCESS rank0/core1",
+	)
+}

@@ -50,7 +50,10 @@ type walk struct {
 	// what it needs, so nothing without a limit may start behind it, or
 	// it might never start.
 	blocked, starved bool
-	done             bool // nothing more to consider in this pass
+	// starvedOn: the same for a job reserved node by node, on these
+	// ranks only: nothing without a limit may start on them.
+	starvedOn []uint
+	done      bool // nothing more to consider in this pass
 }
 
 // held is a job holding resources, and its span in the planner if it has
@@ -223,7 +226,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			if f := s.feasibleFor(p); f != nil {
 				t, ok := s.reserveNodes(ps, q.Match, p, f, dur)
 				if !ok {
-					w.starved = true
+					w.starvedOn = append(w.starvedOn, f.ranks...)
 					break
 				}
 				w.estimates++
@@ -290,6 +293,14 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	var caps map[uint]resource.Cap
 	if guard {
 		caps = s.caps(ps, end)
+		if math.IsInf(dur, 1) && len(w.starvedOn) > 0 {
+			if caps == nil {
+				caps = make(map[uint]resource.Cap, len(w.starvedOn))
+			}
+			for _, rank := range w.starvedOn {
+				caps[rank] = resource.Cap{} // see walk.starvedOn
+			}
+		}
 	}
 	r, ok := s.pool.MatchCapped(p.req, q.Match, caps)
 	if !ok || !guard || !(p.req.Exclusive || (p.onDefault && !p.inDefault)) {
