@@ -421,8 +421,8 @@ func (s *Scheduler) caps(ps *pass, end float64) map[uint]resource.Cap {
 	var out map[uint]resource.Cap
 	for rank := range ps.claims {
 		st, ok := s.pool.State(rank)
-		if !ok {
-			continue
+		if !ok || (st.FreeCores == 0 && st.FreeGPUs == 0) {
+			continue // nothing free to bound: the common case on a busy machine
 		}
 		f := s.windowFree(ps, rank, s.baseFree(st, ps.now), ps.now, end)
 		if f.cores < st.FreeCores || f.gpus < st.FreeGPUs {
