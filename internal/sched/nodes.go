@@ -137,31 +137,62 @@ type nodeFree struct{ cores, gpus int }
 // it: the least, over that time, of what is free (base at t, plus what
 // running jobs release after t) minus what the claims hold.
 func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float64) nodeFree {
-	least := nodeFree{math.MaxInt, math.MaxInt}
-	at := func(x float64) {
-		f := base
-		for _, r := range s.rel[rank] {
-			if r.end > t && r.end <= x {
-				f.cores += r.cores
-				f.gpus += r.gpus
-			}
-		}
-		for _, c := range ps.claims[rank] {
-			if c.start <= x && x < c.end {
-				f.cores -= c.cores
-				f.gpus -= c.gpus
-			}
-		}
-		least.cores, least.gpus = min(least.cores, f.cores), min(least.gpus, f.gpus)
-	}
-	// Free only falls where a claim begins: the least is at t or there.
-	at(t)
+	f := base
+	evs := s.steps[:0]
 	for _, c := range ps.claims[rank] {
-		if c.start > t && c.start < end {
-			at(c.start)
+		switch {
+		case c.start <= t && t < c.end:
+			f.cores -= c.cores
+			f.gpus -= c.gpus
+			if c.end < end {
+				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus})
+			}
+		case c.start > t && c.start < end:
+			evs = append(evs, step{at: c.start, cores: -c.cores, gpus: -c.gpus, falls: true})
+			if c.end < end {
+				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus})
+			}
 		}
 	}
+	least := f
+	// Free only falls where a claim begins: the least is at t or there.
+	if slices.ContainsFunc(evs, func(e step) bool { return e.falls }) {
+		for _, r := range s.rel[rank] {
+			if r.end > t && r.end < end {
+				evs = append(evs, step{at: r.end, cores: r.cores, gpus: r.gpus})
+			}
+		}
+		slices.SortFunc(evs, func(a, b step) int {
+			switch {
+			case a.at < b.at:
+				return -1
+			case a.at > b.at:
+				return 1
+			}
+			return 0
+		})
+		for i := 0; i < len(evs); {
+			at, falls := evs[i].at, false
+			for ; i < len(evs) && evs[i].at == at; i++ {
+				f.cores += evs[i].cores
+				f.gpus += evs[i].gpus
+				falls = falls || evs[i].falls
+			}
+			if falls {
+				least.cores, least.gpus = min(least.cores, f.cores), min(least.gpus, f.gpus)
+			}
+		}
+	}
+	s.steps = evs[:0]
 	return nodeFree{max(least.cores, 0), max(least.gpus, 0)}
+}
+
+// step is a change of a node's free resources at a time, for windowFree;
+// falls marks a claim's start.
+type step struct {
+	at          float64
+	cores, gpus int
+	falls       bool
 }
 
 // baseFree is what rank has free from now on as far as the planner
@@ -282,6 +313,9 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 		end := max(t+dur, math.Nextafter(t, math.Inf(1)))
 		total := sum
 		for _, i := range claimed {
+			if total >= need {
+				break // enough without looking further
+			}
 			total += share(req, nodes[i].st, s.windowFree(ps, nodes[i].st.Rank, nodes[i].base, t, end))
 		}
 		if total >= need {

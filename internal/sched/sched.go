@@ -146,6 +146,7 @@ type Scheduler struct {
 	rel    map[uint][]release
 	feas   map[string]*feasible
 	feasAt int
+	steps  []step // windowFree's scratch
 }
 
 // pending is one outstanding sched.alloc request.
