@@ -99,8 +99,11 @@ func (s *Scheduler) tracking() {
 		return
 	}
 	s.rel = map[uint][]release{}
-	for id, h := range s.running {
-		s.addReleases(id, s.pool.Allocated(id), h.end)
+	// R's expiration is the end hold was given, or the next float after
+	// it for a job too short to move the clock: no matter here.
+	for id := range s.running {
+		r := s.pool.Allocated(id)
+		s.addReleases(id, r, plannedEnd(r, 0))
 	}
 }
 

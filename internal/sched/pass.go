@@ -62,7 +62,6 @@ type walk struct {
 type held struct {
 	span    planner.SpanID
 	planned bool
-	end     float64 // its planned end (plannedEnd)
 }
 
 // Schedule runs a whole pass at now, the start time written into R, and
@@ -363,7 +362,7 @@ func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 		s.addReleases(id, r, end)
 	}
 	if s.plan == nil || s.planAt != s.layout {
-		s.running[id] = held{end: end} // the next pass rebuilds the planner, with this job
+		s.running[id] = held{} // the next pass rebuilds the planner, with this job
 		return
 	}
 	s.running[id] = s.plans(r, end)
@@ -377,13 +376,13 @@ func (s *Scheduler) plans(r *rset.R, end float64) held {
 	}
 	_, cores, gpus := r.Counts()
 	if cores == 0 && gpus == 0 {
-		return held{end: end}
+		return held{}
 	}
 	start := min(r.StartTime(), end)
 	// A running job is recorded as it is, even over a reservation it was
 	// not counted against (an fcfs queue's, or a job replayed at hello).
 	span, err := s.plan.AddUnchecked(start, end, []int64{int64(cores), int64(gpus)})
-	return held{span: span, planned: err == nil, end: end}
+	return held{span: span, planned: err == nil}
 }
 
 // rebuild makes the planner anew over the cores and GPUs of the up nodes
@@ -407,7 +406,8 @@ func (s *Scheduler) rebuild() {
 			s.eligCored++
 		}
 	}
-	for id, h := range s.running {
-		s.running[id] = s.plans(s.pool.Allocated(id), h.end)
+	for id := range s.running {
+		r := s.pool.Allocated(id)
+		s.running[id] = s.plans(r, plannedEnd(r, 0))
 	}
 }
