@@ -117,7 +117,7 @@ func TestMatchFastEquivalence(t *testing.T) {
 				onA := mustQuery(t, "a")
 				for step := range 400 {
 					req := randomRequest(rng, onA)
-					want := resultOf(p.matchSlow(req, policy))
+					want := resultOf(p.matchSlow(req, policy, nil))
 					got := resultOf(p.Match(req, policy))
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Fatalf("step %d: Match(%+v) (-want +got):\n%s", step, req, diff)

@@ -75,9 +75,43 @@ func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
 		return nil, false
 	}
 	if p.free.on && req.NNodes == 0 && !req.Exclusive && req.Constraint.IsEmpty() {
-		return p.matchFast(req, policy)
+		return p.matchFast(req, policy, nil)
 	}
-	return p.matchSlow(req, policy)
+	return p.matchSlow(req, policy, nil)
+}
+
+// Cap bounds what Match may take of one node: a scheduler's reservation
+// holds the rest of it for part of the new job's time.
+type Cap struct{ Cores, GPUs int }
+
+// MatchCapped is Match taking at most caps[rank] of each rank caps names.
+// Nodes are still ranked by what is free on them, capped or not. A capped
+// node is never taken whole by an exclusive request unless its cap is the
+// whole node.
+func (p *Pool) MatchCapped(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
+	if len(caps) == 0 {
+		return p.Match(req, policy)
+	}
+	if req.Validate() != nil {
+		return nil, false
+	}
+	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus {
+		return nil, false
+	}
+	if p.free.on && req.NNodes == 0 && !req.Exclusive && req.Constraint.IsEmpty() {
+		return p.matchFast(req, policy, caps)
+	}
+	return p.matchSlow(req, policy, caps)
+}
+
+// usable is what n offers a request now: its free cores and GPUs, within
+// its cap if caps has one.
+func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int) {
+	cores, gpus = n.nfreeCores, n.nfreeGPUs
+	if c, ok := caps[n.target.Rank]; ok {
+		cores, gpus = max(min(cores, c.Cores), 0), max(min(gpus, c.GPUs), 0)
+	}
+	return cores, gpus
 }
 
 // matchFast is matchSlow's answer for the common request (no node count,
@@ -85,7 +119,7 @@ func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
 // order already, and since slots are packed greedily, the walk can stop as
 // soon as the request is met; if it runs out first, matchSlow's total
 // would have been short too.
-func (p *Pool) matchFast(req Request, policy Policy) (*rset.R, bool) {
+func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
 	sessions := p.sessionFilter(req)
 	var views []rset.Node
 	left := req.NSlots
@@ -94,7 +128,8 @@ func (p *Pool) matchFast(req Request, policy Policy) (*rset.R, bool) {
 		if sessions.on && !sessions.admits(n) {
 			continue
 		}
-		slots := capacity(n.nfreeCores, n.nfreeGPUs, req.CoresPerSlot, req.GPUsPerSlot)
+		fc, fg := n.usable(caps)
+		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
 		if slots == 0 {
 			continue
 		}
@@ -109,11 +144,11 @@ func (p *Pool) matchFast(req Request, policy Policy) (*rset.R, bool) {
 
 // matchSlow places any request by filtering every node and sorting the
 // candidates by policy; Match's answer is always this one's.
-func (p *Pool) matchSlow(req Request, policy Policy) (*rset.R, bool) {
+func (p *Pool) matchSlow(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
 	if req.Validate() != nil {
 		return nil, false
 	}
-	cands := p.candidates(req)
+	cands := p.candidates(req, caps)
 	if req.NNodes > 0 {
 		if len(cands) < req.NNodes {
 			return nil, false
@@ -164,27 +199,28 @@ type candidate struct {
 // session the request targets, satisfy the constraint and have room: for
 // at least one slot, or with a node count for their share (the whole idle
 // node when exclusive).
-func (p *Pool) candidates(req Request) []candidate {
+func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
 	constrained := !req.Constraint.IsEmpty()
 	sessions := p.sessionFilter(req)
 	per := req.perNode()
 	var out []candidate
 	for i := range p.nodes {
 		n := &p.nodes[i]
-		if n.down || n.nfreeCores < req.CoresPerSlot {
+		fc, fg := n.usable(caps)
+		if n.down || fc < req.CoresPerSlot {
 			continue
 		}
 		if sessions.on && !sessions.admits(n) {
 			continue
 		}
-		slots := capacity(n.nfreeCores, n.nfreeGPUs, req.CoresPerSlot, req.GPUsPerSlot)
+		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
 		switch {
 		case slots == 0:
 			continue
 		case req.NNodes > 0 && slots < per:
 			continue
-		case req.Exclusive && !n.idle():
-			continue
+		case req.Exclusive && (fc != n.ncores || fg != n.ngpus):
+			continue // not idle, or partly held for a reservation
 		}
 		if constrained && !req.Constraint.Match(n.target) {
 			continue

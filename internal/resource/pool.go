@@ -330,3 +330,43 @@ func (p *Pool) build(pick func(*poolNode) (cores, gpus idset.Set, ok bool)) *rse
 func (n *poolNode) view(cores, gpus idset.Set) rset.Node {
 	return rset.Node{Rank: n.target.Rank, Hostname: n.target.Hostname, Cores: cores, GPUs: gpus, Properties: n.target.Properties}
 }
+
+// NodeState is one node as a planner of future placements sees it.
+type NodeState struct {
+	Rank                uint
+	Cores, GPUs         int // all the node has
+	FreeCores, FreeGPUs int // what no job holds now
+}
+
+// Usable returns the ranks req could be placed on if nothing were
+// allocated, as down ranks and sessions stand now: up, in the instance, in
+// a session req targets, with a core, and satisfying its constraint; in
+// rank order. Whether a node is big enough for req's slots is left to the
+// caller, who weighs it against what is free over time.
+func (p *Pool) Usable(req Request) []uint {
+	constrained := !req.Constraint.IsEmpty()
+	sessions := p.sessionFilter(req)
+	var out []uint
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		if n.down || n.outside || n.ncores == 0 || (sessions.on && !sessions.admits(n)) {
+			continue
+		}
+		if constrained && !req.Constraint.Match(n.target) {
+			continue
+		}
+		out = append(out, n.target.Rank)
+	}
+	return out
+}
+
+// State returns rank's size and what is free on it now; false for a rank
+// not in the inventory.
+func (p *Pool) State(rank uint) (NodeState, bool) {
+	i, ok := p.index[rank]
+	if !ok {
+		return NodeState{}, false
+	}
+	n := &p.nodes[i]
+	return NodeState{Rank: rank, Cores: n.ncores, GPUs: n.ngpus, FreeCores: n.nfreeCores, FreeGPUs: n.nfreeGPUs}, true
+}

@@ -208,3 +208,103 @@ func peakRSS(b *testing.B) float64 {
 	}
 	return 0
 }
+
+// The scale benchmark for a constrained queue (issue 13): 2,000 nodes x
+// 64 cores, half of them with property a, and 200,000 pending one-core
+// jobs of one hour that require a, under easy with a queue depth of 32.
+// Their feasible set is the 1,000 nodes with a, so every reservation is
+// planned node by node. "fill" runs passes until those nodes are full
+// (64,000 jobs); "easy-pass" is then one pass: the head is reserved on
+// the nodes with a when their first jobs end, and the 31 behind it are
+// looked at (none fits). Run with -benchtime=1x for fill, e.g.
+//
+//	go test -run='^$' -bench=BenchmarkScaleConstrained -benchtime=100x ./internal/sched
+var scaleC struct {
+	once sync.Once
+	s    *Scheduler
+	now  float64
+	full bool
+}
+
+func scaleConstrainedSetup(b *testing.B) *Scheduler {
+	scaleC.once.Do(func() {
+		inv, err := resource.FromConfig([]resource.ConfigEntry{
+			{Hosts: "node[0-999]", Cores: "0-63", Properties: []string{"a"}},
+			{Hosts: "node[1000-1999]", Cores: "0-63"},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := New(inv, QueuePolicy{Kind: EASY, QueueDepth: DefaultQueueDepth}, 0)
+		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Duration: 3600, Constraints: map[string]any{"properties": []string{"a"}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := js.MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for id := 1; id <= 200_000; id++ {
+			if _, err := s.Alloc(schedproto.Alloc{ID: fluid.ID(id), Priority: 16, TSubmit: float64(id), Jobspec: raw}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		scaleC.s, scaleC.now = s, 1e9
+	})
+	if scaleC.s == nil {
+		b.Fatal("setup failed")
+	}
+	return scaleC.s
+}
+
+func BenchmarkScaleConstrained(b *testing.B) {
+	s := scaleConstrainedSetup(b)
+	b.Run("fill", func(b *testing.B) {
+		if scaleC.full {
+			b.Skip("the nodes are full already (run with -benchtime=1x)")
+		}
+		granted := 0
+		start := time.Now()
+		for b.Loop() {
+			for {
+				scaleC.now += 0.001
+				n := 0
+				for _, r := range s.Schedule(scaleC.now) {
+					if r.Type == schedproto.Success {
+						n++
+					}
+				}
+				if n == 0 {
+					break
+				}
+				granted += n
+			}
+		}
+		scaleC.full = true
+		elapsed := time.Since(start)
+		if granted != 64_000 {
+			b.Fatalf("granted %d jobs, want 64000", granted)
+		}
+		b.ReportMetric(float64(granted)/elapsed.Seconds(), "allocs/s")
+	})
+	b.Run("easy-pass", func(b *testing.B) {
+		if !scaleC.full {
+			b.Skip("needs fill first")
+		}
+		for b.Loop() {
+			s.dirty = true
+			if out := s.Schedule(scaleC.now); len(out) > 1 {
+				b.Fatalf("%d responses on full nodes", len(out))
+			}
+		}
+	})
+	b.Run("easy-pass-all-32", func(b *testing.B) {
+		if !scaleC.full {
+			b.Skip("needs fill first")
+		}
+		for b.Loop() {
+			s.dirty, s.unsettled = true, true
+			s.Schedule(scaleC.now)
+		}
+	})
+}

@@ -2,11 +2,14 @@ package sched
 
 import (
 	"math"
+	"slices"
 
 	"github.com/google/btree"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/planner"
+	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 )
@@ -25,6 +28,9 @@ type pass struct {
 	// settled: every reason was looked at by a whole pass since the
 	// layout or the order last changed (see Scheduler.unsettled).
 	settled bool
+	// claims are what the pass's node-granular reservations hold, by
+	// rank (nodes.go); nil while there are none.
+	claims map[uint][]claim
 }
 
 // walk is a pass's progress through one queue.
@@ -44,7 +50,10 @@ type walk struct {
 	// what it needs, so nothing without a limit may start behind it, or
 	// it might never start.
 	blocked, starved bool
-	done             bool // nothing more to consider in this pass
+	// starvedOn: the same for a job reserved node by node, on these
+	// ranks only: nothing without a limit may start on them.
+	starvedOn []uint
+	done      bool // nothing more to consider in this pass
 }
 
 // held is a job holding resources, and its span in the planner if it has
@@ -209,10 +218,20 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		switch {
 		case q.Kind == FCFS:
 			w.blocked = true
-		case p.reservable && w.reserved < q.reservations():
+		case w.reserved < q.reservations():
 			// The job takes a reservation slot even when it gets no
 			// start time, as the head does under easy.
 			w.reserved++
+			if f := s.feasibleFor(p); f != nil {
+				t, ok := s.reserveNodes(ps, q.Match, p, f, dur)
+				if !ok {
+					w.starvedOn = append(w.starvedOn, f.ranks...)
+					break
+				}
+				w.estimates++
+				est = t
+				break
+			}
 			t, ok := s.plan.EarliestFit(ps.now, dur, p.amount)
 			if !ok {
 				w.starved = true
@@ -261,14 +280,49 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 		return nil, false
 	}
 	// Backfilling policies start a job only if it also fits the planner
-	// for its whole time, so that nothing a reservation counts on is
-	// taken.
+	// for its whole time, and on claimed nodes only what the claims
+	// leave, so that nothing a reservation counts on is taken.
 	// A job too short to move the clock takes nothing from it (it ends
 	// as it starts).
-	if end := ps.now + dur; q.Kind != FCFS && p.inDefault && end > ps.now && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
+	end := ps.now + dur
+	guard := q.Kind != FCFS && end > ps.now
+	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
 		return nil, false
 	}
-	return s.pool.Match(p.req, q.Match)
+	var caps map[uint]resource.Cap
+	if guard {
+		caps = s.caps(ps, end)
+		if math.IsInf(dur, 1) && len(w.starvedOn) > 0 {
+			if caps == nil {
+				caps = make(map[uint]resource.Cap, len(w.starvedOn))
+			}
+			for _, rank := range w.starvedOn {
+				caps[rank] = resource.Cap{} // see walk.starvedOn
+			}
+		}
+	}
+	r, ok := s.pool.MatchCapped(p.req, q.Match, caps)
+	if !ok || !guard || !(p.req.Exclusive || (p.onDefault && !p.inDefault)) {
+		return r, ok
+	}
+	// What it takes of the planner's nodes is known only now: whole
+	// nodes when exclusive, and any of them when it may also run
+	// elsewhere.
+	on := r
+	if !s.allElig {
+		on = r.SelectRanks(s.eligible)
+	}
+	if _, cores, gpus := on.Counts(); fits(s.plan.FreeDuring(ps.now, end), []int64{int64(cores), int64(gpus)}) {
+		return r, true
+	}
+	if p.req.Exclusive && p.inDefault {
+		return nil, false
+	}
+	// It would take what the planner's reservations count on: it may
+	// still fit on its other targets alone.
+	req := p.req
+	req.Targets = slices.DeleteFunc(slices.Clone(req.Targets), func(t string) bool { return t == jobspec.DefaultSession })
+	return s.pool.MatchCapped(req, q.Match, caps)
 }
 
 // settle ends a queue's walk early once looking further could change
@@ -303,6 +357,10 @@ func fits(free, amount []int64) bool {
 // start until end, or until R expires when end is 0 (forever without an
 // expiration).
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
+	end = plannedEnd(r, end)
+	if s.rel != nil {
+		s.addReleases(id, r, end)
+	}
 	if s.plan == nil || s.planAt != s.layout {
 		s.running[id] = held{} // the next pass rebuilds the planner, with this job
 		return
@@ -310,7 +368,8 @@ func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	s.running[id] = s.plans(r, end)
 }
 
-// plans adds a running job's span to the planner (see hold).
+// plans adds a running job's span to the planner, until its planned end
+// (see hold).
 func (s *Scheduler) plans(r *rset.R, end float64) held {
 	if !s.allElig {
 		r = r.SelectRanks(s.eligible)
@@ -318,12 +377,6 @@ func (s *Scheduler) plans(r *rset.R, end float64) held {
 	_, cores, gpus := r.Counts()
 	if cores == 0 && gpus == 0 {
 		return held{}
-	}
-	if end == 0 {
-		end = r.Expiration()
-	}
-	if end <= 0 {
-		end = math.Inf(1)
 	}
 	start := min(r.StartTime(), end)
 	// A running job is recorded as it is, even over a reservation it was
@@ -347,7 +400,14 @@ func (s *Scheduler) rebuild() {
 	s.plan, _ = planner.New([]int64{int64(cores), int64(gpus)}) // counts are never negative
 	s.planAt = s.layout
 	s.resv = s.resv[:0]
+	s.eligCored = 0
+	for rank := range elig.All() {
+		if st, ok := s.pool.State(rank); ok && st.Cores > 0 {
+			s.eligCored++
+		}
+	}
 	for id := range s.running {
-		s.running[id] = s.plans(s.pool.Allocated(id), 0)
+		r := s.pool.Allocated(id)
+		s.running[id] = s.plans(r, plannedEnd(r, 0))
 	}
 }

@@ -26,11 +26,20 @@
 //     it fits now both on the nodes (resource.Pool.Match) and in the
 //     planner for its whole requested time, so no backfilled job takes
 //     what a reservation counts on. The planner counts cores and GPUs, not
-//     their nodes, so the estimate of a job that needs whole nodes or
-//     several cores on one node can be early; it is never a promise.
-//   - A job that targets reservations or has constraints starts when it
-//     fits but is never reserved: the planner covers the default session
-//     as a whole.
+//     their nodes, so the estimate of an unconstrained job that needs
+//     whole nodes or several cores on one node can be early; it is never
+//     a promise.
+//   - A job whose constraint or targets narrow the nodes it may use (its
+//     feasible set: a constraint some planner node fails, a queue's
+//     requires, or a node reservation's session) is reserved on exactly
+//     those nodes, planned node by node (nodes.go): at the earliest time
+//     enough of them are free for its whole requested time, on nodes
+//     chosen by the queue's match policy, which the pass then claims. A
+//     later reservation sees those claims on the nodes it shares with
+//     them, and a job started now may take of a claimed node only what
+//     the claims leave free for its whole time. A constraint that every
+//     planner node satisfies narrows nothing: the job is planned as if it
+//     had none.
 //   - A request that could never fit the configured inventory is denied as
 //     soon as it arrives, with librlist's note ("unsatisfiable request",
 //     "no resources satisfy provided constraints", "unsatisfiable
@@ -65,6 +74,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/google/btree"
@@ -126,6 +136,17 @@ type Scheduler struct {
 	cur      *pass             // the pass in progress, if any
 	lastSeen int               // jobs the last whole pass looked at
 	resv     []planner.SpanID  // reservations of the last pass
+	// eligCored counts the planner's nodes that have a core: a job whose
+	// feasible set is that large is planned as if unconstrained.
+	eligCored int
+
+	// Node-granular planning (nodes.go): each node's releases by running
+	// jobs (nil until first needed), and the feasible sets of narrowed
+	// jobs, for layout feasAt.
+	rel    map[uint][]release
+	feas   map[string]*feasible
+	feasAt int
+	steps  []step // windowFree's scratch
 }
 
 // pending is one outstanding sched.alloc request.
@@ -136,10 +157,10 @@ type pending struct {
 	tsubmit  float64
 	req      resource.Request
 	amount   []int64 // cores and GPUs the planner counts for it
-	// inDefault: the job runs in the default session, which the planner
-	// covers; reservable: on any of its nodes too (no constraint), so
-	// the planner's estimate means something for it.
-	inDefault, reservable bool
+	// inDefault: the job runs in the default session only, which the
+	// planner covers; onDefault: the default session is among its
+	// targets.
+	inDefault, onDefault bool
 
 	// The last annotation sent: announced once reason_pending was, why
 	// it waited (see why), and the t_estimate sent (NaN for none).
@@ -296,9 +317,9 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
 		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot)},
 		inDefault: defaultOnly(req.Targets),
+		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	p.reservable = p.inDefault && req.Constraint.IsEmpty()
 	s.queueOf(p.queue).ReplaceOrInsert(p)
 	s.byID[a.ID] = p
 	s.njobs++
@@ -401,6 +422,9 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 		return resp, fmt.Errorf("sched.free: job %s holds no resources", id)
 	}
 	s.dirty = true
+	if s.rel != nil {
+		s.dropReleases(id, s.pool.Allocated(id))
+	}
 	if h, ok := s.running[id]; ok {
 		delete(s.running, id)
 		if h.planned && s.plan != nil && s.planAt == s.layout {

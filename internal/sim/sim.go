@@ -42,6 +42,11 @@ type Config struct {
 	// Policy schedules the one queue. SIMULATION.md: no queue-depth bound
 	// unless one is given, so its QueueDepth is 0 unless the caller sets it.
 	Policy sched.QueuePolicy
+	// Queues are the queues of a config ([policy] and [queues]), nil
+	// for the anonymous queue alone. The trace's jobs go to the default
+	// queue, with its requires and defaults, and every queue is started;
+	// Policy schedules them all.
+	Queues *queue.Set
 	// TempDir holds the store while the simulation runs ("" for the
 	// system's temporary directory); it is removed afterwards.
 	TempDir string
@@ -231,9 +236,12 @@ func (s *simulation) run() error {
 	if err != nil {
 		return err
 	}
-	set, err := queue.Compile(queue.Tables{})
-	if err != nil {
-		return err
+	set := s.cfg.Queues
+	if set == nil {
+		var err error
+		if set, err = queue.Compile(queue.Tables{}); err != nil {
+			return err
+		}
 	}
 	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock})
 	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
@@ -244,6 +252,15 @@ func (s *simulation) run() error {
 		states, err := ops.StartQueues(tx, set)
 		if err != nil {
 			return err
+		}
+		// Named queues begin stopped (as Flux's do); a replay has no
+		// administrator to start them.
+		for name, st := range states {
+			st.Start(true, "", false)
+			states[name] = st
+			if err := ops.PutQueueState(tx, name, st); err != nil {
+				return err
+			}
 		}
 		s.jm.SetQueues(set, states)
 		if err := s.jm.Load(tx); err != nil {

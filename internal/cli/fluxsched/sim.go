@@ -14,6 +14,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/sim"
@@ -30,8 +31,9 @@ it to compare scheduling policies on a workload before choosing one. The
 trace's jobs go through the same job manager and scheduler as fluxsched
 run, with a simulated exec service that ends each job after its run
 time (or kills it at its requested time). The machine is --nodes x
---cores-per-node, or the hosts of --config. Without --queue-depth the
-scheduler sees the whole queue.
+--cores-per-node, or the hosts of --config; with a config, the jobs go
+to its default queue (its requires apply) and every queue is started.
+Without --queue-depth the scheduler sees the whole queue.
 
 EXAMPLES:
   # First come first served, then EASY backfilling, on the same trace
@@ -93,7 +95,7 @@ func simulate(c *cli.Context) error {
 		defer stop()
 	}
 	line := progress.New(c.App.ErrWriter)
-	res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Samples: c.IsSet("plot"), Progress: simProgress(line)})
+	res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Queues: simQueues(cfg), Samples: c.IsSet("plot"), Progress: simProgress(line)})
 	line.Done()
 	if err != nil {
 		return fmt.Errorf("simulation: %w", err)
@@ -170,6 +172,14 @@ func simPolicy(c *cli.Context, cfg *config.Config) (sched.QueuePolicy, error) {
 	}
 	p, _, err := (&config.Config{Sched: t}).Policies()
 	return p, err
+}
+
+// simQueues are the config's queues, if any.
+func simQueues(cfg *config.Config) *queue.Set {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.QueueSet
 }
 
 // writeFile writes a file through fill, reporting the path on error.
