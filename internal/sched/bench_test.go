@@ -84,32 +84,38 @@ func BenchmarkBlockedPass(b *testing.B) {
 	}
 }
 
-// The scale benchmark of issue 6: an instance of 10,000 nodes x 64 cores
-// and 1,000,000 pending one-core jobs of one hour, under easy with
-// Fluxion's queue depth of 32. "fill" runs passes (1 ms of virtual time
-// apart) until the machine is full and reports allocations per second;
-// "easy-pass" is then one pass over the full machine: the head gets its
-// reservation, the 31 jobs behind it are looked at and none fits. Both
-// report the process's peak resident memory. The setup (a million alloc
-// requests) takes a while and is not timed: run with -benchtime=1x for
-// fill, e.g.
+// scaleFixture is a large instance filled with pending one-core jobs of
+// one hour under easy with Fluxion's queue depth of 32, built once per
+// benchmark binary: "fill" runs passes (1 ms of virtual time apart) until
+// the nodes the jobs may use are full and reports allocations per second;
+// "easy-pass" is then one pass over the full machine (the head gets its
+// reservation, the 31 behind it are looked at and none fits);
+// "easy-pass-all-32" is the same pass made to look at all 32 jobs, as
+// after a change of sessions or priorities, when no reason can be taken
+// as settled. Each reports the process's peak resident memory. The setup
+// is not timed: run with -benchtime=1x for fill, e.g.
 //
 //	go test -run='^$' -bench=BenchmarkScale -benchtime=1x ./internal/sched
-var scale struct {
+type scaleFixture struct {
+	hosts       []resource.ConfigEntry
+	jobs        int            // pending jobs
+	constraints map[string]any // of every job
+	fits        int            // jobs that fill the nodes they may use
+
 	once sync.Once
 	s    *Scheduler
 	now  float64
 	full bool
 }
 
-func scaleSetup(b *testing.B) *Scheduler {
-	scale.once.Do(func() {
-		inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: "node[0-9999]", Cores: "0-63"}})
+func (f *scaleFixture) setup(b *testing.B) *Scheduler {
+	f.once.Do(func() {
+		inv, err := resource.FromConfig(f.hosts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		s := New(inv, QueuePolicy{Kind: EASY, QueueDepth: DefaultQueueDepth}, 0)
-		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Duration: 3600})
+		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Duration: 3600, Constraints: f.constraints})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -117,32 +123,32 @@ func scaleSetup(b *testing.B) *Scheduler {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for id := 1; id <= 1_000_000; id++ {
+		for id := 1; id <= f.jobs; id++ {
 			if _, err := s.Alloc(schedproto.Alloc{ID: fluid.ID(id), Priority: 16, TSubmit: float64(id), Jobspec: raw}); err != nil {
 				b.Fatal(err)
 			}
 		}
-		scale.s, scale.now = s, 1e9
+		f.s, f.now = s, 1e9
 	})
-	if scale.s == nil {
+	if f.s == nil {
 		b.Fatal("setup failed")
 	}
-	return scale.s
+	return f.s
 }
 
-func BenchmarkScale(b *testing.B) {
-	s := scaleSetup(b)
+func (f *scaleFixture) run(b *testing.B) {
+	s := f.setup(b)
 	b.Run("fill", func(b *testing.B) {
-		if scale.full {
+		if f.full {
 			b.Skip("the machine is full already (run with -benchtime=1x)")
 		}
 		granted := 0
 		start := time.Now()
 		for b.Loop() {
 			for {
-				scale.now += 0.001
+				f.now += 0.001
 				n := 0
-				for _, r := range s.Schedule(scale.now) {
+				for _, r := range s.Schedule(f.now) {
 					if r.Type == schedproto.Success {
 						n++
 					}
@@ -153,36 +159,34 @@ func BenchmarkScale(b *testing.B) {
 				granted += n
 			}
 		}
-		scale.full = true
+		f.full = true
 		elapsed := time.Since(start)
-		if granted != 640_000 {
-			b.Fatalf("granted %d jobs, want 640000", granted)
+		if granted != f.fits {
+			b.Fatalf("granted %d jobs, want %d", granted, f.fits)
 		}
 		b.ReportMetric(float64(granted)/elapsed.Seconds(), "allocs/s")
 		b.ReportMetric(peakRSS(b), "MiB-peak-rss")
 	})
 	b.Run("easy-pass", func(b *testing.B) {
-		if !scale.full {
+		if !f.full {
 			b.Skip("needs fill first")
 		}
 		for b.Loop() {
 			s.dirty = true
-			if out := s.Schedule(scale.now); len(out) > 1 {
+			if out := s.Schedule(f.now); len(out) > 1 {
 				b.Fatalf("%d responses on a full machine", len(out))
 			}
 		}
 		b.ReportMetric(peakRSS(b), "MiB-peak-rss")
 	})
-	// The same pass made to look at all 32 jobs, as after a change of
-	// sessions or priorities, when no reason can be taken as settled.
 	b.Run("easy-pass-all-32", func(b *testing.B) {
-		if !scale.full {
+		if !f.full {
 			b.Skip("needs fill first")
 		}
 		seen := 0
 		for b.Loop() {
 			s.dirty, s.unsettled = true, true
-			s.Schedule(scale.now)
+			s.Schedule(f.now)
 			seen = s.lastSeen
 		}
 		if seen != DefaultQueueDepth {
@@ -191,6 +195,32 @@ func BenchmarkScale(b *testing.B) {
 		b.ReportMetric(peakRSS(b), "MiB-peak-rss")
 	})
 }
+
+// The scale benchmark of issue 6: 10,000 nodes x 64 cores and 1,000,000
+// pending jobs.
+var scale = &scaleFixture{
+	hosts: []resource.ConfigEntry{{Hosts: "node[0-9999]", Cores: "0-63"}},
+	jobs:  1_000_000,
+	fits:  640_000,
+}
+
+func BenchmarkScale(b *testing.B) { scale.run(b) }
+
+// The scale benchmark for a constrained queue (issue 13): 2,000 nodes x 64
+// cores, half of them with property a, and 200,000 pending jobs that
+// require a. Their feasible set is the 1,000 nodes with a, so every
+// reservation is planned node by node.
+var scaleConstrained = &scaleFixture{
+	hosts: []resource.ConfigEntry{
+		{Hosts: "node[0-999]", Cores: "0-63", Properties: []string{"a"}},
+		{Hosts: "node[1000-1999]", Cores: "0-63"},
+	},
+	jobs:        200_000,
+	constraints: map[string]any{"properties": []string{"a"}},
+	fits:        64_000,
+}
+
+func BenchmarkScaleConstrained(b *testing.B) { scaleConstrained.run(b) }
 
 // peakRSS is the process's peak resident set (VmHWM) in MiB.
 func peakRSS(b *testing.B) float64 {
@@ -207,104 +237,4 @@ func peakRSS(b *testing.B) float64 {
 		}
 	}
 	return 0
-}
-
-// The scale benchmark for a constrained queue (issue 13): 2,000 nodes x
-// 64 cores, half of them with property a, and 200,000 pending one-core
-// jobs of one hour that require a, under easy with a queue depth of 32.
-// Their feasible set is the 1,000 nodes with a, so every reservation is
-// planned node by node. "fill" runs passes until those nodes are full
-// (64,000 jobs); "easy-pass" is then one pass: the head is reserved on
-// the nodes with a when their first jobs end, and the 31 behind it are
-// looked at (none fits). Run with -benchtime=1x for fill, e.g.
-//
-//	go test -run='^$' -bench=BenchmarkScaleConstrained -benchtime=100x ./internal/sched
-var scaleC struct {
-	once sync.Once
-	s    *Scheduler
-	now  float64
-	full bool
-}
-
-func scaleConstrainedSetup(b *testing.B) *Scheduler {
-	scaleC.once.Do(func() {
-		inv, err := resource.FromConfig([]resource.ConfigEntry{
-			{Hosts: "node[0-999]", Cores: "0-63", Properties: []string{"a"}},
-			{Hosts: "node[1000-1999]", Cores: "0-63"},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := New(inv, QueuePolicy{Kind: EASY, QueueDepth: DefaultQueueDepth}, 0)
-		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Duration: 3600, Constraints: map[string]any{"properties": []string{"a"}}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw, err := js.MarshalJSON()
-		if err != nil {
-			b.Fatal(err)
-		}
-		for id := 1; id <= 200_000; id++ {
-			if _, err := s.Alloc(schedproto.Alloc{ID: fluid.ID(id), Priority: 16, TSubmit: float64(id), Jobspec: raw}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		scaleC.s, scaleC.now = s, 1e9
-	})
-	if scaleC.s == nil {
-		b.Fatal("setup failed")
-	}
-	return scaleC.s
-}
-
-func BenchmarkScaleConstrained(b *testing.B) {
-	s := scaleConstrainedSetup(b)
-	b.Run("fill", func(b *testing.B) {
-		if scaleC.full {
-			b.Skip("the nodes are full already (run with -benchtime=1x)")
-		}
-		granted := 0
-		start := time.Now()
-		for b.Loop() {
-			for {
-				scaleC.now += 0.001
-				n := 0
-				for _, r := range s.Schedule(scaleC.now) {
-					if r.Type == schedproto.Success {
-						n++
-					}
-				}
-				if n == 0 {
-					break
-				}
-				granted += n
-			}
-		}
-		scaleC.full = true
-		elapsed := time.Since(start)
-		if granted != 64_000 {
-			b.Fatalf("granted %d jobs, want 64000", granted)
-		}
-		b.ReportMetric(float64(granted)/elapsed.Seconds(), "allocs/s")
-	})
-	b.Run("easy-pass", func(b *testing.B) {
-		if !scaleC.full {
-			b.Skip("needs fill first")
-		}
-		for b.Loop() {
-			s.dirty = true
-			if out := s.Schedule(scaleC.now); len(out) > 1 {
-				b.Fatalf("%d responses on full nodes", len(out))
-			}
-		}
-	})
-	b.Run("easy-pass-all-32", func(b *testing.B) {
-		if !scaleC.full {
-			b.Skip("needs fill first")
-		}
-		for b.Loop() {
-			s.dirty, s.unsettled = true, true
-			s.Schedule(scaleC.now)
-		}
-	})
 }

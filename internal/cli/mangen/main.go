@@ -175,6 +175,7 @@ func binMeta(bin, date, ver string) meta {
 		{"1", "The request failed: a rejected job, an unknown id, a timeout."},
 		{"2", "Usage error: a bad flag or argument, reported on one line with a hint."},
 		{"69", "The store is busy or the instance is unreachable after --timeout."},
+		{"74", "No space left on device (or over quota) where the state directory is: nothing was written; try again once space is freed."},
 	}
 	m.seeAlso = []string{"fluxq(1)", "fluxsched(1)", "fluxres(1)", "fluxq.toml(5)"}
 	switch bin {
