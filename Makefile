@@ -29,7 +29,7 @@ run: build
 	$(BIN)/fluxsched run
 
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # Every fuzz target in the module, FUZZTIME each (go test -fuzz takes one
 # target at a time). `make fuzz FUZZTIME=60s` is the acceptance run.
