@@ -1,10 +1,13 @@
 package ops
 
 import (
+	"encoding/json"
+	"fmt"
 	"path"
 
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/store"
 )
 
 // Summary is a job as listings show it: the fields of `fluxq jobs --json`
@@ -116,4 +119,21 @@ func JobName(rec *Record) string {
 		return path.Base(rec.Jobspec.Tasks[0].Command[0])
 	}
 	return ""
+}
+
+// Owner is the uid of a job's submitter, read from its summary alone: who
+// may read a job is asked before every stream, and the whole record is
+// not needed for it.
+func Owner(tx *store.Tx, id fluid.ID) (uint32, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return 0, ErrUnknownJob
+	}
+	var sum struct {
+		UserID uint32 `json:"userid"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		return 0, fmt.Errorf("job %s: stored summary: %w", id, err)
+	}
+	return sum.UserID, nil
 }

@@ -65,19 +65,7 @@ func (p *Pool) Feasible(req Request) error {
 // and properties of the chosen ranks, nslots set); false when it does not
 // fit now. Match does not allocate: pass the result to Allocate.
 func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
-	if req.Validate() != nil {
-		return nil, false
-	}
-	// Every session's nodes are placeable ones, so a request needing more
-	// than all of them hold is refused before any node is looked at: what
-	// a scheduler pays for each waiting job while the machine is full.
-	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus {
-		return nil, false
-	}
-	if p.free.on && req.NNodes == 0 && !req.Exclusive && req.Constraint.IsEmpty() {
-		return p.matchFast(req, policy, nil)
-	}
-	return p.matchSlow(req, policy, nil)
+	return p.MatchCapped(req, policy, nil)
 }
 
 // Cap bounds what Match may take of one node: a scheduler's reservation
@@ -89,12 +77,12 @@ type Cap struct{ Cores, GPUs int }
 // node is never taken whole by an exclusive request unless its cap is the
 // whole node.
 func (p *Pool) MatchCapped(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
-	if len(caps) == 0 {
-		return p.Match(req, policy)
-	}
 	if req.Validate() != nil {
 		return nil, false
 	}
+	// Every session's nodes are placeable ones, so a request needing more
+	// than all of them hold is refused before any node is looked at: what
+	// a scheduler pays for each waiting job while the machine is full.
 	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus {
 		return nil, false
 	}

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"container/heap"
 	"math"
 	"slices"
@@ -165,15 +166,7 @@ func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float6
 				evs = append(evs, step{at: r.end, cores: r.cores, gpus: r.gpus})
 			}
 		}
-		slices.SortFunc(evs, func(a, b step) int {
-			switch {
-			case a.at < b.at:
-				return -1
-			case a.at > b.at:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(evs, func(a, b step) int { return cmp.Compare(a.at, b.at) })
 		for i := 0; i < len(evs); {
 			at, falls := evs[i].at, false
 			for ; i < len(evs) && evs[i].at == at; i++ {

@@ -21,7 +21,6 @@ import (
 
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
-	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
@@ -451,7 +450,7 @@ func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *wr
 		return err
 	}
 	err = s.Store.View(func(tx *store.Tx) error {
-		owner, err := jobOwner(tx, p.ID)
+		owner, err := ops.Owner(tx, p.ID)
 		if err == nil {
 			err = s.mayRead(who, owner)
 		}
@@ -576,21 +575,6 @@ func (s *Server) mayRead(who peer, owner uint32) error {
 		return nil
 	}
 	return errNotYours
-}
-
-// jobOwner is the uid of a job's submitter, from its summary.
-func jobOwner(tx *store.Tx, id fluid.ID) (uint32, error) {
-	raw, err := tx.JobValue(uint64(id), store.JobSummary)
-	if err != nil {
-		return 0, ops.ErrUnknownJob
-	}
-	var sum struct {
-		UserID uint32 `json:"userid"`
-	}
-	if err := json.Unmarshal(raw, &sum); err != nil {
-		return 0, err
-	}
-	return sum.UserID, nil
 }
 
 // SocketPath is the socket of a state directory.
