@@ -39,8 +39,9 @@ type peer struct {
 func linePair(t *testing.T, name string) (jm wire.Conn, p *peer) {
 	ar, bw := io.Pipe()
 	br, aw := io.Pipe()
-	jm = wire.NewLineConn(ar, aw, aw.Close)
-	c := wire.NewLineConn(br, bw, bw.Close)
+	d := &delivery{Conn: wire.NewLineConn(ar, aw, aw.Close)}
+	jm = d
+	c := &sender{Conn: wire.NewLineConn(br, bw, bw.Close), d: d}
 	p = &peer{t: t, name: name, c: c, msgs: make(chan wire.Message, 1024)}
 	go func() {
 		for {
@@ -53,6 +54,50 @@ func linePair(t *testing.T, name string) (jm wire.Conn, p *peer) {
 		}
 	}()
 	return jm, p
+}
+
+// delivery is the job manager's side of a pair, counting its receives:
+// the loop's reader asks for message n+1 only once message n is queued
+// for the loop, so a receive begun after n sends means all n are there.
+type delivery struct {
+	wire.Conn
+	mu    sync.Mutex
+	recvs int
+}
+
+func (d *delivery) Recv() (wire.Message, error) {
+	d.mu.Lock()
+	d.recvs++
+	d.mu.Unlock()
+	return d.Conn.Recv()
+}
+
+// sender is the test's side of a pair: Send returns once the loop holds
+// the message, so a request the test makes next (h.do, h.submit) cannot
+// overtake it, as it could through the reader goroutine. A turn handles
+// the peers' messages it has before its requests.
+type sender struct {
+	wire.Conn
+	d    *delivery
+	sent int
+}
+
+func (s *sender) Send(m wire.Message) error {
+	if err := s.Conn.Send(m); err != nil {
+		return err
+	}
+	s.sent++
+	// Bounded: a loop that has stopped reading (a test's crash) never
+	// asks again.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Microsecond) {
+		s.d.mu.Lock()
+		held := s.d.recvs > s.sent
+		s.d.mu.Unlock()
+		if held {
+			break
+		}
+	}
+	return nil
 }
 
 // expect returns the next message, which must have this topic and type.
