@@ -1,0 +1,110 @@
+package fluxq_test
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// agentStopGrace is how long an agent asked to stop (SIGTERM: it ends its
+// jobs, SIGTERM then SIGKILL after their grace) gets before SIGKILL.
+const agentStopGrace = 20 * time.Second
+
+// stopAgents stops every exec agent of a state directory under work, as
+// the end of each testscript does: an agent outlives the fluxsched that
+// started it, and no test may leave a process behind. Agents are found
+// by their pid files and checked by their command line, which names their
+// state directory, so nothing else is ever signalled.
+func stopAgents(t testscript.T, work string) {
+	// Again while any is found: a fluxsched still running (a failed
+	// script's background one) starts a new agent when it loses one.
+	for round := 0; round < 5; round++ {
+		pids := findAgents(work)
+		if len(pids) == 0 {
+			return
+		}
+		stopPIDs(t, pids)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// findAgents lists the live agents of the state directories under work.
+func findAgents(work string) []int {
+	var pids []int
+	filepath.WalkDir(work, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == "jobs" {
+			return filepath.SkipDir // job folders: thousands, and no agent
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".pid") || filepath.Base(filepath.Dir(path)) != "agent" {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 1 {
+			return nil
+		}
+		if alive(pid) && isAgentOf(pid, filepath.Dir(filepath.Dir(path))) {
+			pids = append(pids, pid)
+		}
+		return nil
+	})
+	return pids
+}
+
+// stopPIDs asks agents to stop, and kills those that do not in time.
+func stopPIDs(t testscript.T, pids []int) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(agentStopGrace)
+	for _, pid := range pids {
+		for alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Log("exec agent ", pid, " did not stop on SIGTERM: killed")
+		}
+	}
+}
+
+// isAgentOf reports whether pid is `fluxsched agent --state-dir DIR`.
+func isAgentOf(pid int, dir string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+	for i, a := range args {
+		if a == "--state-dir" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dir) {
+			return len(args) > 1 && args[1] == "agent"
+		}
+		if v, ok := strings.CutPrefix(a, "--state-dir="); ok && filepath.Clean(v) == filepath.Clean(dir) {
+			return len(args) > 1 && args[1] == "agent"
+		}
+	}
+	return false
+}
+
+// alive reports whether pid runs: a zombie (not ours to reap) is gone.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
