@@ -100,6 +100,8 @@ func Run(conn wire.Conn, opts Options) error {
 	defer r.close()
 	var ended []fluid.ID
 	for _, a := range agents {
+		opts.Log.Info("exec agent", "agent", a.Name, "build", a.Hello.Build, "pid", a.Hello.PID,
+			"containment", a.Hello.Containment, "running", len(a.Hello.Running), "ended", len(a.Hello.Ended))
 		l := &agentLink{Agent: a, retiring: a.Hello.Retiring}
 		r.agents = append(r.agents, l)
 		for _, id := range a.Hello.Running {

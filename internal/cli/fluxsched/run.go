@@ -44,10 +44,10 @@ func runCommand() *cli.Command {
 		Usage: "hold the instance: schedule and run jobs until SIGINT or SIGTERM",
 		Description: `Holds the instance: opens the store, serves the socket in the state
 directory, and schedules and runs jobs until SIGINT or SIGTERM. Running
-jobs survive a stop: their shells keep going and are re-attached at the
-next start. Jobs submitted while no fluxsched ran are run now. Without
---config this machine is discovered (hostname, cores, GPUs), as fluxres
-discover shows. 'fluxsched help queues' explains named queues.
+jobs survive a stop: the exec agent that forks them keeps running, and
+reports what ended meanwhile at the next start (fluxsched stop ends it).
+Jobs submitted while no fluxsched ran are run now. Without --config this
+machine is discovered (hostname, cores, GPUs), as fluxres discover shows. 'fluxsched help queues' explains named queues.
 
 EXAMPLES:
   # Run jobs on this machine until Ctrl-C
