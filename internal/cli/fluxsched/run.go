@@ -47,7 +47,8 @@ directory, and schedules and runs jobs until SIGINT or SIGTERM. Running
 jobs survive a stop: the exec agent that forks them keeps running, and
 reports what ended meanwhile at the next start (fluxsched stop ends it).
 Jobs submitted while no fluxsched ran are run now. Without --config this
-machine is discovered (hostname, cores, GPUs), as fluxres discover shows. 'fluxsched help queues' explains named queues.
+machine is discovered (hostname, cores, GPUs), as fluxres discover shows.
+'fluxsched help queues' explains named queues.
 
 EXAMPLES:
   # Run jobs on this machine until Ctrl-C
