@@ -23,6 +23,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -391,7 +392,8 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 			Final bool `json:"final"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(m.Payload, &resp); err == nil && resp.Type == execproto.TypeRelease && resp.Data.Final {
+	// Only a release can end a stream: the rest pass undecoded.
+	if bytes.Contains(m.Payload, releaseType) && json.Unmarshal(m.Payload, &resp) == nil && resp.Type == execproto.TypeRelease && resp.Data.Final {
 		// RFC 32: the final release ends the stream; the end is held
 		// until the job manager acknowledges it.
 		delete(r.streams, resp.ID)
@@ -399,6 +401,8 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 	r.send(out)
 	return nil
 }
+
+var releaseType = []byte(`"type":"release"`)
 
 // holds reports whether an agent runs, or holds the end of, any job.
 func (r *router) holds(l *agentLink) bool {
