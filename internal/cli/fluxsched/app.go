@@ -42,7 +42,6 @@ EXAMPLES:
 			runCmd,
 			configCommand(),
 			simCommand(),
-			JobShellCommand(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),
 			complete.Hidden(),
