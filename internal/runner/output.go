@@ -1,7 +1,7 @@
 package runner
 
 import (
-	"os"
+	"io/fs"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +33,7 @@ type outPipe struct {
 	j     *job
 	fd    int
 	token uint32
-	file  *os.File
+	file  *outFile
 	err   error // the first write that failed
 }
 
@@ -121,3 +121,30 @@ func pollLoop() {
 		}
 	}
 }
+
+// outFile is an output file, written only by the poller (and by the
+// runner's own messages): a bare descriptor, which the Go runtime's own
+// poller, of no use for a regular file, does not see.
+type outFile struct {
+	fd   int
+	path string
+}
+
+func (f *outFile) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(f.fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &fs.PathError{Op: "write", Path: f.path, Err: err}
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func (f *outFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
+
+func (f *outFile) close() { unix.Close(f.fd) }

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -164,11 +165,11 @@ type Runner struct {
 	hostname string
 	devnull  int
 	cg       *cgroups // nil: subreaper
-	forks    chan func()
 
 	mu     sync.Mutex
 	jobs   map[fluid.ID]*job
 	closed bool
+	found  map[lookKey]found // see lookPath
 }
 
 // New starts a runner.
@@ -193,7 +194,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	opts.JobsDir = dir
-	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, forks: make(chan func())}
+	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
 	r.hostname, _ = os.Hostname()
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
@@ -206,7 +207,6 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	startReaper()
-	go r.forker()
 	return r, nil
 }
 
@@ -352,7 +352,8 @@ type job struct {
 	live        int // tasks forked and not yet reaped
 	pipes       []*outPipe
 	open        int // pipes not yet at their end
-	files       []*os.File
+	files       []*outFile
+	errFile     *outFile // task 0's stderr, for the runner's messages
 	status      int
 	usage       agentproto.Usage
 	outErr      error // the first output write that failed
@@ -449,18 +450,29 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 
 // makeFolder writes the job folder afresh with spec.json.
 func (j *job) makeFolder(launched time.Time) error {
-	// A launch that died halfway may have left a folder: it never ran.
-	if err := os.RemoveAll(j.dir); err != nil {
-		return err
-	}
-	if err := os.Mkdir(j.dir, 0o700); err != nil {
+	if err := os.Mkdir(j.dir, 0o700); errors.Is(err, fs.ErrExist) {
+		// Left by a launch that died halfway: it never ran.
+		if err := os.RemoveAll(j.dir); err != nil {
+			return err
+		}
+		if err := os.Mkdir(j.dir, 0o700); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	s := j.spec
 	spec := shell.Spec{Version: shell.SpecVersion, ID: s.ID, UserID: s.UserID,
 		Jobspec: s.Jobspec, R: s.R, Launched: float64(launched.UnixNano()) / 1e9}
-	if err := shell.WriteSpec(j.dir, spec); err != nil {
+	b, err := json.Marshal(spec)
+	if err != nil {
 		return err
+	}
+	// Not synced, and not renamed into place: the folder is new and no
+	// reader waits for it (see shell.WriteSpec).
+	path := filepath.Join(j.dir, shell.SpecFile)
+	if err := writeNew(path, append(b, '\n')); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if j.cred != nil {
 		return giveFolder(j.dir, j.cred)
@@ -468,21 +480,33 @@ func (j *job) makeFolder(launched time.Time) error {
 	return nil
 }
 
+// writeNew creates the file path, which must not exist, with data.
+func writeNew(path string, data []byte) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	for len(data) > 0 && err == nil {
+		var n int
+		n, err = unix.Write(fd, data)
+		if n > 0 {
+			data = data[n:]
+		}
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlink(path)
+	}
+	return err
+}
+
 func (j *job) removeCgroups() {
 	if j.r.cg != nil {
 		for _, d := range j.rec.Cgroup {
 			j.r.cg.remove(d)
 		}
-	}
-}
-
-// forker runs launches on one thread, locked, whose CPU mask (and, with
-// cgroup v1, cgroup) each task inherits when forked from it. The thread is
-// never unlocked: the runtime must not run anything else with its mask.
-func (r *Runner) forker() {
-	runtime.LockOSThread()
-	for f := range r.forks {
-		f()
 	}
 }
 
@@ -542,7 +566,7 @@ type setup struct {
 	// files are the output files by path, opened; stdout and stderr index
 	// them per task.
 	paths          []string
-	files          []*os.File
+	files          []*outFile
 	stdout, stderr []int
 	openErr        error
 	lookErr        error
@@ -575,11 +599,12 @@ func (j *job) lookup() (*setup, error) {
 			if su.openErr != nil {
 				return -1
 			}
-			f, err := os.OpenFile(path, flags, 0o666)
+			fd, err := unix.Open(path, flags, 0o666)
 			if err != nil {
-				su.openErr = err
+				su.openErr = &fs.PathError{Op: "open", Path: path, Err: err}
 				return -1
 			}
+			f := &outFile{fd: fd, path: path}
 			index[path] = len(su.files)
 			su.paths = append(su.paths, path)
 			su.files = append(su.files, f)
@@ -592,7 +617,7 @@ func (j *job) lookup() (*setup, error) {
 			su.stderr[i] = open(t.Stderr)
 		}
 		if su.openErr == nil {
-			su.prog, su.lookErr = shell.LookPath(p.Command(), p.PathEnv(), su.cwd)
+			su.prog, su.lookErr = j.r.lookPath(j.rec.UserID, p.Command(), p.PathEnv(), su.cwd)
 		}
 	})
 	return su, err
@@ -614,6 +639,9 @@ func (j *job) start(rec *Record) (int, string) {
 	}
 	p := j.plan
 	stderr0 := su.files[su.stderr[0]]
+	j.mu.Lock()
+	j.errFile = stderr0
+	j.mu.Unlock()
 	if su.cwdErr != nil {
 		stderr0.WriteString(shell.LogLine(0, "ERROR", shell.BadCwdMessage(shell.Host(p.Tasks[0].Node, r.hostname), p.Cwd(), su.cwdErr)))
 	}
@@ -653,12 +681,7 @@ func (j *job) start(rec *Record) (int, string) {
 	if su.lookErr != nil {
 		forkErr = su.lookErr
 	} else {
-		done := make(chan struct{})
-		r.forks <- func() {
-			started, forkErr = j.fork(su, writers)
-			close(done)
-		}
-		<-done
+		started, forkErr = j.fork(su, writers)
 	}
 	if r.cg == nil {
 		rec.Procs = j.procs()
@@ -681,12 +704,25 @@ func (j *job) start(rec *Record) (int, string) {
 	return fjob.WaitStatusExited(shell.StartExitCode(forkErr)), msg
 }
 
-// fork starts the tasks in order, on the forking thread, and returns how
-// many started and why the next did not. It stops early, without an
-// error, when the job is terminated meanwhile.
+// fork starts the tasks in order and returns how many started and why the
+// next did not. It stops early, without an error, when the job is
+// terminated meanwhile.
+//
+// A child inherits the CPU mask of the thread that forks it, and, with
+// cgroup v1, its cgroups: so the tasks are forked from this goroutine's
+// thread, locked, with each task's mask set (and the job's cgroup joined)
+// in turn. The thread is unlocked only once all is as it was; if that
+// fails it stays locked, and ends with the goroutine.
 func (j *job) fork(su *setup, writers []int) (int, error) {
 	p := j.plan
 	cg := j.r.cg
+	runtime.LockOSThread()
+	restored := true
+	defer func() {
+		if restored {
+			runtime.UnlockOSThread()
+		}
+	}()
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: j.cred}
 	if cg != nil {
 		dir := j.rec.Cgroup[0]
@@ -701,15 +737,19 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 			if err := cg.moveThread(dir); err != nil {
 				return 0, err
 			}
-			defer cg.moveBack()
+			defer func() {
+				if cg.moveBack() != nil {
+					restored = false
+				}
+			}()
 		}
 	}
 	var orig unix.CPUSet
 	haveOrig := unix.SchedGetaffinity(0, &orig) == nil
 	bound := false
 	defer func() {
-		if bound && haveOrig {
-			unix.SchedSetaffinity(0, &orig)
+		if bound && (!haveOrig || unix.SchedSetaffinity(0, &orig) != nil) {
+			restored = false
 		}
 	}()
 	files := []uintptr{uintptr(j.r.devnull), 0, 0}
@@ -722,15 +762,13 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 			return i, nil
 		}
 		switch {
-		case t.CPUs != nil:
+		case t.CPUs != nil && haveOrig:
 			if unix.SchedSetaffinity(0, t.CPUs) == nil {
 				bound = true
-			} else if bound && haveOrig {
-				unix.SchedSetaffinity(0, &orig)
+			} else if bound && haveOrig && unix.SchedSetaffinity(0, &orig) == nil {
 				bound = false
 			}
-		case bound && haveOrig:
-			unix.SchedSetaffinity(0, &orig)
+		case bound && haveOrig && unix.SchedSetaffinity(0, &orig) == nil:
 			bound = false
 		}
 		files[1], files[2] = uintptr(writers[su.stdout[i]]), uintptr(writers[su.stderr[i]])
@@ -879,7 +917,7 @@ func (j *job) finish() {
 		}
 	}
 	for _, f := range j.files {
-		f.Close()
+		f.close()
 	}
 	r := j.r
 	r.mu.Lock()
@@ -895,9 +933,9 @@ func (j *job) finish() {
 		// The job ran, but lost output: it ends with an exception that
 		// says where and why, and keeps its tasks' status.
 		msg := shell.OutputWriteError(j.outErr).Error()
-		if len(j.files) > 0 {
+		if j.errFile != nil {
 			// Best effort: it is likely the file that is full.
-			j.files[0].WriteString(shell.LogLine(0, "FATAL", msg))
+			j.errFile.WriteString(shell.LogLine(0, "FATAL", msg))
 		}
 		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeExec, Severity: 0, Note: msg}})
 	}
@@ -906,20 +944,32 @@ func (j *job) finish() {
 }
 
 // writeStatus writes the status file, for people and tests (the runner
-// never reads it), replacing whatever is there without following it.
+// never reads it). A guest's folder is the guest's to fill with links:
+// there the file is written anew and renamed into place, never opened
+// where it is.
 func writeStatus(dir string, status int, cred *syscall.Credential) {
+	data := []byte(strconv.Itoa(status) + "\n")
+	path := filepath.Join(dir, shell.StatusFile)
+	if cred == nil {
+		if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644); err == nil {
+			unix.Write(fd, data)
+			unix.Close(fd)
+		}
+		return
+	}
 	tmp := filepath.Join(dir, ".status."+strconv.Itoa(os.Getpid()))
+	unix.Unlink(tmp)
 	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return
 	}
-	_, err = unix.Write(fd, []byte(strconv.Itoa(status)+"\n"))
-	if cred != nil && err == nil {
+	_, err = unix.Write(fd, data)
+	if err == nil {
 		err = unix.Fchown(fd, int(cred.Uid), int(cred.Gid))
 	}
 	unix.Close(fd)
 	if err == nil {
-		err = unix.Rename(tmp, filepath.Join(dir, shell.StatusFile))
+		err = unix.Rename(tmp, path)
 	}
 	if err != nil {
 		unix.Unlink(tmp)
@@ -1006,4 +1056,46 @@ func expiration(js *jobspec.Jobspec, r *rset.R, launched time.Time) time.Time {
 func fromSeconds(s float64) time.Time {
 	sec, frac := math.Modf(s)
 	return time.Unix(int64(sec), int64(frac*1e9))
+}
+
+// A burst of jobs runs one command many times, and looking it up costs a
+// stat per PATH entry: a command found is remembered for foundTTL, for the
+// same user, PATH and working directory. Only what was found is kept: a
+// command missing, then installed, is found at once.
+const (
+	foundTTL = time.Second
+	maxFound = 256
+)
+
+type lookKey struct {
+	uid             uint32
+	file, path, cwd string
+}
+
+type found struct {
+	prog string
+	at   time.Time
+}
+
+// lookPath is shell.LookPath, remembered (see foundTTL). It runs with the
+// job user's rights.
+func (r *Runner) lookPath(uid uint32, file, pathEnv, cwd string) (string, error) {
+	k := lookKey{uid, file, pathEnv, cwd}
+	now := time.Now()
+	r.mu.Lock()
+	f, ok := r.found[k]
+	r.mu.Unlock()
+	if ok && now.Sub(f.at) < foundTTL {
+		return f.prog, nil
+	}
+	prog, err := shell.LookPath(file, pathEnv, cwd)
+	if err == nil {
+		r.mu.Lock()
+		if len(r.found) >= maxFound {
+			clear(r.found)
+		}
+		r.found[k] = found{prog, now}
+		r.mu.Unlock()
+	}
+	return prog, err
 }
