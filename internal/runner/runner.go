@@ -894,13 +894,20 @@ func (j *job) empty() {
 	})
 }
 
-// sweep kills, in subreaper mode, what the job's tasks left in their
-// process groups, and reports whether nothing is left. A group outlives
-// its leader only while it has members, so its id is still the job's.
+// sweep kills, in subreaper mode, what the job's tasks left behind, and
+// reports whether nothing is left: the processes in the tasks' process
+// groups (a group outlives its leader only while it has members, so its
+// id is still the job's), and the orphans reparented to the runner, the
+// subreaper, that belong to the job (see orphanOf).
 func (j *job) sweep() bool {
 	gone := true
 	for _, t := range j.tasks {
 		if unix.Kill(-t.pid, unix.SIGKILL) == nil {
+			gone = false
+		}
+	}
+	for _, pid := range orphans() {
+		if j.orphanOf(pid) && unix.Kill(pid, unix.SIGKILL) == nil {
 			gone = false
 		}
 	}
@@ -1098,4 +1105,10 @@ func (r *Runner) lookPath(uid uint32, file, pathEnv, cwd string) (string, error)
 		r.mu.Unlock()
 	}
 	return prog, err
+}
+
+// plainID is the job's id as FLUXQ_F58_FORCE_ASCII gives it.
+func (j *job) plainID() string {
+	s, _ := j.id.Encode(fluid.F58Plain)
+	return s
 }
