@@ -42,6 +42,8 @@ EXAMPLES:
 			runCmd,
 			configCommand(),
 			simCommand(),
+			stopCommand(),
+			AgentCommand(),
 			JobShellCommand(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),
