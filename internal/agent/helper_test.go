@@ -26,7 +26,7 @@ import (
 type running struct {
 	*Agent
 	stopCtx context.CancelFunc
-	ran    chan error
+	ran     chan error
 }
 
 // startAgent starts an agent on state; the test's cleanup closes it if the
