@@ -115,8 +115,11 @@ type Agent struct {
 	stopping  bool
 	launchQ   []*job
 	launchSig chan struct{}
+	exiting   bool          // connections are refused
 	done      chan struct{} // closed when the agent decided to exit
 	doneOnce  sync.Once
+	exitOnce  sync.Once
+	exitErr   error
 	wg        sync.WaitGroup // connection goroutines
 	adoptMu   sync.Mutex     // one adoption of dead agents' journals at a time
 }
@@ -282,6 +285,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	tick := time.NewTicker(checkInterval)
 	defer tick.Stop()
 	ctxDone := ctx.Done()
+	gone := false
 	for {
 		select {
 		case <-a.done:
@@ -291,7 +295,11 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.log.Info("stopping on a signal")
 			a.stop(true)
 		case <-tick.C:
+			if gone {
+				continue
+			}
 			if !a.stateDirThere() {
+				gone = true
 				a.log.Warn("the state directory is gone: ending every job and exiting", "dir", a.opts.StateDir)
 				a.stop(true)
 				continue
@@ -315,10 +323,16 @@ func (a *Agent) stateDirThere() bool {
 // there are none (retire). Ends not acknowledged stay in the journal for
 // the next agent.
 func (a *Agent) exit() error {
+	a.exitOnce.Do(func() { a.exitErr = a.exitNow() })
+	return a.exitErr
+}
+
+func (a *Agent) exitNow() error {
 	a.ln.Close()
 	os.Remove(a.sock)
 	os.Remove(a.pidFile)
 	a.mu.Lock()
+	a.exiting = true
 	conns := make([]*conn, 0, len(a.conns))
 	for c := range a.conns {
 		conns = append(conns, c)

@@ -45,9 +45,14 @@ func (a *Agent) serve(c *net.UnixConn, uid uint32) {
 	cn := &conn{c: c, uid: uid, wrote: make(chan struct{})}
 	cn.cond = sync.NewCond(&cn.mu)
 	a.mu.Lock()
+	if a.exiting {
+		a.mu.Unlock()
+		c.Close()
+		return
+	}
 	a.conns[cn] = struct{}{}
-	a.mu.Unlock()
 	a.wg.Add(2)
+	a.mu.Unlock()
 	go func() {
 		defer a.wg.Done()
 		cn.writer()
@@ -207,6 +212,9 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 		cn.send(errorLine(m.Topic, wire.EPROTO, err.Error()))
 		return
 	}
+	// What dead agents held is listed too, so that fluxsched takes it
+	// back here rather than launching it again.
+	a.adoptDead()
 	a.mu.Lock()
 	old := a.cur
 	a.cur = cn

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -62,8 +63,8 @@ func (a *Agent) exceptionTo(j *job, e execproto.Exception) {
 
 // refuse answers a start that will not run: an exception, then the final
 // release.
-func refuse(cn *conn, id fluid.ID, note string) {
-	cn.send(startLine(id, execproto.TypeException, exceptionData(execproto.Exception{Type: typeExec, Note: note})))
+func refuse(cn *conn, id fluid.ID, typ, note string) {
+	cn.send(startLine(id, execproto.TypeException, exceptionData(execproto.Exception{Type: typ, Note: note})))
 	cn.send(startLine(id, execproto.TypeRelease, dataRelease))
 }
 
@@ -97,7 +98,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 			note = NoteStopping
 		}
 		a.mu.Unlock()
-		refuse(cn, req.ID, note)
+		refuse(cn, req.ID, typeExec, note)
 		return
 	}
 	grace := agentproto.Duration(req.KillGrace)
@@ -115,7 +116,15 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		delete(a.jobs, req.ID)
 		a.checkExit()
 		a.mu.Unlock()
-		refuse(cn, req.ID, err.Error())
+		// Nothing was started: the exception says why (the time limit
+		// passed already, the user does not exist, the folder could not
+		// be written...).
+		typ := typeExec
+		var re *runner.Error
+		if errors.As(err, &re) && re.Type != "" {
+			typ = re.Type
+		}
+		refuse(cn, req.ID, typ, err.Error())
 		return
 	}
 	data, err := json.Marshal(rec)

@@ -425,3 +425,22 @@ func TestOnlyOwnerSpeaks(t *testing.T) {
 		t.Error("a guest's hello took the agent over")
 	}
 }
+
+// A job the runner cannot prepare is answered with the runner's exception
+// and the final release, and is not held.
+func TestPrepareFails(t *testing.T) {
+	s := useScripted(t)
+	s.failPrep = &runner.Error{Type: "timeout", Note: "resource allocation expired"}
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(3, false, makeJobspec(t, "true"), makeR(t))
+	rs := p.released(3, 5*time.Second)
+	if e := exceptions(t, rs); len(rs) != 2 || len(e) != 1 || e[0] != (execproto.Exception{Type: "timeout", Note: "resource allocation expired"}) {
+		t.Errorf("stream %v, exceptions %+v", types(rs), e)
+	}
+	if a.holds(3) || s.launched(3) != 0 {
+		t.Error("a job that was not prepared is held or launched")
+	}
+}
