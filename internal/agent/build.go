@@ -26,5 +26,5 @@ var buildID = sync.OnceValue(func() string {
 // BuildID names this build of the binary: 12 hex digits of a hash of its
 // version and of the file it runs from. Agents of one build share nothing
 // with another's but the journal format; fluxsched retires agents of
-// another build (docs/exec.md).
+// another build.
 func BuildID() string { return buildID() }

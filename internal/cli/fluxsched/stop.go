@@ -22,6 +22,9 @@ import (
 // agent to exit: its jobs get SIGTERM, and SIGKILL after their grace.
 const forceWait = time.Minute
 
+// errBusy is the errnum of an agent that refuses to stop: jobs run.
+const errBusy = 16
+
 func stopCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stop",
@@ -77,7 +80,11 @@ func stopAgents(c *cli.Context) error {
 		}
 		var we *wire.Error
 		if err := m.Err(); errors.As(err, &we) {
-			refused = append(refused, fmt.Sprintf("the exec agent %s%s refused: %s", ag.Build, pidNote(ag.PID), we.Errstr))
+			msg := fmt.Sprintf("the exec agent %s%s refused: %s", ag.Build, pidNote(ag.PID), we.Errstr)
+			if we.Errnum == errBusy {
+				msg += " (--force ends them)"
+			}
+			refused = append(refused, msg)
 			continue
 		}
 		wait := timeout
@@ -91,7 +98,7 @@ func stopAgents(c *cli.Context) error {
 		stopped++
 	}
 	if len(refused) > 0 {
-		return fmt.Errorf("%s (--force ends the jobs)", refused[0])
+		return errors.New(refused[0])
 	}
 	if stopped == 0 {
 		fmt.Fprintln(c.App.Writer, "no exec agent is running")
