@@ -444,3 +444,28 @@ func TestPrepareFails(t *testing.T) {
 		t.Error("a job that was not prepared is held or launched")
 	}
 }
+
+// A burst of starts shares the journal's syncs: one per batch, not one
+// per launch.
+func TestBurstSharesSyncs(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	js, r := makeJobspec(t, "true"), makeR(t)
+	const n = 500
+	for i := fluid.ID(1); i <= n; i++ {
+		p.start(i, false, js, r)
+	}
+	p.wait("every start", 30*time.Second, func() bool { return len(p.starts) == n })
+	for i := fluid.ID(1); i <= n; i++ {
+		s.end(i, runner.End{Known: true})
+	}
+	p.wait("every release", 30*time.Second, func() bool { return len(p.starts) == 3*n })
+	syncs := a.jnl.Syncs()
+	t.Logf("%d launches and %d ends took %d syncs", n, n, syncs)
+	if syncs > n {
+		t.Errorf("%d launches and %d ends took %d syncs, want them shared", n, n, syncs)
+	}
+}
