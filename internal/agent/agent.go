@@ -168,7 +168,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: state directory: %w", err)
 	}
 	a.stateID = [2]uint64{st.Dev, st.Ino}
-	if err := a.makeDir(st.Mode&0o001 != 0); err != nil {
+	if err := a.makeDir(); err != nil {
 		return nil, err
 	}
 	if a.jnl, err = openJournal(JournalPath(a.dir, opts.Build)); err != nil {
@@ -205,10 +205,11 @@ func New(opts Options) (*Agent, error) {
 	return a, nil
 }
 
-// makeDir creates the agents' folder, the owner's alone, passable by
-// others when the state directory is (guests may then reach the socket,
-// for agent.cancel only).
-func (a *Agent) makeDir(guests bool) error {
+// makeDir creates the agents' folder, the owner's alone. fluxsched's
+// launcher makes it passable by others when guests are allowed (they may
+// then reach the socket, for agent.cancel only); whatever it chose, no one
+// else may write there.
+func (a *Agent) makeDir() error {
 	if err := os.MkdirAll(a.dir, 0o700); err != nil {
 		return fmt.Errorf("agent: %w", err)
 	}
@@ -219,12 +220,10 @@ func (a *Agent) makeDir(guests bool) error {
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Uid != a.uid {
 		return fmt.Errorf("agent: %s is not a directory of uid %d", a.dir, a.uid)
 	}
-	mode := os.FileMode(0o700)
-	if guests {
-		mode = 0o711
-	}
-	if err := os.Chmod(a.dir, mode); err != nil {
-		return fmt.Errorf("agent: %w", err)
+	if st.Mode&0o022 != 0 {
+		if err := os.Chmod(a.dir, os.FileMode(st.Mode&0o755)); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
 	}
 	return nil
 }
