@@ -42,6 +42,8 @@ EXAMPLES:
 			runCmd,
 			configCommand(),
 			simCommand(),
+			stopCommand(),
+			AgentCommand(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),
 			complete.Hidden(),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
@@ -410,7 +411,7 @@ func (s *setup) startExec() (*loop.Peer, error) {
 	}
 	l, err := launcher.New(s.cfg.Exec.Launcher, launcher.Options{
 		StateDir:   s.dir,
-		Build:      buildID(),
+		Build:      agent.BuildID(),
 		Command:    []string{self, "agent"},
 		AllowGuest: s.cfg.Access.AllowGuestUser,
 	})

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"io/fs"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Tasks write their output into pipes, one per output file, and the runner
+// copies it into the files, as flux-shell does: a write that fails (a full
+// filesystem, a quota) happens in the runner, which can say so. A task
+// writing straight into the file would get the error alone, and the job
+// would end as if nothing was lost.
+//
+// One goroutine copies every pipe of the process, woken by epoll, with
+// one buffer: an idle pipe costs a descriptor and a small struct, not a
+// goroutine and a buffer.
+var poller struct {
+	once sync.Once
+	err  error
+	epfd int
+	// mu is held while a pipe is read and its data written, and while one
+	// is dropped, so that a pipe is never read after it was closed.
+	mu    sync.Mutex
+	pipes map[uint32]*outPipe
+	next  uint32
+	buf   []byte
+}
+
+// outPipe is the read end of one output pipe.
+type outPipe struct {
+	j     *job
+	fd    int
+	token uint32
+	file  *outFile
+	err   error // the first write that failed
+}
+
+func startPoller() error {
+	poller.once.Do(func() {
+		poller.epfd, poller.err = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if poller.err != nil {
+			return
+		}
+		poller.pipes = map[uint32]*outPipe{}
+		poller.buf = make([]byte, 64<<10)
+		go pollLoop()
+	})
+	return poller.err
+}
+
+// watch starts copying p.
+func watch(p *outPipe) error {
+	poller.mu.Lock()
+	poller.next++
+	for poller.pipes[poller.next] != nil || poller.next == 0 {
+		poller.next++
+	}
+	p.token = poller.next
+	poller.pipes[p.token] = p
+	poller.mu.Unlock()
+	// The event carries a token, not the descriptor: a stale event for a
+	// descriptor closed and reused meanwhile then finds nothing.
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(p.token)}
+	if err := unix.EpollCtl(poller.epfd, unix.EPOLL_CTL_ADD, p.fd, &ev); err != nil {
+		poller.mu.Lock()
+		delete(poller.pipes, p.token)
+		poller.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// drop stops copying p and closes it, unless it was closed already; it
+// reports whether it closed it.
+func drop(p *outPipe) bool {
+	poller.mu.Lock()
+	defer poller.mu.Unlock()
+	if poller.pipes[p.token] != p {
+		return false
+	}
+	delete(poller.pipes, p.token)
+	unix.Close(p.fd)
+	return true
+}
+
+func pollLoop() {
+	events := make([]unix.EpollEvent, 128)
+	var closed []*outPipe
+	for {
+		n, err := unix.EpollWait(poller.epfd, events, -1)
+		if err != nil {
+			continue // EINTR
+		}
+		closed = closed[:0]
+		poller.mu.Lock()
+		for _, ev := range events[:n] {
+			p := poller.pipes[uint32(ev.Fd)]
+			if p == nil {
+				continue
+			}
+			// Level-triggered and read only here: one read cannot block.
+			m, err := unix.Read(p.fd, poller.buf)
+			if m > 0 && p.err == nil {
+				if _, werr := p.file.Write(poller.buf[:m]); werr != nil {
+					p.err = werr
+				}
+				// After a failure the rest is read and dropped, so that
+				// no task blocks on a full pipe.
+			}
+			if (m == 0 && err == nil) || (err != nil && err != unix.EINTR && err != unix.EAGAIN) {
+				delete(poller.pipes, p.token)
+				unix.Close(p.fd)
+				closed = append(closed, p)
+			}
+		}
+		poller.mu.Unlock()
+		for _, p := range closed {
+			p.j.pipeClosed()
+		}
+	}
+}
+
+// outFile is an output file, written only by the poller (and by the
+// runner's own messages): a bare descriptor, which the Go runtime's own
+// poller, of no use for a regular file, does not see.
+type outFile struct {
+	fd   int
+	path string
+}
+
+func (f *outFile) Write(b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := unix.Write(f.fd, b[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, &fs.PathError{Op: "write", Path: f.path, Err: err}
+		}
+		n += m
+	}
+	return n, nil
+}
+
+func (f *outFile) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
+
+func (f *outFile) close() { unix.Close(f.fd) }
