@@ -23,8 +23,6 @@ package agent
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -131,10 +129,7 @@ func JournalPath(dir, build string) string { return filepath.Join(dir, build+".j
 
 // CgroupName is the name an instance's job cgroups are grouped under,
 // unique to its state directory.
-func CgroupName(stateDir string) string {
-	h := sha256.Sum256([]byte(stateDir))
-	return "fluxq-" + hex.EncodeToString(h[:])[:12]
-}
+func CgroupName(stateDir string) string { return agentproto.CgroupName(stateDir) }
 
 // New starts an agent: it takes its journal, writes its pid file, takes
 // back the jobs of its journal and of dead agents' journals, and listens.
