@@ -23,8 +23,11 @@ const agentStopGrace = 20 * time.Second
 // by their pid files and checked by their command line, which names their
 // state directory, so nothing else is ever signalled.
 func stopAgents(t testscript.T, work string) {
-	// Again while any is found: a fluxsched still running (a failed
-	// script's background one) starts a new agent when it loses one.
+	// A failed script's background fluxsched still runs here (testscript
+	// interrupts it after the deferred functions), and would start a new
+	// agent for each one stopped: it is interrupted first.
+	stopPIDs(t, findSchedulers(work))
+	// Again while any is found, in case one started an agent meanwhile.
 	for round := 0; round < 5; round++ {
 		pids := findAgents(work)
 		if len(pids) == 0 {
@@ -64,7 +67,8 @@ func findAgents(work string) []int {
 	return pids
 }
 
-// stopPIDs asks agents to stop, and kills those that do not in time.
+// stopPIDs asks processes to stop (SIGTERM), and kills those that do not
+// in time.
 func stopPIDs(t testscript.T, pids []int) {
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
@@ -76,9 +80,44 @@ func stopPIDs(t testscript.T, pids []int) {
 		}
 		if alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Log("exec agent ", pid, " did not stop on SIGTERM: killed")
+			t.Log("process ", pid, " did not stop on SIGTERM: killed")
 		}
 	}
+}
+
+// findSchedulers lists the fluxsched processes whose state directory is
+// under work (from FLUXQ_STATE_DIR in their environment).
+func findSchedulers(work string) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() || !alive(pid) {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+		if filepath.Base(args[0]) != "fluxsched" || (len(args) > 1 && args[1] == "agent") {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if dir, ok := strings.CutPrefix(kv, "FLUXQ_STATE_DIR="); ok && strings.HasPrefix(filepath.Clean(dir), filepath.Clean(work)+"/") {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
 }
 
 // isAgentOf reports whether pid is `fluxsched agent --state-dir DIR`.
