@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -216,3 +217,25 @@ func TestOutputTemplates(t *testing.T) {
 }
 
 var _ = strconv.Itoa
+
+// spec.json is what shell.ReadSpec reads.
+func TestSpecJSON(t *testing.T) {
+	s := spec(t, 12345, jobspec.Options{Command: []string{"true"}}, 2, "0-1")
+	launched := time.Unix(1700000000, 500000000)
+	b, err := specJSON(s, launched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, shell.SpecFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := shell.ReadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != 12345 || got.UserID != s.UserID || got.Launched != 1700000000.5 ||
+		!bytes.Equal(got.Jobspec, s.Jobspec) || !bytes.Equal(got.R, s.R) {
+		t.Errorf("spec.json read back as %+v", got)
+	}
+}

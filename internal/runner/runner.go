@@ -26,6 +26,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,6 +164,8 @@ func (e *Error) Error() string { return e.Note }
 type Runner struct {
 	opts     Options
 	hostname string
+	euid     uint32 // as whom the runner runs, and its own jobs
+	egid     uint32
 	devnull  int
 	cg       *cgroups // nil: subreaper
 
@@ -196,6 +199,7 @@ func New(opts Options) (*Runner, error) {
 	opts.JobsDir = dir
 	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
 	r.hostname, _ = os.Hostname()
+	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
@@ -401,7 +405,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	}
 	// Before anything is created: a job that is not ours to run leaves
 	// nothing behind.
-	cred, note := credentialFor(uint32(os.Geteuid()), s.UserID, lookupUser)
+	cred, note := credentialFor(r.euid, s.UserID, lookupUser)
 	if note != "" {
 		return nil, errors.New(note)
 	}
@@ -420,7 +424,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	j := &job{r: r, id: s.ID, spec: s, cred: cred,
 		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(s.ID), 10))}
 	j.plan, j.planErr = shell.NewPlan(s.ID, js, rs)
-	gid := uint32(os.Getegid())
+	gid := r.egid
 	if cred != nil {
 		gid = cred.Gid
 	}
@@ -461,17 +465,14 @@ func (j *job) makeFolder(launched time.Time) error {
 	} else if err != nil {
 		return err
 	}
-	s := j.spec
-	spec := shell.Spec{Version: shell.SpecVersion, ID: s.ID, UserID: s.UserID,
-		Jobspec: s.Jobspec, R: s.R, Launched: float64(launched.UnixNano()) / 1e9}
-	b, err := json.Marshal(spec)
+	b, err := specJSON(j.spec, launched)
 	if err != nil {
 		return err
 	}
 	// Not synced, and not renamed into place: the folder is new and no
 	// reader waits for it (see shell.WriteSpec).
 	path := filepath.Join(j.dir, shell.SpecFile)
-	if err := writeNew(path, append(b, '\n')); err != nil {
+	if err := writeNew(path, b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if j.cred != nil {
@@ -549,6 +550,8 @@ func (r *Runner) Launch(rec *Record, s Spec) error {
 	j.status = max(j.status, status)
 	j.launching = false
 	j.launched = true
+	// What the tasks were started with is not needed again.
+	j.plan = nil
 	if exc != "" {
 		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeExec, Severity: 0, Note: exc}})
 	}
@@ -1111,4 +1114,28 @@ func (r *Runner) lookPath(uid uint32, file, pathEnv, cwd string) (string, error)
 func (j *job) plainID() string {
 	s, _ := j.id.Encode(fluid.F58Plain)
 	return s
+}
+
+// specJSON is spec.json (shell.Spec) with its newline. The jobspec and R
+// were parsed already, so they are written as they came, not checked and
+// compacted again as encoding/json would.
+func specJSON(s Spec, launched time.Time) ([]byte, error) {
+	t, err := json.Marshal(float64(launched.UnixNano()) / 1e9)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(s.Jobspec)+len(s.R)+128)
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, shell.SpecVersion, 10)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendUint(b, uint64(s.ID), 10)
+	b = append(b, `,"userid":`...)
+	b = strconv.AppendUint(b, uint64(s.UserID), 10)
+	b = append(b, `,"jobspec":`...)
+	b = append(b, bytes.TrimSpace(s.Jobspec)...)
+	b = append(b, `,"R":`...)
+	b = append(b, bytes.TrimSpace(s.R)...)
+	b = append(b, `,"t_launch":`...)
+	b = append(b, t...)
+	return append(b, "}\n"...), nil
 }
