@@ -37,8 +37,6 @@ type cgroups struct {
 	// selfTasks is the v1 tasks file of the runner's own cgroup, open,
 	// for the forking thread to move back into.
 	selfTasks int
-	// canKill is cgroup.kill (Linux 5.14): SIGKILL to a whole cgroup at once.
-	canKill bool
 }
 
 func (c *cgroups) name() string {
@@ -155,8 +153,6 @@ func newCgroups(v2 bool, name string) (*cgroups, error) {
 	}
 	defer os.Remove(probe)
 	if v2 {
-		_, err := os.Stat(filepath.Join(probe, "cgroup.kill"))
-		c.canKill = err == nil
 		fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, err

@@ -1,28 +1,58 @@
 // Package runner runs and contains jobs on this machine for the exec agent
-// (internal/agent): it forks every task of a job itself, from one long-lived
-// process, with everything the job shell gave a task (internal/shell: the
-// layout over R's ranks, the environment and FLUXQ_* variables,
-// CUDA_VISIBLE_DEVICES, CPU binding, the working directory, output files
-// and their templates), keeps all of a job's processes together (a cgroup
-// per job, else the runner as child subreaper), and reports each job's end
-// once every process it started is gone, with its wait status and usage.
+// (internal/agent): it forks every task of a job itself, from the agent's
+// one long-lived process, with everything the job shell gave a task
+// (internal/shell's Plan: the layout over R's ranks, the environment and
+// FLUXQ_* variables, CUDA_VISIBLE_DEVICES, CPU binding, the working
+// directory with its /tmp fallback, stdin from /dev/null, output files and
+// their templates), keeps all of a job's processes together, and reports
+// each job's end once every process it started is gone, with its wait
+// status (the greatest of its tasks') and usage.
 //
-// Nothing per job waits: one reaper collects every child on SIGCHLD
-// (reap.go), one goroutine copies every output pipe (output.go), timers
-// are runtime timers, and tasks are forked from one locked thread (the
-// CPU binding and a v1 cgroup are the forking thread's, which a child
-// inherits).
+// # Cost per job
+//
+// Nothing waits per job: one reaper collects every child on SIGCHLD with
+// wait4(-1, WNOHANG) and its rusage (reap.go), one goroutine copies every
+// output pipe with one buffer, woken by epoll (output.go), and time limits
+// and grace periods are runtime timers. The reaper owns every child of the
+// process: a program that uses a Runner must not start and wait for
+// children of its own (os/exec), or each would take the other's.
+//
+// # Containment
+//
+// Options.Containment "auto" takes the first that works of:
+//
+//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/<id>
+//     in the cgroup2 hierarchy (on a host with v1 controllers, the hybrid
+//     "unified" one, which needs no controller for this); each task is
+//     forked straight into it (clone3, CLONE_INTO_CGROUP);
+//   - "cgroup v1 (pids)": the same in the v1 pids hierarchy; the forking
+//     thread moves itself into the job's cgroup, forks, and moves back (in
+//     v1 a thread is a member, and a child inherits its cgroup);
+//   - "subreaper": the runner is the child subreaper of its jobs, and at a
+//     job's end kills what is left in its tasks' process groups and the
+//     orphans reparented to it that belong to the job.
+//
+// Containment() says which one runs (the agent's hello reports it); a
+// task's /proc/PID/cgroup shows its job's cgroup. Whatever a job starts,
+// with setsid() or a double fork, stays in its cgroup: once the tasks are
+// reaped, and their output drained (at most drainGrace), what is left in
+// it is killed, and the job ends when the cgroup is empty and removed.
 //
 // # The job folder
 //
 // <JobsDir>/<id in decimal>/ is as the job shell left it: spec.json is
 // written (not synced) before the launch, the tasks' stdout and stderr go
 // there unless the jobspec names other paths, and status, the job's wait
-// status in decimal, is written when the job ends, for people and tests:
-// the runner never reads anything from a job folder, which a guest's job
-// may rewrite at will. A guest's folder is handed to the guest after
-// spec.json is written, and its output files, command and working
-// directory are opened or looked up with the guest's rights alone.
+// status in decimal, is written when the job ends, for people and tests.
+// The runner never reads anything from a job folder, which a guest's job
+// may rewrite at will: what a later agent needs to find a job's processes
+// is the Record, which the agent journals where jobs cannot write. A
+// guest's folder is handed to the guest after spec.json is written, and its
+// output files, command and working directory are opened or looked up with
+// the guest's rights alone.
+//
+// Output is copied by this process: if it ends (an agent killed), a task
+// still writing gets EPIPE or SIGPIPE.
 package runner
 
 import (
