@@ -199,7 +199,14 @@ func probeFork(attr *syscall.SysProcAttr) error {
 // create makes the job's cgroup and returns its directory.
 func (c *cgroups) create(id uint64) (string, error) {
 	dir := filepath.Join(c.parent, strconv.FormatUint(id, 10))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// The parent went with an earlier runner's Close.
+		if err = os.Mkdir(c.parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
+	if err != nil {
 		if !errors.Is(err, os.ErrExist) {
 			return "", err
 		}

@@ -306,6 +306,10 @@ func (r *Runner) Close() {
 		j.stopTimers()
 		j.mu.Unlock()
 	}
+	if r.cg != nil {
+		// Gone only if no job's cgroup is left in it.
+		unix.Rmdir(r.cg.parent)
+	}
 }
 
 func (r *Runner) job(id fluid.ID) *job {
