@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,11 +21,10 @@ const (
 	ContainSubreaper = "subreaper"
 )
 
-// cgroups keeps each job in a cgroup of its own, <parent>/c<N>, where
+// cgroups keeps each job in a cgroup of its own, <parent>/<id>, where
 // parent is <the runner's own cgroup>/<Options.CgroupName>: every process
 // a job starts stays in it whatever it does (setsid, double fork), and the
-// job has ended only once it is empty. An empty cgroup is kept for the
-// next job (see create).
+// job has ended only once it is empty.
 //
 // With cgroup v2 a task is forked straight into its job's cgroup (clone3
 // with CLONE_INTO_CGROUP). Cgroup v1 has no such call, but there a thread,
@@ -36,9 +34,6 @@ const (
 type cgroups struct {
 	v2     bool
 	parent string
-	mu     sync.Mutex
-	free   []string // empty cgroups for the next jobs
-	seq    int      // the last name made: c<seq>
 	// selfTasks is the v1 tasks file of the runner's own cgroup, open,
 	// for the forking thread to move back into.
 	selfTasks int
@@ -149,7 +144,6 @@ func newCgroups(v2 bool, name string) (*cgroups, error) {
 	if err := os.Mkdir(c.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
-	c.clean()
 	// A cgroup we may create is not enough: we must be able to put a
 	// process in it, which a test job shows.
 	probe := filepath.Join(c.parent, "probe")
@@ -202,116 +196,29 @@ func probeFork(attr *syscall.SysProcAttr) error {
 	}
 }
 
-// maxFree bounds the empty cgroups kept for the next jobs.
-const maxFree = 1024
-
-// create returns an empty cgroup for a job: one that an ended job gave
-// back, else a new one. Creating and removing a cgroup costs the kernel
-// more than the rest of a short job's launch (about 70 µs here), so a
-// cgroup is reused.
-func (c *cgroups) create() (string, error) {
-	for {
-		c.mu.Lock()
-		n := len(c.free)
-		if n == 0 {
-			c.mu.Unlock()
-			break
-		}
-		dir := c.free[n-1]
-		c.free = c.free[:n-1]
-		c.mu.Unlock()
-		// Another runner's start may have removed it (see clean).
-		if _, err := os.Stat(dir); err == nil {
-			return dir, nil
+// create makes the job's cgroup and returns its directory.
+func (c *cgroups) create(id uint64) (string, error) {
+	dir := filepath.Join(c.parent, strconv.FormatUint(id, 10))
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// The parent went with an earlier runner's Close.
+		if err = os.Mkdir(c.parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, 0o755)
 		}
 	}
-	for range 1000 {
-		c.mu.Lock()
-		c.seq++
-		dir := filepath.Join(c.parent, "c"+strconv.Itoa(c.seq))
-		c.mu.Unlock()
-		err := os.Mkdir(dir, 0o755)
-		if errors.Is(err, os.ErrNotExist) {
-			// The parent went with an earlier runner's Close.
-			if err = os.Mkdir(c.parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
-				err = os.Mkdir(dir, 0o755)
-			}
-		}
-		if err == nil {
-			return dir, nil
-		}
+	if err != nil {
 		if !errors.Is(err, os.ErrExist) {
 			return "", err
 		}
-		// Another runner's, or a job's of a runner that died: not ours.
-	}
-	return "", fmt.Errorf("no free cgroup name in %s", c.parent)
-}
-
-// isEmpty reports whether no process is left in the cgroup dir (or it is
-// gone).
-func (c *cgroups) isEmpty(dir string) bool {
-	name := "cgroup.procs"
-	if c.v2 {
-		name = "cgroup.events"
-	}
-	b, err := os.ReadFile(filepath.Join(dir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	if !c.v2 {
-		return len(bytes.TrimSpace(b)) == 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "populated "); ok {
-			return v == "0"
+		// Left by a launch that died before its fork: empty it.
+		if !c.remove(dir) {
+			return "", fmt.Errorf("cgroup %s: still holds processes", dir)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return "", err
 		}
 	}
-	return false
-}
-
-// release gives back the empty cgroup of an ended job, for the next.
-func (c *cgroups) release(dir string) {
-	c.mu.Lock()
-	if len(c.free) < maxFree {
-		c.free = append(c.free, dir)
-		dir = ""
-	}
-	c.mu.Unlock()
-	if dir != "" {
-		removeCgroupDir(dir)
-	}
-}
-
-// clean removes the empty cgroups in parent: those a runner that died
-// kept for reuse, and those of jobs that ended since (rmdir fails on a
-// cgroup that holds a process, so nothing running is touched).
-func (c *cgroups) clean() {
-	ents, err := os.ReadDir(c.parent)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			unix.Rmdir(filepath.Join(c.parent, e.Name()))
-		}
-	}
-}
-
-// close removes the cgroups kept for reuse, and the parent if it is
-// empty then.
-func (c *cgroups) close() {
-	c.mu.Lock()
-	free := c.free
-	c.free = nil
-	c.mu.Unlock()
-	for _, d := range free {
-		removeCgroupDir(d)
-	}
-	unix.Rmdir(c.parent)
+	return dir, nil
 }
 
 // moveThread moves the calling thread (locked to its goroutine) into the
@@ -336,6 +243,8 @@ func (c *cgroups) moveBack() error {
 
 // remove removes the cgroup dir and reports whether it is gone: rmdir
 // fails while a process is in it, so it is the emptiness test as well.
+func (c *cgroups) remove(dir string) bool { return removeCgroupDir(dir) }
+
 func removeCgroupDir(dir string) bool {
 	err := unix.Rmdir(dir)
 	return err == nil || err == unix.ENOENT

@@ -21,7 +21,7 @@
 //
 // Options.Containment "auto" takes the first that works of:
 //
-//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/c<N>
+//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/<id>
 //     in the cgroup2 hierarchy (on a host with v1 controllers, the hybrid
 //     "unified" one, which needs no controller for this); each task is
 //     forked straight into it (clone3, CLONE_INTO_CGROUP);
@@ -36,9 +36,7 @@
 // task's /proc/PID/cgroup shows its job's cgroup. Whatever a job starts,
 // with setsid() or a double fork, stays in its cgroup: once the tasks are
 // reaped, and their output drained (at most drainGrace), what is left in
-// it is killed, and the job ends when the cgroup is empty. Empty cgroups
-// are reused by the next jobs (creating one costs more than the rest of a
-// short job's launch), and removed when the runner closes.
+// it is killed, and the job ends when the cgroup is empty and removed.
 //
 // # The job folder
 //
@@ -309,7 +307,8 @@ func (r *Runner) Close() {
 		j.mu.Unlock()
 	}
 	if r.cg != nil {
-		r.cg.close()
+		// Gone only if no job's cgroup is left in it.
+		unix.Rmdir(r.cg.parent)
 	}
 }
 
@@ -397,7 +396,6 @@ type job struct {
 	usage       agentproto.Usage
 	outErr      error // the first output write that failed
 	terminating bool
-	sigkilled   bool // SIGKILL was sent to the job's cgroup
 	ending      bool // every task reaped: draining, then emptying the cgroup
 	done        bool
 	limit       *time.Timer
@@ -469,7 +467,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		return nil, fmt.Errorf(noteLaunch, err)
 	}
 	if r.cg != nil {
-		dir, err := r.cg.create()
+		dir, err := r.cg.create(uint64(s.ID))
 		if err != nil {
 			return nil, fmt.Errorf(noteLaunch, err)
 		}
@@ -539,11 +537,10 @@ func writeNew(path string, data []byte) error {
 	return err
 }
 
-// removeCgroups gives back the cgroup of a job that never ran.
 func (j *job) removeCgroups() {
 	if j.r.cg != nil {
 		for _, d := range j.rec.Cgroup {
-			j.r.cg.release(d)
+			j.r.cg.remove(d)
 		}
 	}
 }
@@ -907,34 +904,21 @@ func (j *job) drained() {
 	j.progress()
 }
 
-// empty ends the job once its cgroup is empty, killing what is left in it
-// first; the cgroup is then kept for the next job. Called with j.mu held.
+// empty removes the job's cgroup, killing what is left in it first, and
+// ends the job once it is gone. Called with j.mu held.
 func (j *job) empty() {
 	gone := true
 	if j.r.cg == nil {
 		gone = j.sweep()
 	} else {
 		for _, d := range j.rec.Cgroup {
-			if !j.r.cg.isEmpty(d) {
+			if !j.r.cg.remove(d) {
 				gone = false
-				j.sigkilled = true
 				j.r.cg.signal(d, unix.SIGKILL)
 			}
 		}
 	}
 	if gone {
-		if j.r.cg != nil {
-			for _, d := range j.rec.Cgroup {
-				if j.sigkilled && j.r.cg.v2 {
-					// Linux (6.18 here) kills every task forked into
-					// a cgroup that cgroup.kill was once written to:
-					// such a cgroup is not reused.
-					removeCgroupDir(d)
-				} else {
-					j.r.cg.release(d)
-				}
-			}
-		}
 		j.finish()
 		return
 	}
@@ -1070,7 +1054,6 @@ func (j *job) signal(sig syscall.Signal) {
 		return
 	}
 	if len(j.rec.Cgroup) > 0 {
-		j.sigkilled = j.sigkilled || sig == unix.SIGKILL
 		for _, d := range j.rec.Cgroup {
 			signalCgroup(d, sig)
 		}
