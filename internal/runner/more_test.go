@@ -239,3 +239,55 @@ func TestSpecJSON(t *testing.T) {
 		t.Errorf("spec.json read back as %+v", got)
 	}
 }
+
+// A task is bound to its rank's cores when the machine has them.
+func TestCoreBinding(t *testing.T) {
+	var set unixCPUSet
+	if !set.get() || set.count() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	h := newHarness(t, "auto")
+	h.t = t
+	h.launch(spec(t, 1000, jobspec.Options{Command: sh("grep Cpus_allowed_list /proc/self/status")}, 1, "1"))
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1000))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1000), shell.StdoutFile)); !strings.HasSuffix(got, "\t1\n") {
+		t.Errorf("task bound to %q, want CPU 1", got)
+	}
+	// The runner's own threads are not left bound.
+	var after unixCPUSet
+	if after.get(); after.count() != set.count() {
+		t.Errorf("the runner's mask went from %d CPUs to %d", set.count(), after.count())
+	}
+}
+
+// Every descriptor a job used is closed once it has ended.
+func TestNoDescriptorLeak(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	// A first job opens what the runner keeps for good.
+	h.launch(spec(t, 1100, jobspec.Options{Command: []string{"true"}}, 1, "0"))
+	h.wait(1100)
+	before := count()
+	for i := range 20 {
+		cmd := []string{"true"}
+		if i%2 == 1 {
+			cmd = sh("echo out; echo err >&2; (sleep 300 &)")
+		}
+		h.launch(spec(t, fluid.ID(1101+i), jobspec.Options{Command: cmd}, 1, "0"))
+	}
+	for i := range 20 {
+		h.wait(fluid.ID(1101 + i))
+	}
+	if after := count(); after != before {
+		t.Errorf("%d descriptors open before 20 jobs, %d after", before, after)
+	}
+}
