@@ -291,3 +291,33 @@ func TestNoDescriptorLeak(t *testing.T) {
 		t.Errorf("%d descriptors open before 20 jobs, %d after", before, after)
 	}
 }
+
+// A process of a job is known to be in it by its cgroup; a claim of
+// another job, or from outside, is not believed.
+func TestInJob(t *testing.T) {
+	for _, mode := range modes(t) {
+		if mode == "subreaper" {
+			continue
+		}
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			h.t = t
+			cwd := t.TempDir()
+			h.launch(spec(t, 1200, jobspec.Options{Command: sh(`echo $$ > pid; exec sleep 30`), Cwd: cwd}, 1, "0"))
+			pid, err := strconv.Atoi(waitFile(t, filepath.Join(cwd, "pid")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := h.r.opts.CgroupName
+			if !InJob(pid, name, 1200) {
+				b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+				t.Errorf("task %d not found in its job; its cgroups:\n%s", pid, b)
+			}
+			if InJob(pid, name, 1201) || InJob(pid, name, 120) || InJob(pid, "other", 1200) || InJob(os.Getpid(), name, 1200) {
+				t.Errorf("a claim that is not true was believed")
+			}
+			h.r.Terminate(1200)
+			h.wait(1200)
+		})
+	}
+}
