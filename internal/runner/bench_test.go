@@ -65,6 +65,9 @@ func benchLaunch(b *testing.B, mode string) {
 	cpu := time.Duration(after.Utime.Nano()+after.Stime.Nano()-before.Utime.Nano()-before.Stime.Nano()) / time.Duration(b.N)
 	b.ReportMetric(float64(cpu.Nanoseconds()), "cpu-ns/op")
 	b.ReportMetric(float64(time.Duration(after.Stime.Nano()-before.Stime.Nano()).Nanoseconds())/float64(b.N), "sys-ns/op")
+	// Context switches: the hand-offs between threads a job costs, a
+	// figure less at the mercy of other load than CPU time is.
+	b.ReportMetric(float64(after.Nvcsw+after.Nivcsw-before.Nvcsw-before.Nivcsw)/float64(b.N), "ctxsw/op")
 }
 
 // BenchmarkRunningSleep starts b.N `sleep 300` jobs and reports this

@@ -28,13 +28,24 @@ var poller struct {
 	buf   []byte
 }
 
-// outPipe is the read end of one output pipe.
+// outPipe is the read end of one output pipe, or a task's pidfd (j nil),
+// readable once the task has ended.
 type outPipe struct {
 	j     *job
 	fd    int
 	token uint32
 	file  *outFile
 	err   error // the first write that failed
+}
+
+// watchPidfd has the poller reap the children when the process of pidfd
+// ends, and close pidfd.
+func watchPidfd(pidfd int) {
+	if err := watch(&outPipe{fd: pidfd}); err != nil {
+		// Cannot happen with a valid pidfd; the task is reaped with
+		// the next one.
+		unix.Close(pidfd)
+	}
 }
 
 func startPoller() error {
@@ -94,10 +105,18 @@ func pollLoop() {
 			continue // EINTR
 		}
 		closed = closed[:0]
+		reap := false
 		poller.mu.Lock()
 		for _, ev := range events[:n] {
 			p := poller.pipes[uint32(ev.Fd)]
 			if p == nil {
+				continue
+			}
+			if p.j == nil {
+				// A task ended.
+				delete(poller.pipes, p.token)
+				unix.Close(p.fd)
+				reap = true
 				continue
 			}
 			// Level-triggered and read only here: one read cannot block.
@@ -116,6 +135,11 @@ func pollLoop() {
 			}
 		}
 		poller.mu.Unlock()
+		// Reaped first: a job then ends at its last pipe's end, without
+		// waiting for a drain.
+		if reap {
+			reapAll()
+		}
 		for _, p := range closed {
 			p.j.pipeClosed()
 		}

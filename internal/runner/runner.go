@@ -810,6 +810,11 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		}
 		files[1], files[2] = uintptr(writers[su.stdout[i]]), uintptr(writers[su.stderr[i]])
 		tk := &task{j: j, rank: t.Rank}
+		pidfd := -1
+		attr.PidFD = nil
+		if reaper.pidfds {
+			attr.PidFD = &pidfd
+		}
 		reaper.mu.Lock()
 		pid, err := syscall.ForkExec(su.prog, t.Argv, &syscall.ProcAttr{Dir: su.cwd, Env: t.Env, Files: files, Sys: attr})
 		if err == nil {
@@ -819,6 +824,9 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		reaper.mu.Unlock()
 		if err != nil {
 			return i, err
+		}
+		if pidfd >= 0 {
+			watchPidfd(pidfd)
 		}
 		j.mu.Lock()
 		j.tasks = append(j.tasks, tk)
@@ -923,6 +931,9 @@ func (j *job) empty() {
 		return
 	}
 	j.later = time.AfterFunc(killPoll, func() {
+		// What was killed may be our child (an orphan of the job): with
+		// pidfds nothing else reaps it now.
+		reapAll()
 		j.mu.Lock()
 		defer j.unlock()
 		if !j.done && !j.closed {
