@@ -321,3 +321,28 @@ func TestInJob(t *testing.T) {
 		})
 	}
 }
+
+// A second start of a job that runs is refused and touches nothing of it:
+// not its folder, not its cgroup.
+func TestPrepareTwice(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	cwd := t.TempDir()
+	s := spec(t, 1300, jobspec.Options{Command: sh(`echo first; echo up > up; sleep 0.5; echo last`), Cwd: cwd}, 1, "0")
+	rec := h.launch(s)
+	waitFile(t, filepath.Join(cwd, "up"))
+	if _, err := h.r.Prepare(s); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second prepare: %v, want a refusal", err)
+	}
+	for _, d := range rec.Cgroup {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("cgroup of the running job: %v", err)
+		}
+	}
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1300))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1300), shell.StdoutFile)); got != "first\nlast\n" {
+		t.Errorf("stdout %q: the running job's folder was touched", got)
+	}
+}

@@ -463,25 +463,41 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		gid = cred.Gid
 	}
 	j.rec = &Record{ID: s.ID, UserID: s.UserID, GID: gid, Expiration: exp, KillGrace: s.KillGrace}
-	if err := j.makeFolder(launched); err != nil {
-		return nil, fmt.Errorf(noteLaunch, err)
-	}
-	if r.cg != nil {
-		dir, err := r.cg.create(uint64(s.ID))
-		if err != nil {
-			return nil, fmt.Errorf(noteLaunch, err)
-		}
-		j.rec.Cgroup = []string{dir}
-	}
+	// The id is taken first: a second start of a job that runs must not
+	// touch its folder or its cgroup.
 	r.mu.Lock()
 	if r.closed || r.jobs[s.ID] != nil {
 		r.mu.Unlock()
-		j.removeCgroups()
 		return nil, fmt.Errorf(noteLaunch, fmt.Sprintf("job %s is already running here", s.ID))
 	}
 	r.jobs[s.ID] = j
 	r.mu.Unlock()
+	fail := func(err error) (*Record, error) {
+		r.mu.Lock()
+		if r.jobs[s.ID] == j {
+			delete(r.jobs, s.ID)
+		}
+		r.mu.Unlock()
+		return nil, fmt.Errorf(noteLaunch, err)
+	}
+	var cgroup []string
+	if r.cg != nil {
+		dir, err := r.cg.create(uint64(s.ID))
+		if err != nil {
+			return fail(err)
+		}
+		cgroup = []string{dir}
+	}
+	if err := j.makeFolder(launched); err != nil {
+		for _, d := range cgroup {
+			removeCgroupDir(d)
+		}
+		return fail(err)
+	}
+	j.mu.Lock()
+	j.rec.Cgroup = cgroup
 	rec := *j.rec
+	j.mu.Unlock()
 	rec.Cgroup = slices.Clone(rec.Cgroup)
 	return &rec, nil
 }
@@ -537,13 +553,6 @@ func writeNew(path string, data []byte) error {
 	return err
 }
 
-func (j *job) removeCgroups() {
-	if j.r.cg != nil {
-		for _, d := range j.rec.Cgroup {
-			j.r.cg.remove(d)
-		}
-	}
-}
 
 // Launch forks every task of a job Prepare returned rec for. It returns
 // nil once the job is under way, even if a task failed to start: that is
