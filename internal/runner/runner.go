@@ -553,7 +553,6 @@ func writeNew(path string, data []byte) error {
 	return err
 }
 
-
 // Launch forks every task of a job Prepare returned rec for. It returns
 // nil once the job is under way, even if a task failed to start: that is
 // an Exception event, then the End, with exit status 127 (126 for a
