@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -120,9 +121,12 @@ func (c *conn) closeAfterFlush(wait time.Duration) {
 	<-c.wrote
 }
 
-// read serves the messages of one connection, in order.
+// read serves the messages of one connection, in order. Lines are read
+// as wire.NewLineConn reads them, but each is decoded once, its payload
+// kept as sent: a start's jobspec is not scanned again before the runner
+// parses it.
 func (a *Agent) read(cn *conn) {
-	lc := wire.NewLineConn(cn.c, nil, nil)
+	r := bufio.NewReaderSize(cn.c, 64<<10)
 	defer func() {
 		a.mu.Lock()
 		delete(a.conns, cn)
@@ -133,9 +137,13 @@ func (a *Agent) read(cn *conn) {
 		cn.closeAfterFlush(time.Second)
 	}()
 	for {
-		m, err := lc.Recv()
+		line, err := readLine(r)
 		if err != nil {
 			return
+		}
+		var m wire.Message
+		if err := json.Unmarshal(line, &m); err != nil || m.Validate() != nil {
+			return // not agentproto: nothing more from this peer is trusted
 		}
 		if m.Type != wire.Request {
 			continue // the agent asks nothing of its peers
@@ -146,6 +154,29 @@ func (a *Agent) read(cn *conn) {
 			continue
 		}
 		a.dispatch(cn, m)
+	}
+}
+
+// readLine returns the next non-blank line, at most wire.MaxLine long.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > wire.MaxLine {
+			return nil, fmt.Errorf("message longer than %d bytes", wire.MaxLine)
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			line = line[:0]
+			continue
+		}
+		return line, nil
 	}
 }
 

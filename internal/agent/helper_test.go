@@ -68,7 +68,7 @@ func (r *running) exited(t *testing.T, within time.Duration) error {
 
 // peer is fluxsched's end of an agent connection, over the real socket.
 type peer struct {
-	t  *testing.T
+	t  testing.TB
 	lc wire.Conn
 
 	mu     sync.Mutex
@@ -84,7 +84,7 @@ type resp struct {
 	data json.RawMessage
 }
 
-func dial(t *testing.T, state, build string) *peer {
+func dial(t testing.TB, state, build string) *peer {
 	t.Helper()
 	c, err := net.Dial("unix", SocketPath(filepath.Join(state, agentproto.Dir), build))
 	if err != nil {
@@ -265,7 +265,7 @@ func exceptions(t *testing.T, rs []resp) []execproto.Exception {
 	return out
 }
 
-func makeJobspec(t *testing.T, command ...string) json.RawMessage {
+func makeJobspec(t testing.TB, command ...string) json.RawMessage {
 	t.Helper()
 	js, err := jobspec.FromOptions(jobspec.Options{Command: command, Environment: map[string]string{"PATH": os.Getenv("PATH")}})
 	if err != nil {
@@ -278,7 +278,7 @@ func makeJobspec(t *testing.T, command ...string) json.RawMessage {
 	return b
 }
 
-func makeR(t *testing.T) json.RawMessage {
+func makeR(t testing.TB) json.RawMessage {
 	t.Helper()
 	b, err := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.MustParse("0")}}).MarshalJSON()
 	if err != nil {
@@ -295,3 +295,5 @@ func stateDir(t *testing.T) string {
 	}
 	return d
 }
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

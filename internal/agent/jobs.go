@@ -70,7 +70,7 @@ func refuse(cn *conn, id fluid.ID, typ, note string) {
 
 // start serves agent.start: a job taken back, or launched.
 func (a *Agent) start(cn *conn, m wire.Message) {
-	req, err := agentproto.DecodeStart(m)
+	req, err := decodeStart(m)
 	if err != nil {
 		cn.send(errorLine(m.Topic, wire.EPROTO, err.Error()))
 		return
@@ -319,4 +319,30 @@ func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 		a.checkExit()
 		a.mu.Unlock()
 	})
+}
+
+// decodeStart reads an agent.start request as agentproto.DecodeStart does,
+// in one pass: the required keys are found by their pointers.
+func decodeStart(m wire.Message) (agentproto.Start, error) {
+	var w struct {
+		ID        *fluid.ID       `json:"id"`
+		UserID    *uint32         `json:"userid"`
+		Jobspec   json.RawMessage `json:"jobspec"`
+		Reattach  *bool           `json:"reattach"`
+		R         json.RawMessage `json:"R"`
+		KillGrace float64         `json:"kill_grace"`
+	}
+	if err := json.Unmarshal(m.Payload, &w); err != nil {
+		return agentproto.Start{}, fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	for _, k := range []struct {
+		name    string
+		missing bool
+	}{{"id", w.ID == nil}, {"userid", w.UserID == nil}, {"jobspec", w.Jobspec == nil}, {"reattach", w.Reattach == nil}} {
+		if k.missing {
+			return agentproto.Start{}, fmt.Errorf("%s: payload has no %q", m.Topic, k.name)
+		}
+	}
+	return agentproto.Start{Start: execproto.Start{ID: *w.ID, UserID: *w.UserID, Jobspec: w.Jobspec,
+		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace}, nil
 }

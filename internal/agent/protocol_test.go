@@ -6,6 +6,7 @@ package agent
 // runs real jobs with the real runner.
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -467,5 +468,24 @@ func TestBurstSharesSyncs(t *testing.T) {
 	t.Logf("%d launches and %d ends took %d syncs", n, n, syncs)
 	if syncs > n {
 		t.Errorf("%d launches and %d ends took %d syncs, want them shared", n, n, syncs)
+	}
+}
+
+// A start that is not agentproto's is refused with an error response,
+// which fluxsched takes as the end of the registration, as RFC 32 says.
+func TestBadStart(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	for _, payload := range []string{`{"id":1,"userid":0,"jobspec":{}}`, `{"id":"x","userid":0,"jobspec":{},"reattach":false}`, `[]`} {
+		m := p.call(agentproto.TopicStart, json.RawMessage(payload))
+		if m.Errnum != wire.EPROTO {
+			t.Errorf("start %s answered %+v, want EPROTO", payload, m)
+		}
+	}
+	if s.launched(1) != 0 {
+		t.Error("a bad start was launched")
 	}
 }

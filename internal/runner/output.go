@@ -2,6 +2,7 @@ package runner
 
 import (
 	"io/fs"
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -28,13 +29,24 @@ var poller struct {
 	buf   []byte
 }
 
-// outPipe is the read end of one output pipe.
+// outPipe is the read end of one output pipe, or a task's pidfd (j nil),
+// readable once the task has ended.
 type outPipe struct {
 	j     *job
 	fd    int
 	token uint32
 	file  *outFile
 	err   error // the first write that failed
+}
+
+// watchPidfd has the poller reap the children when the process of pidfd
+// ends, and close pidfd.
+func watchPidfd(pidfd int) {
+	if err := watch(&outPipe{fd: pidfd}); err != nil {
+		// Cannot happen with a valid pidfd; the task is reaped with
+		// the next one.
+		unix.Close(pidfd)
+	}
 }
 
 func startPoller() error {
@@ -45,6 +57,33 @@ func startPoller() error {
 		}
 		poller.pipes = map[uint32]*outPipe{}
 		poller.buf = make([]byte, 64<<10)
+		// The epoll descriptor is itself readable when an event is ready:
+		// the Go runtime's own poller watches it, so the copying goroutine
+		// waits parked, not in a system call on a thread of its own, and
+		// wakes without a hand-off between threads.
+		if err := unix.SetNonblock(poller.epfd, true); err == nil {
+			ep := os.NewFile(uintptr(poller.epfd), "epoll")
+			if rc, err := ep.SyscallConn(); err == nil {
+				go func() {
+					events := make([]unix.EpollEvent, 128)
+					var closed []*outPipe
+					rc.Read(func(uintptr) bool {
+						// Until nothing is ready: the runtime is told
+						// only of new readiness.
+						for {
+							n, err := unix.EpollWait(poller.epfd, events, 0)
+							if n <= 0 && err != unix.EINTR {
+								return false
+							}
+							if n > 0 {
+								closed = handle(events[:n], closed[:0])
+							}
+						}
+					})
+				}()
+				return
+			}
+		}
 		go pollLoop()
 	})
 	return poller.err
@@ -85,6 +124,8 @@ func drop(p *outPipe) bool {
 	return true
 }
 
+// pollLoop waits for the pipes in epoll_wait, where the runtime cannot
+// watch the epoll descriptor.
 func pollLoop() {
 	events := make([]unix.EpollEvent, 128)
 	var closed []*outPipe
@@ -93,33 +134,52 @@ func pollLoop() {
 		if err != nil {
 			continue // EINTR
 		}
-		closed = closed[:0]
-		poller.mu.Lock()
-		for _, ev := range events[:n] {
-			p := poller.pipes[uint32(ev.Fd)]
-			if p == nil {
-				continue
-			}
-			// Level-triggered and read only here: one read cannot block.
-			m, err := unix.Read(p.fd, poller.buf)
-			if m > 0 && p.err == nil {
-				if _, werr := p.file.Write(poller.buf[:m]); werr != nil {
-					p.err = werr
-				}
-				// After a failure the rest is read and dropped, so that
-				// no task blocks on a full pipe.
-			}
-			if (m == 0 && err == nil) || (err != nil && err != unix.EINTR && err != unix.EAGAIN) {
-				delete(poller.pipes, p.token)
-				unix.Close(p.fd)
-				closed = append(closed, p)
-			}
+		closed = handle(events[:n], closed[:0])
+	}
+}
+
+// handle serves ready pipes and pidfds: output read and copied, ended
+// tasks reaped, pipes at their end reported to their jobs.
+func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
+	reap := false
+	poller.mu.Lock()
+	for _, ev := range events {
+		p := poller.pipes[uint32(ev.Fd)]
+		if p == nil {
+			continue
 		}
-		poller.mu.Unlock()
-		for _, p := range closed {
-			p.j.pipeClosed()
+		if p.j == nil {
+			// A task ended.
+			delete(poller.pipes, p.token)
+			unix.Close(p.fd)
+			reap = true
+			continue
+		}
+		// Level-triggered and read only here: one read cannot block.
+		m, err := unix.Read(p.fd, poller.buf)
+		if m > 0 && p.err == nil {
+			if _, werr := p.file.Write(poller.buf[:m]); werr != nil {
+				p.err = werr
+			}
+			// After a failure the rest is read and dropped, so that
+			// no task blocks on a full pipe.
+		}
+		if (m == 0 && err == nil) || (err != nil && err != unix.EINTR && err != unix.EAGAIN) {
+			delete(poller.pipes, p.token)
+			unix.Close(p.fd)
+			closed = append(closed, p)
 		}
 	}
+	poller.mu.Unlock()
+	// Reaped first: a job then ends at its last pipe's end, without
+	// waiting for a drain.
+	if reap {
+		reapAll()
+	}
+	for _, p := range closed {
+		p.j.pipeClosed()
+	}
+	return closed
 }
 
 // outFile is an output file, written only by the poller (and by the

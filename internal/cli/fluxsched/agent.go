@@ -23,12 +23,17 @@ func AgentCommand() *cli.Command {
 		Usage:  "run the exec agent of a state directory (started by fluxsched)",
 		Hidden: true,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: instance.FlagStateDir, Usage: "the instance's state `DIR`", Required: true},
+			&cli.StringFlag{Name: instance.FlagStateDir, Usage: "the instance's state `DIR` (required: ps shows it)"},
 			&cli.StringFlag{Name: "containment", Value: "auto", Usage: "how jobs are contained: auto, cgroup or subreaper"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return exitcode.UsageErrorf("agent takes no arguments (got %q)", c.Args().First())
+			}
+			// On the command line, never from the environment: ps tells
+			// the agents of different instances apart by it.
+			if c.String(instance.FlagStateDir) == "" {
+				return exitcode.UsageErrorf("agent: --state-dir DIR is required")
 			}
 			dir, err := instance.StateDir(c)
 			if err != nil {
