@@ -2,6 +2,7 @@ package fluxq_test
 
 import (
 	"bytes"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/store"
 )
 
 // agentStopGrace is how long an agent asked to stop (SIGTERM: it ends its
@@ -146,4 +150,36 @@ func alive(pid int) bool {
 	}
 	i := bytes.LastIndexByte(b, ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// eventNames is the testscripts' `eventnames` command: one line per job
+// of $FLUXQ_STATE_DIR with its events' names, read from the store in one
+// process (a thousand `fluxq eventlog` runs are slow under -race). The
+// store must be free: run it with no fluxsched.
+func eventNames() int {
+	st, err := store.Open(filepath.Join(os.Getenv("FLUXQ_STATE_DIR"), "fluxq.db"), store.Options{ReadOnly: true, Timeout: 10 * time.Second})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eventnames:", err)
+		return 1
+	}
+	defer st.Close()
+	err = st.View(func(tx *store.Tx) error {
+		return tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+			evs, err := eventlog.Parse(get(store.JobEventlog))
+			if err != nil {
+				return false, err
+			}
+			names := make([]string, len(evs))
+			for i, e := range evs {
+				names[i] = e.Name
+			}
+			fmt.Println(strings.Join(names, " "))
+			return true, nil
+		})
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "eventnames:", err)
+		return 1
+	}
+	return 0
 }

@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		"fluxres":   func() { os.Exit(fluxres.Main(os.Args)) },
 		// A misbehaving client for the guest tests (script_guest_test.go).
 		"guestprobe": func() { os.Exit(guestProbe()) },
+		// Each job's event names, from the store (script_agent_test.go).
+		"eventnames": func() { os.Exit(eventNames()) },
 	})
 }
 
