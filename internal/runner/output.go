@@ -61,6 +61,10 @@ func startPoller() error {
 		// the Go runtime's own poller watches it, so the copying goroutine
 		// waits parked, not in a system call on a thread of its own, and
 		// wakes without a hand-off between threads.
+		if fallbacks {
+			go pollLoop()
+			return
+		}
 		if err := unix.SetNonblock(poller.epfd, true); err == nil {
 			ep := os.NewFile(uintptr(poller.epfd), "epoll")
 			if rc, err := ep.SyscallConn(); err == nil {
