@@ -192,6 +192,8 @@ func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
 type outFile struct {
 	fd   int
 	path string
+	// direct: the tasks write to it themselves (see job.lookup).
+	direct bool
 }
 
 func (f *outFile) Write(b []byte) (int, error) {

@@ -632,9 +632,11 @@ func (j *job) lookup() (*setup, error) {
 	err := j.asJob(func() {
 		su.cwd, su.cwdErr = shell.CheckCwd(p.Cwd())
 		p.Outputs(j.dir, su.cwd)
-		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC
+		// O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
+		// blocking the launch of every job.
+		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC | unix.O_NONBLOCK
 		if p.AppendMode {
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK
 		}
 		index := map[string]int{}
 		open := func(path string) int {
@@ -650,6 +652,15 @@ func (j *job) lookup() (*setup, error) {
 				return -1
 			}
 			f := &outFile{fd: fd, path: path}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+				// Not a file of a filesystem (/dev/null, a terminal, a
+				// FIFO): nothing to learn from its write errors, and a
+				// write to it may block, which must not stop the poller
+				// that copies every job's output. The tasks get it.
+				f.direct = true
+				unix.SetNonblock(fd, false)
+			}
 			index[path] = len(su.files)
 			su.paths = append(su.paths, path)
 			su.files = append(su.files, f)
@@ -696,13 +707,17 @@ func (j *job) start(rec *Record) (int, string) {
 		writers[i] = -1
 	}
 	defer func() {
-		for _, w := range writers {
-			if w >= 0 {
+		for i, w := range writers {
+			if w >= 0 && !su.files[i].direct {
 				unix.Close(w)
 			}
 		}
 	}()
 	for i, f := range su.files {
+		if f.direct {
+			writers[i] = f.fd // closed with the files, not with the writers
+			continue
+		}
 		var fds [2]int
 		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 			return fjob.WaitStatusExited(1), shell.OutputOpenError(err).Error()
