@@ -653,11 +653,13 @@ func (j *job) lookup() (*setup, error) {
 			}
 			f := &outFile{fd: fd, path: path}
 			var st unix.Stat_t
-			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG || j.cred != nil && onFUSE(fd) {
 				// Not a file of a filesystem (/dev/null, a terminal, a
 				// FIFO): nothing to learn from its write errors, and a
 				// write to it may block, which must not stop the poller
-				// that copies every job's output. The tasks get it.
+				// that copies every job's output. The tasks get it; so
+				// do a guest's on a FUSE filesystem, which the guest
+				// may have mounted to make writes hang.
 				f.direct = true
 				unix.SetNonblock(fd, false)
 			}
@@ -1206,4 +1208,10 @@ func specJSON(s Spec, launched time.Time) ([]byte, error) {
 	b = append(b, `,"t_launch":`...)
 	b = append(b, t...)
 	return append(b, "}\n"...), nil
+}
+
+// onFUSE reports whether fd is a file of a FUSE filesystem.
+func onFUSE(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && st.Type == unix.FUSE_SUPER_MAGIC
 }
