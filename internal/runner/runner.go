@@ -10,12 +10,14 @@
 //
 // # Cost per job
 //
-// Nothing waits per job: one reaper collects every child on SIGCHLD with
-// wait4(-1, WNOHANG) and its rusage (reap.go), one goroutine copies every
-// output pipe with one buffer, woken by epoll (output.go), and time limits
-// and grace periods are runtime timers. The reaper owns every child of the
-// process: a program that uses a Runner must not start and wait for
-// children of its own (os/exec), or each would take the other's.
+// Nothing waits per job: each task is forked with a pidfd, and one
+// goroutine, parked in the Go runtime's poller, watches every pidfd and
+// every output pipe through one epoll descriptor; it copies output with
+// one buffer and reaps ended children with wait4(-1, WNOHANG) and their
+// rusage (reap.go, output.go). Time limits and grace periods are runtime
+// timers. The runner owns every child of the process: a program that uses
+// a Runner must not start and wait for children of its own (os/exec), or
+// each would take the other's.
 //
 // # Containment
 //
