@@ -385,3 +385,25 @@ func TestOutputSpecialFiles(t *testing.T) {
 		t.Errorf("FIFO: events (-want +got):\n%s", diff)
 	}
 }
+
+// A job of the runner's own user that writes nothing leaves no empty
+// output files in its folder; one that writes has them.
+func TestLazyOutput(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	h.launch(spec(t, 1500, jobspec.Options{Command: []string{"true"}}, 1, "0"))
+	h.launch(spec(t, 1501, jobspec.Options{Command: sh("echo err >&2")}, 1, "0"))
+	h.wait(1500)
+	h.wait(1501)
+	for _, name := range []string{shell.StdoutFile, shell.StderrFile} {
+		if _, err := os.Stat(filepath.Join(h.dir(1500), name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("silent job: %s: %v, want none", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.dir(1501), shell.StdoutFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("job writing to stderr only has a stdout: %v", err)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1501), shell.StderrFile)); got != "err\n" {
+		t.Errorf("stderr %q", got)
+	}
+}

@@ -641,12 +641,19 @@ func (j *job) lookup() (*setup, error) {
 			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK
 		}
 		index := map[string]int{}
+		defaultOut, defaultErr := filepath.Join(j.dir, shell.StdoutFile), filepath.Join(j.dir, shell.StderrFile)
 		open := func(path string) int {
 			if i, ok := index[path]; ok {
 				return i
 			}
 			if su.openErr != nil {
 				return -1
+			}
+			if j.cred == nil && (path == defaultOut || path == defaultErr) {
+				index[path] = len(su.files)
+				su.paths = append(su.paths, path)
+				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true})
+				return len(su.files) - 1
 			}
 			fd, err := unix.Open(path, flags, 0o666)
 			if err != nil {
