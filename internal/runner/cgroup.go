@@ -37,8 +37,6 @@ type cgroups struct {
 	// selfTasks is the v1 tasks file of the runner's own cgroup, open,
 	// for the forking thread to move back into.
 	selfTasks int
-	// canKill is cgroup.kill (Linux 5.14): SIGKILL to a whole cgroup at once.
-	canKill bool
 }
 
 func (c *cgroups) name() string {
@@ -155,8 +153,6 @@ func newCgroups(v2 bool, name string) (*cgroups, error) {
 	}
 	defer os.Remove(probe)
 	if v2 {
-		_, err := os.Stat(filepath.Join(probe, "cgroup.kill"))
-		c.canKill = err == nil
 		fd, err := unix.Open(probe, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil, err
@@ -203,7 +199,14 @@ func probeFork(attr *syscall.SysProcAttr) error {
 // create makes the job's cgroup and returns its directory.
 func (c *cgroups) create(id uint64) (string, error) {
 	dir := filepath.Join(c.parent, strconv.FormatUint(id, 10))
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	err := os.Mkdir(dir, 0o755)
+	if errors.Is(err, os.ErrNotExist) {
+		// The parent went with an earlier runner's Close.
+		if err = os.Mkdir(c.parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, 0o755)
+		}
+	}
+	if err != nil {
 		if !errors.Is(err, os.ErrExist) {
 			return "", err
 		}

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -216,3 +217,193 @@ func TestOutputTemplates(t *testing.T) {
 }
 
 var _ = strconv.Itoa
+
+// spec.json is what shell.ReadSpec reads.
+func TestSpecJSON(t *testing.T) {
+	s := spec(t, 12345, jobspec.Options{Command: []string{"true"}}, 2, "0-1")
+	launched := time.Unix(1700000000, 500000000)
+	b, err := specJSON(s, launched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, shell.SpecFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := shell.ReadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != 12345 || got.UserID != s.UserID || got.Launched != 1700000000.5 ||
+		!bytes.Equal(got.Jobspec, s.Jobspec) || !bytes.Equal(got.R, s.R) {
+		t.Errorf("spec.json read back as %+v", got)
+	}
+}
+
+// A task is bound to its rank's cores when the machine has them.
+func TestCoreBinding(t *testing.T) {
+	var set unixCPUSet
+	if !set.get() || set.count() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	h := newHarness(t, "auto")
+	h.t = t
+	h.launch(spec(t, 1000, jobspec.Options{Command: sh("grep Cpus_allowed_list /proc/self/status")}, 1, "1"))
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1000))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1000), shell.StdoutFile)); !strings.HasSuffix(got, "\t1\n") {
+		t.Errorf("task bound to %q, want CPU 1", got)
+	}
+	// The runner's own threads are not left bound.
+	var after unixCPUSet
+	if after.get(); after.count() != set.count() {
+		t.Errorf("the runner's mask went from %d CPUs to %d", set.count(), after.count())
+	}
+}
+
+// Every descriptor a job used is closed once it has ended.
+func TestNoDescriptorLeak(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	count := func() int {
+		ents, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ents)
+	}
+	// A first job opens what the runner keeps for good.
+	h.launch(spec(t, 1100, jobspec.Options{Command: []string{"true"}}, 1, "0"))
+	h.wait(1100)
+	before := count()
+	for i := range 20 {
+		cmd := []string{"true"}
+		if i%2 == 1 {
+			cmd = sh("echo out; echo err >&2; (sleep 300 &)")
+		}
+		h.launch(spec(t, fluid.ID(1101+i), jobspec.Options{Command: cmd}, 1, "0"))
+	}
+	for i := range 20 {
+		h.wait(fluid.ID(1101 + i))
+	}
+	if after := count(); after != before {
+		t.Errorf("%d descriptors open before 20 jobs, %d after", before, after)
+	}
+}
+
+// A process of a job is known to be in it by its cgroup; a claim of
+// another job, or from outside, is not believed.
+func TestInJob(t *testing.T) {
+	for _, mode := range modes(t) {
+		if mode == "subreaper" {
+			continue
+		}
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			h.t = t
+			cwd := t.TempDir()
+			h.launch(spec(t, 1200, jobspec.Options{Command: sh(`echo $$ > pid; exec sleep 30`), Cwd: cwd}, 1, "0"))
+			pid, err := strconv.Atoi(waitFile(t, filepath.Join(cwd, "pid")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := h.r.opts.CgroupName
+			if !InJob(pid, name, 1200) {
+				b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+				t.Errorf("task %d not found in its job; its cgroups:\n%s", pid, b)
+			}
+			if InJob(pid, name, 1201) || InJob(pid, name, 120) || InJob(pid, "other", 1200) || InJob(os.Getpid(), name, 1200) {
+				t.Errorf("a claim that is not true was believed")
+			}
+			h.r.Terminate(1200)
+			h.wait(1200)
+		})
+	}
+}
+
+// A second start of a job that runs is refused and touches nothing of it:
+// not its folder, not its cgroup.
+func TestPrepareTwice(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	cwd := t.TempDir()
+	s := spec(t, 1300, jobspec.Options{Command: sh(`echo first; echo up > up; sleep 0.5; echo last`), Cwd: cwd}, 1, "0")
+	rec := h.launch(s)
+	waitFile(t, filepath.Join(cwd, "up"))
+	if _, err := h.r.Prepare(s); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second prepare: %v, want a refusal", err)
+	}
+	for _, d := range rec.Cgroup {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("cgroup of the running job: %v", err)
+		}
+	}
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1300))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1300), shell.StdoutFile)); got != "first\nlast\n" {
+		t.Errorf("stdout %q: the running job's folder was touched", got)
+	}
+}
+
+// Output that is no file of a filesystem is the tasks' own: /dev/null, and
+// a FIFO, which, without a reader, is refused rather than waited for.
+func TestOutputSpecialFiles(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	cwd := t.TempDir()
+	output := func(path string) map[string]any {
+		return map[string]any{"shell": map[string]any{"options": map[string]any{"output": map[string]any{"stdout": map[string]any{"path": path}}}}}
+	}
+	devnull := output("/dev/null")
+	devnull["shell"].(map[string]any)["options"].(map[string]any)["output"].(map[string]any)["stderr"] = map[string]any{"path": "err"}
+	h.launch(spec(t, 1400, jobspec.Options{Command: sh("echo gone; echo kept >&2"), Cwd: cwd, Extra: devnull}, 1, "0"))
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1400))); diff != "" {
+		t.Errorf("/dev/null: events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(cwd, "err")); got != "kept\n" {
+		t.Errorf("stderr %q", got)
+	}
+	fifo := filepath.Join(cwd, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.launch(spec(t, 1401, jobspec.Options{Command: sh("echo hi"), Extra: output(fifo)}, 1, "0"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(failAfter):
+		t.Fatal("the launch waits for a reader of the FIFO")
+	}
+	want := []summary{{Exc: "exec: error opening output file: open " + fifo + ": no such device or address"},
+		{Status: fjob.WaitStatusExited(1), Known: true}}
+	if diff := cmp.Diff(want, summarize(h.wait(1401))); diff != "" {
+		t.Errorf("FIFO: events (-want +got):\n%s", diff)
+	}
+}
+
+// A job of the runner's own user that writes nothing leaves no empty
+// output files in its folder; one that writes has them.
+func TestLazyOutput(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	h.launch(spec(t, 1500, jobspec.Options{Command: []string{"true"}}, 1, "0"))
+	h.launch(spec(t, 1501, jobspec.Options{Command: sh("echo err >&2")}, 1, "0"))
+	h.wait(1500)
+	h.wait(1501)
+	for _, name := range []string{shell.StdoutFile, shell.StderrFile} {
+		if _, err := os.Stat(filepath.Join(h.dir(1500), name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("silent job: %s: %v, want none", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.dir(1501), shell.StdoutFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("job writing to stderr only has a stdout: %v", err)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1501), shell.StderrFile)); got != "err\n" {
+		t.Errorf("stderr %q", got)
+	}
+}

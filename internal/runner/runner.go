@@ -1,31 +1,64 @@
 // Package runner runs and contains jobs on this machine for the exec agent
-// (internal/agent): it forks every task of a job itself, from one long-lived
-// process, with everything the job shell gave a task (internal/shell: the
-// layout over R's ranks, the environment and FLUXQ_* variables,
-// CUDA_VISIBLE_DEVICES, CPU binding, the working directory, output files
-// and their templates), keeps all of a job's processes together (a cgroup
-// per job, else the runner as child subreaper), and reports each job's end
-// once every process it started is gone, with its wait status and usage.
+// (internal/agent): it forks every task of a job itself, from the agent's
+// one long-lived process, with everything the job shell gave a task
+// (internal/shell's Plan: the layout over R's ranks, the environment and
+// FLUXQ_* variables, CUDA_VISIBLE_DEVICES, CPU binding, the working
+// directory with its /tmp fallback, stdin from /dev/null, output files and
+// their templates), keeps all of a job's processes together, and reports
+// each job's end once every process it started is gone, with its wait
+// status (the greatest of its tasks') and usage.
 //
-// Nothing per job waits: one reaper collects every child on SIGCHLD
-// (reap.go), one goroutine copies every output pipe (output.go), timers
-// are runtime timers, and tasks are forked from one locked thread (the
-// CPU binding and a v1 cgroup are the forking thread's, which a child
-// inherits).
+// # Cost per job
+//
+// Nothing waits per job: each task is forked with a pidfd, and one
+// goroutine, parked in the Go runtime's poller, watches every pidfd and
+// every output pipe through one epoll descriptor; it copies output with
+// one buffer and reaps ended children with wait4(-1, WNOHANG) and their
+// rusage (reap.go, output.go). Time limits and grace periods are runtime
+// timers. The runner owns every child of the process: a program that uses
+// a Runner must not start and wait for children of its own (os/exec), or
+// each would take the other's.
+//
+// # Containment
+//
+// Options.Containment "auto" takes the first that works of:
+//
+//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/<id>
+//     in the cgroup2 hierarchy (on a host with v1 controllers, the hybrid
+//     "unified" one, which needs no controller for this); each task is
+//     forked straight into it (clone3, CLONE_INTO_CGROUP);
+//   - "cgroup v1 (pids)": the same in the v1 pids hierarchy; the forking
+//     thread moves itself into the job's cgroup, forks, and moves back (in
+//     v1 a thread is a member, and a child inherits its cgroup);
+//   - "subreaper": the runner is the child subreaper of its jobs, and at a
+//     job's end kills what is left in its tasks' process groups and the
+//     orphans reparented to it that belong to the job.
+//
+// Containment() says which one runs (the agent's hello reports it); a
+// task's /proc/PID/cgroup shows its job's cgroup. Whatever a job starts,
+// with setsid() or a double fork, stays in its cgroup: once the tasks are
+// reaped, and their output drained (at most drainGrace), what is left in
+// it is killed, and the job ends when the cgroup is empty and removed.
 //
 // # The job folder
 //
 // <JobsDir>/<id in decimal>/ is as the job shell left it: spec.json is
 // written (not synced) before the launch, the tasks' stdout and stderr go
 // there unless the jobspec names other paths, and status, the job's wait
-// status in decimal, is written when the job ends, for people and tests:
-// the runner never reads anything from a job folder, which a guest's job
-// may rewrite at will. A guest's folder is handed to the guest after
-// spec.json is written, and its output files, command and working
-// directory are opened or looked up with the guest's rights alone.
+// status in decimal, is written when the job ends, for people and tests.
+// The runner never reads anything from a job folder, which a guest's job
+// may rewrite at will: what a later agent needs to find a job's processes
+// is the Record, which the agent journals where jobs cannot write. A
+// guest's folder is handed to the guest after spec.json is written, and its
+// output files, command and working directory are opened or looked up with
+// the guest's rights alone.
+//
+// Output is copied by this process: if it ends (an agent killed), a task
+// still writing gets EPIPE or SIGPIPE.
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,6 +196,8 @@ func (e *Error) Error() string { return e.Note }
 type Runner struct {
 	opts     Options
 	hostname string
+	euid     uint32 // as whom the runner runs, and its own jobs
+	egid     uint32
 	devnull  int
 	cg       *cgroups // nil: subreaper
 
@@ -196,6 +231,7 @@ func New(opts Options) (*Runner, error) {
 	opts.JobsDir = dir
 	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
 	r.hostname, _ = os.Hostname()
+	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
@@ -271,6 +307,10 @@ func (r *Runner) Close() {
 		j.closed = true
 		j.stopTimers()
 		j.mu.Unlock()
+	}
+	if r.cg != nil {
+		// Gone only if no job's cgroup is left in it.
+		unix.Rmdir(r.cg.parent)
 	}
 }
 
@@ -401,7 +441,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	}
 	// Before anything is created: a job that is not ours to run leaves
 	// nothing behind.
-	cred, note := credentialFor(uint32(os.Geteuid()), s.UserID, lookupUser)
+	cred, note := credentialFor(r.euid, s.UserID, lookupUser)
 	if note != "" {
 		return nil, errors.New(note)
 	}
@@ -420,30 +460,46 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	j := &job{r: r, id: s.ID, spec: s, cred: cred,
 		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(s.ID), 10))}
 	j.plan, j.planErr = shell.NewPlan(s.ID, js, rs)
-	gid := uint32(os.Getegid())
+	gid := r.egid
 	if cred != nil {
 		gid = cred.Gid
 	}
 	j.rec = &Record{ID: s.ID, UserID: s.UserID, GID: gid, Expiration: exp, KillGrace: s.KillGrace}
-	if err := j.makeFolder(launched); err != nil {
-		return nil, fmt.Errorf(noteLaunch, err)
-	}
-	if r.cg != nil {
-		dir, err := r.cg.create(uint64(s.ID))
-		if err != nil {
-			return nil, fmt.Errorf(noteLaunch, err)
-		}
-		j.rec.Cgroup = []string{dir}
-	}
+	// The id is taken first: a second start of a job that runs must not
+	// touch its folder or its cgroup.
 	r.mu.Lock()
 	if r.closed || r.jobs[s.ID] != nil {
 		r.mu.Unlock()
-		j.removeCgroups()
 		return nil, fmt.Errorf(noteLaunch, fmt.Sprintf("job %s is already running here", s.ID))
 	}
 	r.jobs[s.ID] = j
 	r.mu.Unlock()
+	fail := func(err error) (*Record, error) {
+		r.mu.Lock()
+		if r.jobs[s.ID] == j {
+			delete(r.jobs, s.ID)
+		}
+		r.mu.Unlock()
+		return nil, fmt.Errorf(noteLaunch, err)
+	}
+	var cgroup []string
+	if r.cg != nil {
+		dir, err := r.cg.create(uint64(s.ID))
+		if err != nil {
+			return fail(err)
+		}
+		cgroup = []string{dir}
+	}
+	if err := j.makeFolder(launched); err != nil {
+		for _, d := range cgroup {
+			removeCgroupDir(d)
+		}
+		return fail(err)
+	}
+	j.mu.Lock()
+	j.rec.Cgroup = cgroup
 	rec := *j.rec
+	j.mu.Unlock()
 	rec.Cgroup = slices.Clone(rec.Cgroup)
 	return &rec, nil
 }
@@ -461,17 +517,14 @@ func (j *job) makeFolder(launched time.Time) error {
 	} else if err != nil {
 		return err
 	}
-	s := j.spec
-	spec := shell.Spec{Version: shell.SpecVersion, ID: s.ID, UserID: s.UserID,
-		Jobspec: s.Jobspec, R: s.R, Launched: float64(launched.UnixNano()) / 1e9}
-	b, err := json.Marshal(spec)
+	b, err := specJSON(j.spec, launched)
 	if err != nil {
 		return err
 	}
 	// Not synced, and not renamed into place: the folder is new and no
 	// reader waits for it (see shell.WriteSpec).
 	path := filepath.Join(j.dir, shell.SpecFile)
-	if err := writeNew(path, append(b, '\n')); err != nil {
+	if err := writeNew(path, b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if j.cred != nil {
@@ -500,14 +553,6 @@ func writeNew(path string, data []byte) error {
 		unix.Unlink(path)
 	}
 	return err
-}
-
-func (j *job) removeCgroups() {
-	if j.r.cg != nil {
-		for _, d := range j.rec.Cgroup {
-			j.r.cg.remove(d)
-		}
-	}
 }
 
 // Launch forks every task of a job Prepare returned rec for. It returns
@@ -549,6 +594,8 @@ func (r *Runner) Launch(rec *Record, s Spec) error {
 	j.status = max(j.status, status)
 	j.launching = false
 	j.launched = true
+	// What the tasks were started with is not needed again.
+	j.plan = nil
 	if exc != "" {
 		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeExec, Severity: 0, Note: exc}})
 	}
@@ -587,11 +634,14 @@ func (j *job) lookup() (*setup, error) {
 	err := j.asJob(func() {
 		su.cwd, su.cwdErr = shell.CheckCwd(p.Cwd())
 		p.Outputs(j.dir, su.cwd)
-		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC
+		// O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
+		// blocking the launch of every job.
+		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC | unix.O_NONBLOCK
 		if p.AppendMode {
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK
 		}
 		index := map[string]int{}
+		defaultOut, defaultErr := filepath.Join(j.dir, shell.StdoutFile), filepath.Join(j.dir, shell.StderrFile)
 		open := func(path string) int {
 			if i, ok := index[path]; ok {
 				return i
@@ -599,12 +649,29 @@ func (j *job) lookup() (*setup, error) {
 			if su.openErr != nil {
 				return -1
 			}
+			if j.cred == nil && (path == defaultOut || path == defaultErr) {
+				index[path] = len(su.files)
+				su.paths = append(su.paths, path)
+				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true})
+				return len(su.files) - 1
+			}
 			fd, err := unix.Open(path, flags, 0o666)
 			if err != nil {
 				su.openErr = &fs.PathError{Op: "open", Path: path, Err: err}
 				return -1
 			}
 			f := &outFile{fd: fd, path: path}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG || j.cred != nil && onFUSE(fd) {
+				// Not a file of a filesystem (/dev/null, a terminal, a
+				// FIFO): nothing to learn from its write errors, and a
+				// write to it may block, which must not stop the poller
+				// that copies every job's output. The tasks get it; so
+				// do a guest's on a FUSE filesystem, which the guest
+				// may have mounted to make writes hang.
+				f.direct = true
+				unix.SetNonblock(fd, false)
+			}
 			index[path] = len(su.files)
 			su.paths = append(su.paths, path)
 			su.files = append(su.files, f)
@@ -651,13 +718,17 @@ func (j *job) start(rec *Record) (int, string) {
 		writers[i] = -1
 	}
 	defer func() {
-		for _, w := range writers {
-			if w >= 0 {
+		for i, w := range writers {
+			if w >= 0 && !su.files[i].direct {
 				unix.Close(w)
 			}
 		}
 	}()
 	for i, f := range su.files {
+		if f.direct {
+			writers[i] = f.fd // closed with the files, not with the writers
+			continue
+		}
 		var fds [2]int
 		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 			return fjob.WaitStatusExited(1), shell.OutputOpenError(err).Error()
@@ -773,6 +844,11 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		}
 		files[1], files[2] = uintptr(writers[su.stdout[i]]), uintptr(writers[su.stderr[i]])
 		tk := &task{j: j, rank: t.Rank}
+		pidfd := -1
+		attr.PidFD = nil
+		if reaper.pidfds {
+			attr.PidFD = &pidfd
+		}
 		reaper.mu.Lock()
 		pid, err := syscall.ForkExec(su.prog, t.Argv, &syscall.ProcAttr{Dir: su.cwd, Env: t.Env, Files: files, Sys: attr})
 		if err == nil {
@@ -782,6 +858,9 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		reaper.mu.Unlock()
 		if err != nil {
 			return i, err
+		}
+		if pidfd >= 0 {
+			watchPidfd(pidfd)
 		}
 		j.mu.Lock()
 		j.tasks = append(j.tasks, tk)
@@ -886,6 +965,9 @@ func (j *job) empty() {
 		return
 	}
 	j.later = time.AfterFunc(killPoll, func() {
+		// What was killed may be our child (an orphan of the job): with
+		// pidfds nothing else reaps it now.
+		reapAll()
 		j.mu.Lock()
 		defer j.unlock()
 		if !j.done && !j.closed {
@@ -894,13 +976,20 @@ func (j *job) empty() {
 	})
 }
 
-// sweep kills, in subreaper mode, what the job's tasks left in their
-// process groups, and reports whether nothing is left. A group outlives
-// its leader only while it has members, so its id is still the job's.
+// sweep kills, in subreaper mode, what the job's tasks left behind, and
+// reports whether nothing is left: the processes in the tasks' process
+// groups (a group outlives its leader only while it has members, so its
+// id is still the job's), and the orphans reparented to the runner, the
+// subreaper, that belong to the job (see orphanOf).
 func (j *job) sweep() bool {
 	gone := true
 	for _, t := range j.tasks {
 		if unix.Kill(-t.pid, unix.SIGKILL) == nil {
+			gone = false
+		}
+	}
+	for _, pid := range orphans() {
+		if j.orphanOf(pid) && unix.Kill(pid, unix.SIGKILL) == nil {
 			gone = false
 		}
 	}
@@ -1098,4 +1187,40 @@ func (r *Runner) lookPath(uid uint32, file, pathEnv, cwd string) (string, error)
 		r.mu.Unlock()
 	}
 	return prog, err
+}
+
+// plainID is the job's id as FLUXQ_F58_FORCE_ASCII gives it.
+func (j *job) plainID() string {
+	s, _ := j.id.Encode(fluid.F58Plain)
+	return s
+}
+
+// specJSON is spec.json (shell.Spec) with its newline. The jobspec and R
+// were parsed already, so they are written as they came, not checked and
+// compacted again as encoding/json would.
+func specJSON(s Spec, launched time.Time) ([]byte, error) {
+	t, err := json.Marshal(float64(launched.UnixNano()) / 1e9)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(s.Jobspec)+len(s.R)+128)
+	b = append(b, `{"version":`...)
+	b = strconv.AppendInt(b, shell.SpecVersion, 10)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendUint(b, uint64(s.ID), 10)
+	b = append(b, `,"userid":`...)
+	b = strconv.AppendUint(b, uint64(s.UserID), 10)
+	b = append(b, `,"jobspec":`...)
+	b = append(b, bytes.TrimSpace(s.Jobspec)...)
+	b = append(b, `,"R":`...)
+	b = append(b, bytes.TrimSpace(s.R)...)
+	b = append(b, `,"t_launch":`...)
+	b = append(b, t...)
+	return append(b, "}\n"...), nil
+}
+
+// onFUSE reports whether fd is a file of a FUSE filesystem.
+func onFUSE(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && st.Type == unix.FUSE_SUPER_MAGIC
 }

@@ -288,11 +288,6 @@ func TestLeftoversKilled(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", tc.name, err)
 				}
-				if mode == "subreaper" && tc.name == "setsid" {
-					// Left its process group: only a cgroup holds it.
-					syscall.Kill(pid, syscall.SIGKILL)
-					continue
-				}
 				if _, err := startTime(pid); err == nil {
 					t.Errorf("%s: leftover sleep %d still runs after the end", tc.name, pid)
 					syscall.Kill(pid, syscall.SIGKILL)
