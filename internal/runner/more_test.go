@@ -346,3 +346,64 @@ func TestPrepareTwice(t *testing.T) {
 		t.Errorf("stdout %q: the running job's folder was touched", got)
 	}
 }
+
+// Output that is no file of a filesystem is the tasks' own: /dev/null, and
+// a FIFO, which, without a reader, is refused rather than waited for.
+func TestOutputSpecialFiles(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	cwd := t.TempDir()
+	output := func(path string) map[string]any {
+		return map[string]any{"shell": map[string]any{"options": map[string]any{"output": map[string]any{"stdout": map[string]any{"path": path}}}}}
+	}
+	devnull := output("/dev/null")
+	devnull["shell"].(map[string]any)["options"].(map[string]any)["output"].(map[string]any)["stderr"] = map[string]any{"path": "err"}
+	h.launch(spec(t, 1400, jobspec.Options{Command: sh("echo gone; echo kept >&2"), Cwd: cwd, Extra: devnull}, 1, "0"))
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1400))); diff != "" {
+		t.Errorf("/dev/null: events (-want +got):\n%s", diff)
+	}
+	if got := readFile(t, filepath.Join(cwd, "err")); got != "kept\n" {
+		t.Errorf("stderr %q", got)
+	}
+	fifo := filepath.Join(cwd, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.launch(spec(t, 1401, jobspec.Options{Command: sh("echo hi"), Extra: output(fifo)}, 1, "0"))
+	}()
+	select {
+	case <-done:
+	case <-time.After(failAfter):
+		t.Fatal("the launch waits for a reader of the FIFO")
+	}
+	want := []summary{{Exc: "exec: error opening output file: open " + fifo + ": no such device or address"},
+		{Status: fjob.WaitStatusExited(1), Known: true}}
+	if diff := cmp.Diff(want, summarize(h.wait(1401))); diff != "" {
+		t.Errorf("FIFO: events (-want +got):\n%s", diff)
+	}
+}
+
+// A job of the runner's own user that writes nothing leaves no empty
+// output files in its folder; one that writes has them.
+func TestLazyOutput(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	h.launch(spec(t, 1500, jobspec.Options{Command: []string{"true"}}, 1, "0"))
+	h.launch(spec(t, 1501, jobspec.Options{Command: sh("echo err >&2")}, 1, "0"))
+	h.wait(1500)
+	h.wait(1501)
+	for _, name := range []string{shell.StdoutFile, shell.StderrFile} {
+		if _, err := os.Stat(filepath.Join(h.dir(1500), name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("silent job: %s: %v, want none", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.dir(1501), shell.StdoutFile)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("job writing to stderr only has a stdout: %v", err)
+	}
+	if got := readFile(t, filepath.Join(h.dir(1501), shell.StderrFile)); got != "err\n" {
+		t.Errorf("stderr %q", got)
+	}
+}

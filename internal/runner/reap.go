@@ -32,6 +32,11 @@ var reaper struct {
 	tasks map[int]*task
 }
 
+// fallbacks makes the runner use what it falls back on where the kernel
+// lacks something (SIGCHLD instead of pidfds, a thread of its own for the
+// output poller): for tests of those paths.
+var fallbacks bool
+
 // ended is one reaped task.
 type ended struct {
 	t  *task
@@ -45,7 +50,7 @@ func startReaper() {
 		// A subreaper gets the orphans of its jobs, so that their
 		// processes are reaped at once, and a sweep can find them.
 		unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-		if probePidfd() {
+		if !fallbacks && probePidfd() {
 			reaper.pidfds = true
 			return
 		}

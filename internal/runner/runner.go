@@ -10,12 +10,14 @@
 //
 // # Cost per job
 //
-// Nothing waits per job: one reaper collects every child on SIGCHLD with
-// wait4(-1, WNOHANG) and its rusage (reap.go), one goroutine copies every
-// output pipe with one buffer, woken by epoll (output.go), and time limits
-// and grace periods are runtime timers. The reaper owns every child of the
-// process: a program that uses a Runner must not start and wait for
-// children of its own (os/exec), or each would take the other's.
+// Nothing waits per job: each task is forked with a pidfd, and one
+// goroutine, parked in the Go runtime's poller, watches every pidfd and
+// every output pipe through one epoll descriptor; it copies output with
+// one buffer and reaps ended children with wait4(-1, WNOHANG) and their
+// rusage (reap.go, output.go). Time limits and grace periods are runtime
+// timers. The runner owns every child of the process: a program that uses
+// a Runner must not start and wait for children of its own (os/exec), or
+// each would take the other's.
 //
 // # Containment
 //
@@ -632,11 +634,14 @@ func (j *job) lookup() (*setup, error) {
 	err := j.asJob(func() {
 		su.cwd, su.cwdErr = shell.CheckCwd(p.Cwd())
 		p.Outputs(j.dir, su.cwd)
-		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC
+		// O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
+		// blocking the launch of every job.
+		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC | unix.O_NONBLOCK
 		if p.AppendMode {
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK
 		}
 		index := map[string]int{}
+		defaultOut, defaultErr := filepath.Join(j.dir, shell.StdoutFile), filepath.Join(j.dir, shell.StderrFile)
 		open := func(path string) int {
 			if i, ok := index[path]; ok {
 				return i
@@ -644,12 +649,29 @@ func (j *job) lookup() (*setup, error) {
 			if su.openErr != nil {
 				return -1
 			}
+			if j.cred == nil && (path == defaultOut || path == defaultErr) {
+				index[path] = len(su.files)
+				su.paths = append(su.paths, path)
+				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true})
+				return len(su.files) - 1
+			}
 			fd, err := unix.Open(path, flags, 0o666)
 			if err != nil {
 				su.openErr = &fs.PathError{Op: "open", Path: path, Err: err}
 				return -1
 			}
 			f := &outFile{fd: fd, path: path}
+			var st unix.Stat_t
+			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG || j.cred != nil && onFUSE(fd) {
+				// Not a file of a filesystem (/dev/null, a terminal, a
+				// FIFO): nothing to learn from its write errors, and a
+				// write to it may block, which must not stop the poller
+				// that copies every job's output. The tasks get it; so
+				// do a guest's on a FUSE filesystem, which the guest
+				// may have mounted to make writes hang.
+				f.direct = true
+				unix.SetNonblock(fd, false)
+			}
 			index[path] = len(su.files)
 			su.paths = append(su.paths, path)
 			su.files = append(su.files, f)
@@ -696,13 +718,17 @@ func (j *job) start(rec *Record) (int, string) {
 		writers[i] = -1
 	}
 	defer func() {
-		for _, w := range writers {
-			if w >= 0 {
+		for i, w := range writers {
+			if w >= 0 && !su.files[i].direct {
 				unix.Close(w)
 			}
 		}
 	}()
 	for i, f := range su.files {
+		if f.direct {
+			writers[i] = f.fd // closed with the files, not with the writers
+			continue
+		}
 		var fds [2]int
 		if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
 			return fjob.WaitStatusExited(1), shell.OutputOpenError(err).Error()
@@ -1191,4 +1217,10 @@ func specJSON(s Spec, launched time.Time) ([]byte, error) {
 	b = append(b, `,"t_launch":`...)
 	b = append(b, t...)
 	return append(b, "}\n"...), nil
+}
+
+// onFUSE reports whether fd is a file of a FUSE filesystem.
+func onFUSE(fd int) bool {
+	var st unix.Statfs_t
+	return unix.Fstatfs(fd, &st) == nil && st.Type == unix.FUSE_SUPER_MAGIC
 }
