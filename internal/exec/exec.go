@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
@@ -294,26 +295,63 @@ func (r *router) fromManager(m wire.Message) error {
 }
 
 func (r *router) start(m wire.Message) error {
-	req, err := execproto.DecodeStart(m)
-	if err != nil {
-		return r.fatal(m.Topic, err.Error())
+	id, ok := startID(m.Payload)
+	if !ok {
+		// Not as the job manager writes it: decoded in full, so that a
+		// bad request is refused here, by name.
+		req, err := execproto.DecodeStart(m)
+		if err != nil {
+			return r.fatal(m.Topic, err.Error())
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			return r.fatal(m.Topic, err.Error())
+		}
+		id, m.Payload = req.ID, b
 	}
-	if _, open := r.streams[req.ID]; open {
+	if _, open := r.streams[id]; open {
 		// RFC 32: one start in flight per job, or responses could not
 		// be matched to it.
-		return r.fatal(m.Topic, fmt.Sprintf(errAlreadyRunning, req.ID))
+		return r.fatal(m.Topic, fmt.Sprintf(errAlreadyRunning, id))
 	}
-	l := r.holder[req.ID]
+	l := r.holder[id]
 	if l == nil {
 		l = r.agents[0]
 	}
 	if l.gone {
-		return fmt.Errorf("exec: the exec agent %s holding job %s is gone", l.Name, req.ID)
+		return fmt.Errorf("exec: the exec agent %s holding job %s is gone", l.Name, id)
 	}
-	r.holder[req.ID] = l
-	r.streams[req.ID] = l
-	r.sendAgent(l, agentproto.TopicStart, agentproto.Start{Start: req, KillGrace: agentproto.Seconds(r.opts.KillGrace)})
+	r.holder[id] = l
+	r.streams[id] = l
+	// agentproto.Start is the request with the kill grace added: spliced
+	// in (last, so it wins over any key of that name), so the jobspec and
+	// R pass through undecoded.
+	p := make([]byte, 0, len(m.Payload)+32)
+	p = append(p, m.Payload[:len(m.Payload)-1]...)
+	p = append(p, `,"kill_grace":`...)
+	p = strconv.AppendFloat(p, agentproto.Seconds(r.opts.KillGrace), 'g', -1, 64)
+	p = append(p, '}')
+	r.forward(l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: p})
 	return nil
+}
+
+// startID reads the id of a start request as the job manager encodes it
+// (execproto.Start, id first), without decoding the rest.
+func startID(p json.RawMessage) (fluid.ID, bool) {
+	const prefix = `{"id":`
+	if !bytes.HasPrefix(p, []byte(prefix)) || !bytes.HasSuffix(p, []byte("}")) {
+		return 0, false
+	}
+	rest := p[len(prefix):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n >= len(rest) || rest[n] != ',' {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	return fluid.ID(id), err == nil
 }
 
 // toHolder passes a notification about a job to the agent holding it,

@@ -294,3 +294,32 @@ func TestNoAgent(t *testing.T) {
 		t.Fatalf("Run = %v", err)
 	}
 }
+
+func TestStartID(t *testing.T) {
+	for in, want := range map[string]fluid.ID{
+		`{"id":42,"userid":0,"jobspec":{},"reattach":false}`: 42,
+		`{"userid":0,"id":42}`:                               0,
+		`{"id":"42","userid":0}`:                             0,
+		`{"id":42}`:                                          0,
+		`{"id":,"x":1}`:                                      0,
+	} {
+		if got, ok := startID(json.RawMessage(in)); got != want || ok != (want != 0) {
+			t.Errorf("startID(%s) = %v %v, want %v", in, got, ok, want)
+		}
+	}
+}
+
+// A start not written as the job manager writes it is decoded in full:
+// routed all the same, or refused by name when it is bad.
+func TestStartDecodedInFull(t *testing.T) {
+	r, _ := newRig(t, agentproto.Hello{Build: "new", PID: 1})
+	r.jm.send(wire.Message{Topic: "job-exec.start", Type: wire.Request,
+		Payload: json.RawMessage(`{"reattach":false,"jobspec":{},"userid":0,"id":9}`)}, nil)
+	if s := r.expectStart(0, 9); s.KillGrace != 2 {
+		t.Errorf("kill grace = %v", s.KillGrace)
+	}
+	r.jm.send(wire.Message{Topic: "job-exec.start", Type: wire.Request, Payload: json.RawMessage(`{"userid":0}`)}, nil)
+	if m := r.jm.expect("job-exec.start", wire.Response); m.Errnum != wire.EPROTO || !strings.Contains(m.Errstr, `"id"`) {
+		t.Fatalf("bad start answered %+v", m)
+	}
+}
