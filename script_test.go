@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		"fluxres":   func() { os.Exit(fluxres.Main(os.Args)) },
 		// A misbehaving client for the guest tests (script_guest_test.go).
 		"guestprobe": func() { os.Exit(guestProbe()) },
+		// Each job's event names, from the store (script_agent_test.go).
+		"eventnames": func() { os.Exit(eventNames()) },
 	})
 }
 
@@ -39,6 +41,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
+			env.Defer(func() { stopAgents(env.T(), env.WorkDir) })
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

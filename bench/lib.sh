@@ -1,6 +1,6 @@
 # Shared by the bench/ scripts (sourced, not run): builds the binaries and
-# sets bin, out, tmp and pid; tmp is removed and a fluxsched left in $pid is
-# stopped on exit.
+# sets bin, out, tmp and pid; tmp is removed, and a fluxsched left in $pid
+# and every exec agent under $tmp are stopped, on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build >/dev/null
@@ -9,7 +9,16 @@ out=bench/results
 mkdir -p "$out"
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+# stop_agents: every exec agent of a state directory under $tmp (they
+# outlive fluxsched), by fluxsched stop, else by their pid file.
+stop_agents() {
+	local p
+	for p in $(find "$tmp" -path '*/agent/*.pid' 2>/dev/null); do
+		FLUXQ_STATE_DIR=$(dirname "$(dirname "$p")") "$bin/fluxsched" stop --force >/dev/null 2>&1 ||
+			kill "$(cat "$p")" 2>/dev/null || true
+	done
+}
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; stop_agents; rm -rf "$tmp"; }
 trap cleanup EXIT
 now() { date +%s.%N; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }

@@ -61,6 +61,10 @@ type Outbox struct {
 	Changed []fluid.ID     // jobs with new events (for followers and waiters)
 	// Reservations reports that reservations or tool events changed.
 	Reservations bool
+
+	// acks are jobs whose end the turn committed, acknowledged to the
+	// exec service in one notification by Take.
+	acks []fluid.ID
 }
 
 // Manager is the job manager.
@@ -148,6 +152,12 @@ func New(cfg Config) *Manager {
 func (m *Manager) Take() Outbox {
 	out := m.out
 	m.out = Outbox{}
+	if len(out.acks) > 0 && m.exec.up {
+		if msg, err := wire.NewRequest(execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}); err == nil {
+			out.Exec = append(out.Exec, msg)
+		}
+	}
+	out.acks = nil
 	return out
 }
 
@@ -314,7 +324,10 @@ func (m *Manager) start(e *entry) error {
 		return nil
 	}
 	j := e.j()
-	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach, R: e.rec.RawR}
+	// Reattach only a job whose start was committed: one the exec service
+	// launched just before a restart, whose start never reached the
+	// store, must be answered start again, or it could never finish.
+	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach && j.Started, R: e.rec.RawR}
 	m.sendExec(execproto.MethodStart, req)
 	m.touch(e)
 	e.startPending = true

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -36,7 +37,8 @@ type Record struct {
 	R       *rset.R         // nil until allocated
 	RawR    json.RawMessage
 	Events  []eventlog.Event
-	Summary *Summary // as stored; nil for a record that predates summaries
+	Summary *Summary         // as stored; nil for a record that predates summaries
+	Usage   *execproto.Usage // what its processes consumed; nil until it finished
 
 	// Annotations are the scheduler's volatile annotations while the job
 	// waits (RFC 27); once allocated, the alloc event's snapshot in Job
@@ -53,6 +55,7 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 	logb, _ := tx.JobValue(uint64(id), store.JobEventlog)
 	rawR, _ := tx.JobValue(uint64(id), store.JobR)
 	sum, _ := tx.JobValue(uint64(id), store.JobSummary)
+	usage, _ := tx.JobValue(uint64(id), store.JobUsage)
 	events, err := eventlog.Parse(logb)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
@@ -71,6 +74,12 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 			return nil, fmt.Errorf("job %s: stored R: %w", id, err)
 		}
 		rec.RawR = rawR
+	}
+	if len(usage) > 0 {
+		rec.Usage = new(execproto.Usage)
+		if err := json.Unmarshal(usage, rec.Usage); err != nil {
+			return nil, fmt.Errorf("job %s: stored usage: %w", id, err)
+		}
 	}
 	if len(sum) > 0 {
 		rec.Summary = new(Summary)
@@ -117,6 +126,21 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 		return err
 	}
 	rec.R, rec.RawR = r, canon
+	return nil
+}
+
+// SetUsage stores what a job's processes consumed, beside its eventlog
+// rather than in its finish event, whose context is RFC 21's. The summary
+// shows it from the next event on (the finish that carries it).
+func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return err
+	}
+	if err := tx.PutJobValue(uint64(rec.Job.ID), store.JobUsage, b); err != nil {
+		return err
+	}
+	rec.Usage = &u
 	return nil
 }
 

@@ -364,14 +364,30 @@ func (o outputFiles) close() {
 	}
 }
 
-// openOutputs gives every task its stdout and stderr, as flux-shell's
+// openOutputs gives every task its stdout and stderr (see outputPaths).
+func (sh *shell) openOutputs(tasks []*task, opts map[string]any, data tmplData, cwd string, outs outputFiles) error {
+	appendMode, paths := outputPaths(sh.dir, tasks, opts, data, cwd)
+	for i, t := range tasks {
+		var err error
+		if t.stdout, err = outs.open(paths[i][0], appendMode); err != nil {
+			return err
+		}
+		if t.stderr, err = outs.open(paths[i][1], appendMode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// outputPaths returns each task's stdout and stderr paths, as flux-shell's
 // output plugin reads its options: output.stdout.path and
 // output.stderr.path (stderr follows stdout when it has no path of its
-// own; type "kvs" means the default), output.mode truncate or append.
-func (sh *shell) openOutputs(tasks []*task, opts map[string]any, data tmplData, cwd string, outs outputFiles) error {
+// own; type "kvs" means the default, a file of the job folder dir),
+// output.mode truncate or append.
+func outputPaths(dir string, tasks []*task, opts map[string]any, data tmplData, cwd string) (appendMode bool, paths [][2]string) {
 	o, _ := opts["output"].(map[string]any)
 	mode, _ := o["mode"].(string)
-	appendMode := mode == "append"
+	appendMode = mode == "append"
 	stream := func(name, inherit string) string {
 		s, ok := o[name].(map[string]any)
 		if !ok {
@@ -389,7 +405,7 @@ func (sh *shell) openOutputs(tasks []*task, opts map[string]any, data tmplData, 
 	errTmpl := stream("stderr", outTmpl)
 	resolve := func(tmpl, def string, d tmplData) string {
 		if tmpl == "" {
-			return filepath.Join(sh.dir, def)
+			return filepath.Join(dir, def)
 		}
 		p := render(tmpl, d)
 		if !filepath.IsAbs(p) && cwd != "" {
@@ -397,18 +413,13 @@ func (sh *shell) openOutputs(tasks []*task, opts map[string]any, data tmplData, 
 		}
 		return p
 	}
-	for _, t := range tasks {
+	paths = make([][2]string, len(tasks))
+	for i, t := range tasks {
 		d := data
 		d.node, d.task = t.node, &t.id
-		var err error
-		if t.stdout, err = outs.open(resolve(outTmpl, StdoutFile, d), appendMode); err != nil {
-			return err
-		}
-		if t.stderr, err = outs.open(resolve(errTmpl, StderrFile, d), appendMode); err != nil {
-			return err
-		}
+		paths[i] = [2]string{resolve(outTmpl, StdoutFile, d), resolve(errTmpl, StderrFile, d)}
 	}
-	return nil
+	return appendMode, paths
 }
 
 // prepare gives each task its arguments, environment and CPU binding.

@@ -18,6 +18,8 @@
 //	        R                           R v1 JSON, once allocated
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
+//	        usage                       what its processes consumed (CPU, peak memory),
+//	                                    JSON, from its finish; a new key, no migration
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
 //	                                    the anonymous queue's key is the single byte 0x00
@@ -88,6 +90,9 @@ const (
 	JobEventlog = "eventlog"
 	JobR        = "R"
 	JobSummary  = "summary"
+	// JobUsage is what the job's processes consumed (execproto.Usage as
+	// JSON), from its finish; absent until then, or when not measured.
+	JobUsage = "usage"
 )
 
 // Options tune Open.
