@@ -59,6 +59,8 @@ type Loop struct {
 	saved   jobmgr.Checkpoint
 	pending []input // peer inputs not yet committed, handled first next turn
 	failing error   // the last commit failure, nil once a turn commits
+
+	turns int // turns committed, for benchmarks
 }
 
 type source int
@@ -280,6 +282,7 @@ func (l *Loop) turn(batch []input, reqs []Request) error {
 func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
 	results, err := l.try(batch, reqs)
 	if err == nil {
+		l.turns++
 		if l.failing != nil && !held {
 			l.log.Warn("the store can be written again")
 			l.failing = nil
