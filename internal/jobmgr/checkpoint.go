@@ -133,6 +133,7 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
 	m.out = Outbox{}
+	clear(m.stale) // the store kept the summaries of the last commit
 	m.cp = nil
 	if c.full != nil {
 		c.full.check(m)

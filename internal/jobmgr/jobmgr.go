@@ -86,6 +86,11 @@ type Manager struct {
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
+
+	// With deferSummaries, the listing summaries of the jobs changed
+	// since the last SaveSummaries wait in stale (see DeferSummaries).
+	deferSummaries bool
+	stale          map[fluid.ID]*ops.Record
 }
 
 // entry is an active job and its conversation state.
@@ -153,6 +158,10 @@ func (m *Manager) Take() Outbox {
 	return out
 }
 
+// Quiet reports that the turn so far has nothing to send to the
+// scheduler or the exec service.
+func (m *Manager) Quiet() bool { return len(m.out.Sched) == 0 && len(m.out.Exec) == 0 }
+
 // Active reports how many jobs are active.
 func (m *Manager) Active() int { return len(m.active) }
 
@@ -215,8 +224,11 @@ func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
 
 func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
 	m.touch(e)
-	err := ops.Post(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx})
+	err := ops.Append(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx})
 	m.track(e)
+	if err == nil {
+		err = m.saveSummary(tx, e)
+	}
 	if err != nil {
 		return err
 	}

@@ -204,7 +204,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 			// The scheduler's word on a request it no longer holds is
 			// stale (flux-core clears it on CANCEL too).
 			e.rec.Annotations = nil
-			if err := ops.SaveSummary(tx, e.rec); err != nil {
+			if err := m.saveSummary(tx, e); err != nil {
 				return err
 			}
 		}
@@ -241,7 +241,7 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 	}
 	m.touch(e)
 	e.rec.Annotations = Merge(e.rec.Annotations, update)
-	return ops.SaveSummary(tx, e.rec)
+	return m.saveSummary(tx, e)
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a

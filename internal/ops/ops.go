@@ -87,6 +87,16 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 // Post applies one event to rec's job and stores it, with the refreshed
 // summary. The job is unchanged when the event is refused.
 func Post(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	if err := Append(tx, rec, ev); err != nil {
+		return err
+	}
+	return SaveSummary(tx, rec)
+}
+
+// Append is Post without the summary: a caller posting several events
+// of a job in one transaction saves its summary once, after the last
+// (SaveSummary), before the transaction commits.
+func Append(tx *store.Tx, rec *Record, ev eventlog.Event) error {
 	if err := rec.Job.Apply(ev); err != nil {
 		return fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
 	}
@@ -99,7 +109,7 @@ func Post(tx *store.Tx, rec *Record, ev eventlog.Event) error {
 		return err
 	}
 	rec.Events = append(rec.Events, ev)
-	return SaveSummary(tx, rec)
+	return nil
 }
 
 // SetR stores a job's R. It must be stored before the alloc event is posted

@@ -115,9 +115,12 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 			events = append(events, eventlog.Event{Timestamp: ts, Name: "dependency-add", Context: map[string]any{"description": d.Description()}})
 		}
 		for _, ev := range events {
-			if err := Post(tx, rec, ev); err != nil {
+			if err := Append(tx, rec, ev); err != nil {
 				return nil, nil, err
 			}
+		}
+		if err := SaveSummary(tx, rec); err != nil {
+			return nil, nil, err
 		}
 		ids = append(ids, id)
 		recs = append(recs, rec)
