@@ -148,6 +148,7 @@ func (in *instance) wait(tb testing.TB) {
 func BenchmarkLoop1000Jobs(b *testing.B) {
 	for _, run := range []time.Duration{0, time.Millisecond} {
 		b.Run("run="+run.String(), func(b *testing.B) {
+			b.ReportAllocs()
 			var ru0, ru1 syscall.Rusage
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 			n, turns := 0, 0
