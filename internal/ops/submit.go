@@ -100,10 +100,8 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	if badErr != nil {
 		return nil, nil, badErr
 	}
-	ids := make([]fluid.ID, 0, len(reqs))
-	recs := make([]*Record, 0, len(reqs))
-	ts := Timestamp(now)
-	for i, req := range reqs {
+	ids := make([]fluid.ID, len(reqs))
+	for i := range reqs {
 		id, err := gen.Next(now)
 		if id == 0 && err == nil {
 			// A FLUID of 0 (the first millisecond of a new store) is
@@ -113,10 +111,17 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		if err != nil {
 			return nil, nil, fmt.Errorf("job id generator: %w", err)
 		}
-		if err := tx.CreateJob(uint64(id), map[string][]byte{store.JobJobspec: canons[i]}); err != nil {
-			return nil, nil, err
-		}
-		rec := &Record{Job: &job.Job{ID: id}, Jobspec: specs[i], Raw: canons[i]}
+		ids[i] = id
+	}
+	// Each job's record is made on its own (a large batch on every
+	// core), then stored whole, in order: jobspec, eventlog and summary.
+	ts := Timestamp(now)
+	recs := make([]*Record, len(reqs))
+	values := make([]map[string][]byte, len(reqs))
+	errs := make([]error, len(reqs))
+	each(len(reqs), func(i int) {
+		req := reqs[i]
+		rec := &Record{Job: &job.Job{ID: ids[i]}, Jobspec: specs[i], Raw: canons[i]}
 		submit := eventlog.Event{Timestamp: ts, Name: "submit", Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
@@ -129,18 +134,32 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		for _, d := range deps[i] {
 			events = append(events, eventlog.Event{Timestamp: ts, Name: "dependency-add", Context: map[string]any{"description": d.Description()}})
 		}
+		var log []byte
 		for _, ev := range events {
-			if err := Append(tx, rec, ev); err != nil {
-				return nil, nil, err
+			line, err := apply(rec, ev)
+			if err != nil {
+				errs[i] = err
+				return
 			}
+			log = append(log, line...)
 		}
-		if err := SaveSummary(tx, rec); err != nil {
+		sum, err := summary(rec)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		recs[i] = rec
+		values[i] = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum}
+	})
+	for i := range reqs {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+		if err := tx.CreateJob(uint64(ids[i]), values[i]); err != nil {
 			return nil, nil, err
 		}
-		ids = append(ids, id)
-		recs = append(recs, rec)
 		if spawns[i].track {
-			st.Accepted(id, spawns[i].parent, spawns[i].into)
+			st.Accepted(ids[i], spawns[i].parent, spawns[i].into)
 		}
 	}
 	if st != nil {
