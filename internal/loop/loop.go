@@ -177,17 +177,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		case <-retryC:
 		}
 		retry.Stop()
-	drain:
-		for len(batch)+len(reqs) < MaxBatch {
-			select {
-			case in := <-l.inputs:
-				batch = append(batch, in)
-			case r := <-l.reqs:
-				reqs = append(reqs, r)
-			default:
-				break drain
-			}
-		}
+		batch, reqs = l.drain(batch, reqs)
 		if err := l.turn(batch, reqs); err != nil {
 			return err
 		}
@@ -198,6 +188,21 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		rearm()
 	}
+}
+
+// drain adds the inputs and requests waiting now, up to MaxBatch in all.
+func (l *Loop) drain(batch []input, reqs []Request) ([]input, []Request) {
+	for len(batch)+len(reqs) < MaxBatch {
+		select {
+		case in := <-l.inputs:
+			batch = append(batch, in)
+		case r := <-l.reqs:
+			reqs = append(reqs, r)
+		default:
+			return batch, reqs
+		}
+	}
+	return batch, reqs
 }
 
 // Bounds of the pause before a turn whose commit failed is tried again.
@@ -349,16 +354,18 @@ func (l *Loop) try(batch []input, reqs []Request) ([]input, []Request, []Result,
 		deadline := time.NewTimer(linger)
 		defer deadline.Stop()
 		for len(reqs) == 0 && len(batch) < MaxBatch && l.jm.Quiet() {
+			n, m := len(batch), len(reqs)
 			select {
 			case in := <-l.inputs:
 				batch = append(batch, in)
-				results = l.apply(tx, batch[len(batch)-1:], nil, results)
 			case r := <-l.reqs:
 				reqs = append(reqs, r)
-				results = l.apply(tx, nil, reqs[len(reqs)-1:], results)
 			case <-deadline.C:
 				return nil
 			}
+			// And whatever else has come meanwhile.
+			batch, reqs = l.drain(batch, reqs)
+			results = l.apply(tx, batch[n:], reqs[m:], results)
 		}
 		return nil
 	})
