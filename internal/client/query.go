@@ -1,8 +1,10 @@
 package client
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sort"
@@ -195,4 +197,45 @@ func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// Ended reports whether a job is inactive: whether its eventlog's last
+// event is clean, as NewEvents tells, without decoding the others (a
+// wait asks after every turn that touched the job).
+func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
+	if err != nil {
+		return false, ops.ErrUnknownJob
+	}
+	last := bytes.TrimSuffix(raw, []byte("\n"))
+	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
+		raw = raw[i+1:]
+	}
+	evs, err := eventlog.Parse(raw)
+	if err != nil {
+		return false, err
+	}
+	return len(evs) > 0 && evs[len(evs)-1].Name == "clean", nil
+}
+
+// EndSummary is the summary a wait answers with: the one stored beside
+// the eventlog, which every commit keeps up to date, or, for a job stored
+// before summaries were, the one its record gives.
+func EndSummary(tx *store.Tx, id fluid.ID) (*ops.Summary, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return nil, ops.ErrUnknownJob
+	}
+	if len(raw) > 0 {
+		var s ops.Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
+		}
+		return &s, nil
+	}
+	info, err := LoadJobInfo(tx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return &info.Summary, nil
 }

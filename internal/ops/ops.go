@@ -96,19 +96,35 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 // Post applies one event to rec's job and stores it, with the refreshed
 // summary. The job is unchanged when the event is refused.
 func Post(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	if err := Append(tx, rec, ev); err != nil {
+		return err
+	}
+	return SaveSummary(tx, rec)
+}
+
+// Append is Post without the summary: a caller posting several events
+// of a job in one transaction saves its summary once, after the last
+// (SaveSummary), before the transaction commits.
+func Append(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	line, err := apply(rec, ev)
+	if err != nil {
+		return err
+	}
+	return tx.AppendJobValue(uint64(rec.Job.ID), store.JobEventlog, line)
+}
+
+// apply applies one event to rec's job and returns its eventlog line.
+// The job is unchanged when the event is refused.
+func apply(rec *Record, ev eventlog.Event) ([]byte, error) {
 	if err := rec.Job.Apply(ev); err != nil {
-		return fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
+		return nil, fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
 	}
 	line, err := eventlog.Append(nil, ev)
 	if err != nil {
-		return fmt.Errorf("job %s: %w", rec.Job.ID, err)
-	}
-	id := uint64(rec.Job.ID)
-	if err := tx.AppendJobValue(id, store.JobEventlog, line); err != nil {
-		return err
+		return nil, fmt.Errorf("job %s: %w", rec.Job.ID, err)
 	}
 	rec.Events = append(rec.Events, ev)
-	return SaveSummary(tx, rec)
+	return line, nil
 }
 
 // SetR stores a job's R. It must be stored before the alloc event is posted
@@ -146,13 +162,18 @@ func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
 
 // SaveSummary stores rec's listing summary.
 func SaveSummary(tx *store.Tx, rec *Record) error {
-	s := Summarize(rec)
-	rec.Summary = s
-	b, err := json.Marshal(s)
+	b, err := summary(rec)
 	if err != nil {
 		return err
 	}
 	return tx.PutJobValue(uint64(rec.Job.ID), store.JobSummary, b)
+}
+
+// summary derives rec's listing summary and encodes it.
+func summary(rec *Record) ([]byte, error) {
+	s := Summarize(rec)
+	rec.Summary = s
+	return json.Marshal(s)
 }
 
 // Timestamp is the eventlog time for t.
