@@ -69,6 +69,12 @@ type Job struct {
 // compactMin and more than half of it is dead.
 var compactMin int64 = 1 << 20
 
+// reserveSize is the room kept allocated past the journal's entries
+// (fallocate, the file's size unchanged): a full disk does not hold up
+// the next hundred or so launches and ends, only those after. It is
+// renewed when half is used.
+var reserveSize int64 = 64 << 10
+
 // Back-off between retries of a failed write or sync.
 var (
 	retryMin = 10 * time.Millisecond
@@ -100,6 +106,7 @@ type Journal struct {
 	jobs      map[fluid.ID]*live
 	liveBytes int64
 	size      int64 // bytes of the file that hold whole entries
+	reserved  int64 // end of the room allocated for entries
 
 	// For tests: called before each write; syncs counts the syncs done.
 	hookWrite func()
@@ -137,6 +144,7 @@ func Open(path string) (*Journal, error) {
 	for _, l := range jobs {
 		j.liveBytes += l.size()
 	}
+	j.reserve()
 	j.cond = sync.NewCond(&j.mu)
 	go j.commit()
 	return j, nil
@@ -387,6 +395,7 @@ func (j *Journal) commit() {
 			d(nil)
 		}
 		j.maybeCompact()
+		j.reserve()
 	}
 }
 
@@ -416,6 +425,21 @@ func (j *Journal) writeOnce(buf []byte, sync bool) error {
 		return unix.Fdatasync(int(j.f.Fd()))
 	}
 	return nil
+}
+
+// reserve keeps room allocated past the entries, without changing the
+// file's size, so that entries are written into space the file already
+// has: on a full disk the agent keeps launching and ending jobs for a
+// while, as fluxsched keeps them running. A reserve that cannot be made
+// is tried again after the next write. Called by the committer (or
+// before it starts).
+func (j *Journal) reserve() {
+	if j.reserved-j.size >= reserveSize/2 {
+		return
+	}
+	if unix.Fallocate(int(j.f.Fd()), unix.FALLOC_FL_KEEP_SIZE, j.size, reserveSize) == nil {
+		j.reserved = j.size + reserveSize
+	}
 }
 
 // maybeCompact rewrites the journal with its live entries alone once dead
@@ -482,6 +506,7 @@ func (j *Journal) compact() error {
 	old := j.f
 	j.f = f
 	j.size = int64(len(buf))
+	j.reserved = 0 // the new file has none yet: made after this batch
 	j.jobs = jobs
 	j.mu.Unlock()
 	old.Close()

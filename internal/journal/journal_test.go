@@ -226,27 +226,26 @@ func TestAdopt(t *testing.T) {
 	}
 }
 
-// A full disk holds a commit back, silently, until space is freed; then
-// the entry is in the file, whole.
-func TestFullDiskRetried(t *testing.T) {
+// smallDisk mounts a small tmpfs for a test (root only).
+func smallDisk(t *testing.T) string {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small tmpfs")
 	}
-	defer func(a, b time.Duration) { retryMin, retryMax = a, b }(retryMin, retryMax)
-	retryMin, retryMax = time.Millisecond, 20*time.Millisecond
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
-	path := filepath.Join(dir, "b.journal")
-	j, err := Open(path)
+	return dir
+}
+
+// fillDisk fills dir's filesystem; removing the file it returns frees it.
+func fillDisk(t *testing.T, dir string) string {
+	fill := filepath.Join(dir, "fill")
+	f, err := os.Create(fill)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.Close(false)
-	fill := filepath.Join(dir, "fill")
-	f, _ := os.Create(fill)
 	chunk := make([]byte, 4096)
 	for {
 		if _, err := f.Write(chunk); err != nil {
@@ -257,6 +256,61 @@ func TestFullDiskRetried(t *testing.T) {
 		}
 	}
 	f.Close()
+	return fill
+}
+
+// Room reserved in the journal keeps jobs launching and ending for a
+// while on a full disk (fault_fullstate.txtar: a job launched just as the
+// state directory fills up still runs and ends).
+func TestFullDiskReserve(t *testing.T) {
+	dir := smallDisk(t)
+	path := filepath.Join(dir, "b.journal")
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := fillDisk(t, dir)
+	defer func() {
+		os.Remove(fill) // so that a commit still waiting ends, and Close with it
+		j.Close(false)
+	}()
+	done := make(chan error, 1)
+	go func() {
+		for i := fluid.ID(1); i <= 50; i++ {
+			if err := j.Commit(launch(i, "on a full disk"), end(i, 0)); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("50 launches and ends on a full disk still wait after 5 s: no room was reserved")
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Errorf("journal after the commits: %v, %v", st, err)
+	}
+}
+
+// A full disk holds a commit back, silently, until space is freed; then
+// the entry is in the file, whole.
+func TestFullDiskRetried(t *testing.T) {
+	defer func(a, b time.Duration, r int64) { retryMin, retryMax, reserveSize = a, b, r }(retryMin, retryMax, reserveSize)
+	retryMin, retryMax = time.Millisecond, 20*time.Millisecond
+	reserveSize = 4096 // less than the entry below
+	dir := smallDisk(t)
+	path := filepath.Join(dir, "b.journal")
+	j, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close(false)
+	fill := fillDisk(t, dir)
 	big := Entry{Op: OpLaunch, ID: 1, Data: json.RawMessage(fmt.Sprintf(`{"v":"%08000d"}`, 1))}
 	done := make(chan error, 1)
 	go func() { done <- j.Commit(big) }()
