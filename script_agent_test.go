@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rogpeppe/go-internal/testscript"
-
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -26,18 +24,18 @@ const agentStopGrace = 20 * time.Second
 // started it, and no test may leave a process behind. Agents are found
 // by their pid files and checked by their command line, which names their
 // state directory, so nothing else is ever signalled.
-func stopAgents(t testscript.T, work string) {
+func stopAgents(logf func(format string, args ...any), work string) {
 	// A failed script's background fluxsched still runs here (testscript
 	// interrupts it after the deferred functions), and would start a new
 	// agent for each one stopped: it is interrupted first.
-	stopPIDs(t, findSchedulers(work))
+	stopPIDs(logf, findSchedulers(work))
 	// Again while any is found, in case one started an agent meanwhile.
 	for round := 0; round < 5; round++ {
 		pids := findAgents(work)
 		if len(pids) == 0 {
 			return
 		}
-		stopPIDs(t, pids)
+		stopPIDs(logf, pids)
 		time.Sleep(200 * time.Millisecond)
 	}
 }
@@ -73,7 +71,7 @@ func findAgents(work string) []int {
 
 // stopPIDs asks processes to stop (SIGTERM), and kills those that do not
 // in time.
-func stopPIDs(t testscript.T, pids []int) {
+func stopPIDs(logf func(format string, args ...any), pids []int) {
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGTERM)
 	}
@@ -84,7 +82,7 @@ func stopPIDs(t testscript.T, pids []int) {
 		}
 		if alive(pid) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Log("process ", pid, " did not stop on SIGTERM: killed")
+			logf("process %d did not stop on SIGTERM: killed", pid)
 		}
 	}
 }

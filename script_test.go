@@ -41,7 +41,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
-			env.Defer(func() { stopAgents(env.T(), env.WorkDir) })
+			env.Defer(func() { stopAgents(func(f string, a ...any) { env.T().Log(fmt.Sprintf(f, a...)) }, env.WorkDir) })
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
