@@ -41,6 +41,13 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
+			if os.Getenv("GORACE") == "" {
+				// A race-built command otherwise sleeps a second as it
+				// exits (the race runtime's atexit_sleep_ms), which made
+				// every command of every script a second long under
+				// -race, and hid how fast jobs start and end.
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
 			env.Defer(func() { stopAgents(func(f string, a ...any) { env.T().Log(fmt.Sprintf(f, a...)) }, env.WorkDir) })
 			return nil
 		},
