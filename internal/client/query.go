@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,15 +206,8 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 	if err != nil {
 		return false, ops.ErrUnknownJob
 	}
-	last := bytes.TrimSuffix(raw, []byte("\n"))
-	if i := bytes.LastIndexByte(last, '\n'); i >= 0 {
-		raw = raw[i+1:]
-	}
-	evs, err := eventlog.Parse(raw)
-	if err != nil {
-		return false, err
-	}
-	return len(evs) > 0 && evs[len(evs)-1].Name == "clean", nil
+	name, err := eventlog.LastName(raw)
+	return name == "clean", err
 }
 
 // EndSummary is the summary a wait answers with: the one stored beside

