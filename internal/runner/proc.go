@@ -2,9 +2,13 @@ package runner
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // startTime returns field 22 of /proc/PID/stat: when the process started,
@@ -30,27 +34,46 @@ func startTime(pid int) (uint64, error) {
 }
 
 // orphans returns the children of this process that are no task: the
-// processes that jobs left behind, reparented to us, the subreaper.
+// processes that jobs left behind, reparented to us, the subreaper. It
+// reads every process's parent from /proc rather than the per-thread
+// children lists, which miss a child while it moves to another thread
+// (a Go thread that ends hands its children on).
 func orphans() []int {
-	tids, err := os.ReadDir("/proc/self/task")
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
+	self := os.Getpid()
 	var out []int
 	reaper.mu.Lock()
 	defer reaper.mu.Unlock()
-	for _, tid := range tids {
-		b, err := os.ReadFile("/proc/self/task/" + tid.Name() + "/children")
-		if err != nil {
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || reaper.tasks[pid] != nil {
 			continue
 		}
-		for _, f := range bytes.Fields(b) {
-			if pid, err := strconv.Atoi(string(f)); err == nil && reaper.tasks[pid] == nil {
-				out = append(out, pid)
-			}
+		if ppid, err := parentOf(pid); err == nil && ppid == self {
+			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// parentOf returns field 4 of /proc/PID/stat.
+func parentOf(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	return strconv.Atoi(string(f[1]))
 }
 
 // groupAndSession returns fields 5 and 6 of /proc/PID/stat.
@@ -79,23 +102,27 @@ func groupAndSession(pid int) (pgrp, sid int, err error) {
 // FLUXQ_JOB_ID, as every process a task starts does unless it clears its
 // environment. A process could claim another job's id, but an orphan is
 // always some job's, so the claim can only get the claimant's own process
-// killed.
-func (j *job) orphanOf(pid int) bool {
+// killed. sure is false when the process could not be read (it may be
+// between fork and exec, or exiting): the caller asks again later rather
+// than guess either way.
+func (j *job) orphanOf(pid int) (ours, sure bool) {
 	if pgrp, sid, err := groupAndSession(pid); err == nil {
 		for _, t := range j.tasks {
 			if pgrp == t.pid || sid == t.pid {
-				return true
+				return true, true
 			}
 		}
 	}
 	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		// Gone: nothing to kill. Else unreadable for now (an exec in
+		// progress replaces what this reads).
+		return false, errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH)
 	}
 	for _, kv := range bytes.Split(env, []byte{0}) {
 		if v, ok := bytes.CutPrefix(kv, []byte("FLUXQ_JOB_ID=")); ok {
-			return string(v) == j.id.String() || string(v) == j.plainID()
+			return string(v) == j.id.String() || string(v) == j.plainID(), true
 		}
 	}
-	return false
+	return false, true
 }

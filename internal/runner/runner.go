@@ -990,7 +990,8 @@ func (j *job) sweep() bool {
 		}
 	}
 	for _, pid := range orphans() {
-		if j.orphanOf(pid) && unix.Kill(pid, unix.SIGKILL) == nil {
+		ours, sure := j.orphanOf(pid)
+		if !sure || ours && unix.Kill(pid, unix.SIGKILL) == nil {
 			gone = false
 		}
 	}
