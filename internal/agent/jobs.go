@@ -321,8 +321,9 @@ func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 	})
 }
 
-// decodeStart reads an agent.start request as agentproto.DecodeStart does,
-// in one pass: the required keys are found by their pointers.
+// decodeStart reads an agent.start request, whose id, userid, jobspec and
+// reattach are required, in one pass: the required keys are found by their
+// pointers.
 func decodeStart(m wire.Message) (agentproto.Start, error) {
 	var w struct {
 		ID        *fluid.ID       `json:"id"`

@@ -137,12 +137,6 @@ func Duration(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second))
 }
 
-// DecodeStart reads an agent.start request.
-func DecodeStart(m wire.Message) (Start, error) {
-	var s Start
-	return s, wire.Decode(m, &s, "id", "userid", "jobspec", "reattach")
-}
-
 // DecodeHello reads the answer to agent.hello.
 func DecodeHello(m wire.Message) (Hello, error) {
 	var h Hello

@@ -110,8 +110,8 @@ func (r *rig) start(id fluid.ID, reattach bool) {
 // expectStart checks that agent i got the start of id.
 func (r *rig) expectStart(i int, id fluid.ID) agentproto.Start {
 	r.t.Helper()
-	s, err := agentproto.DecodeStart(r.agents[i].expect(agentproto.TopicStart, wire.Request))
-	if err != nil {
+	var s agentproto.Start
+	if err := wire.Decode(r.agents[i].expect(agentproto.TopicStart, wire.Request), &s, "id", "userid", "jobspec", "reattach"); err != nil {
 		r.t.Fatal(err)
 	}
 	if s.ID != id {

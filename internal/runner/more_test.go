@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -218,7 +219,8 @@ func TestOutputTemplates(t *testing.T) {
 
 var _ = strconv.Itoa
 
-// spec.json is what shell.ReadSpec reads.
+// spec.json is valid JSON with the job's id, user, jobspec and R as given
+// and the launch time in seconds.
 func TestSpecJSON(t *testing.T) {
 	s := spec(t, 12345, jobspec.Options{Command: []string{"true"}}, 2, "0-1")
 	launched := time.Unix(1700000000, 500000000)
@@ -226,16 +228,22 @@ func TestSpecJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, shell.SpecFile), b, 0o600); err != nil {
-		t.Fatal(err)
+	if !bytes.HasSuffix(b, []byte("}\n")) {
+		t.Errorf("spec.json does not end with a newline: %q", b)
 	}
-	got, err := shell.ReadSpec(dir)
-	if err != nil {
-		t.Fatal(err)
+	var got struct {
+		Version  int             `json:"version"`
+		ID       uint64          `json:"id"`
+		UserID   uint32          `json:"userid"`
+		Jobspec  json.RawMessage `json:"jobspec"`
+		R        json.RawMessage `json:"R"`
+		Launched float64         `json:"t_launch"`
 	}
-	if got.ID != 12345 || got.UserID != s.UserID || got.Launched != 1700000000.5 ||
-		!bytes.Equal(got.Jobspec, s.Jobspec) || !bytes.Equal(got.R, s.R) {
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatalf("spec.json %q: %v", b, err)
+	}
+	if got.Version != SpecVersion || got.ID != 12345 || got.UserID != s.UserID || got.Launched != 1700000000.5 ||
+		!bytes.Equal(got.Jobspec, bytes.TrimSpace(s.Jobspec)) || !bytes.Equal(got.R, bytes.TrimSpace(s.R)) {
 		t.Errorf("spec.json read back as %+v", got)
 	}
 }

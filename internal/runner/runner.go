@@ -42,10 +42,18 @@
 //
 // # The job folder
 //
-// <JobsDir>/<id in decimal>/ is as the job shell left it: spec.json is
-// written (not synced) before the launch, the tasks' stdout and stderr go
-// there unless the jobspec names other paths, and status, the job's wait
-// status in decimal, is written when the job ends, for people and tests.
+// <JobsDir>/<id in decimal>/ is where a job's files are, for people,
+// tests and the commands that read a job's output (fluxq attach):
+//
+//	spec.json  {version, id, userid, jobspec, R, t_launch}, written (not
+//	           synced) before any task starts (SpecFile, specJSON)
+//	stdout     the tasks' standard output, unless the jobspec names a
+//	           path (internal/shell's output templates)
+//	stderr     the tasks' standard error and the job's own messages
+//	           ("fluxq-shell[0]: FATAL: ..."), likewise
+//	status     the job's wait status in decimal, the greatest of its
+//	           tasks' (RFC 32 "finish"), written when the job ends
+//
 // The runner never reads anything from a job folder, which a guest's job
 // may rewrite at will: what a later agent needs to find a job's processes
 // is the Record, which the agent journals where jobs cannot write. A
@@ -133,6 +141,16 @@ type Options struct {
 	Events func(Event)
 	Now    func() time.Time // time.Now if nil
 }
+
+// Names of the files the runner writes in a job folder (see the package
+// doc); stdout and stderr are shell.StdoutFile and shell.StderrFile.
+const (
+	SpecFile   = "spec.json"
+	StatusFile = "status"
+)
+
+// SpecVersion is the version of spec.json (see specJSON).
+const SpecVersion = 1
 
 // Spec is a job to run.
 type Spec struct {
@@ -523,8 +541,9 @@ func (j *job) makeFolder(launched time.Time) error {
 		return err
 	}
 	// Not synced, and not renamed into place: the folder is new and no
-	// reader waits for it (see shell.WriteSpec).
-	path := filepath.Join(j.dir, shell.SpecFile)
+	// reader waits for it; a crash of the machine ends the job too, and a
+	// spec that did not survive it means no task ran.
+	path := filepath.Join(j.dir, SpecFile)
 	if err := writeNew(path, b); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -1040,7 +1059,7 @@ func (j *job) finish() {
 // where it is.
 func writeStatus(dir string, status int, cred *syscall.Credential) {
 	data := []byte(strconv.Itoa(status) + "\n")
-	path := filepath.Join(dir, shell.StatusFile)
+	path := filepath.Join(dir, StatusFile)
 	if cred == nil {
 		if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644); err == nil {
 			unix.Write(fd, data)
@@ -1197,9 +1216,10 @@ func (j *job) plainID() string {
 	return s
 }
 
-// specJSON is spec.json (shell.Spec) with its newline. The jobspec and R
-// were parsed already, so they are written as they came, not checked and
-// compacted again as encoding/json would.
+// specJSON is spec.json with its newline: {"version", "id", "userid",
+// "jobspec", "R", "t_launch"}, t_launch being launched in seconds since
+// the epoch. The jobspec and R were parsed already, so they are written as
+// they came, not checked and compacted again as encoding/json would.
 func specJSON(s Spec, launched time.Time) ([]byte, error) {
 	t, err := json.Marshal(float64(launched.UnixNano()) / 1e9)
 	if err != nil {
@@ -1207,7 +1227,7 @@ func specJSON(s Spec, launched time.Time) ([]byte, error) {
 	}
 	b := make([]byte, 0, len(s.Jobspec)+len(s.R)+128)
 	b = append(b, `{"version":`...)
-	b = strconv.AppendInt(b, shell.SpecVersion, 10)
+	b = strconv.AppendInt(b, SpecVersion, 10)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(s.ID), 10)
 	b = append(b, `,"userid":`...)

@@ -207,7 +207,7 @@ func TestCommands(t *testing.T) {
 				if diff := cmp.Diff(want, summarize(h.wait(id))); diff != "" {
 					t.Errorf("%s: events (-want +got):\n%s", tc.name, diff)
 				}
-				if got := readFile(t, filepath.Join(h.dir(id), shell.StatusFile)); got != strconv.Itoa(tc.status)+"\n" {
+				if got := readFile(t, filepath.Join(h.dir(id), StatusFile)); got != strconv.Itoa(tc.status)+"\n" {
 					t.Errorf("%s: status file %q", tc.name, got)
 				}
 			}

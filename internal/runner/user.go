@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-
-	"github.com/fluxq/fluxq/internal/shell"
 )
 
 // Notes of the exceptions raised on a job that is not ours to run.
@@ -80,7 +78,7 @@ func lookupUser(uid uint32) (*syscall.Credential, error) {
 // then on the user may change anything in it. Lchown, though nothing there
 // is the user's yet, so that no symlink is ever followed.
 func giveFolder(dir string, cred *syscall.Credential) error {
-	for _, p := range []string{filepath.Join(dir, shell.SpecFile), dir} {
+	for _, p := range []string{filepath.Join(dir, SpecFile), dir} {
 		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil {
 			return err
 		}

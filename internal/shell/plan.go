@@ -13,9 +13,8 @@ import (
 
 // A Plan is what a job's tasks are started with, worked out before any
 // starts: the layout over R's ranks, each task's arguments, environment
-// and CPU binding, and its output paths. It is the part of the job shell
-// that the exec agent's runner (internal/runner) shares, so that a task
-// started either way gets exactly the same.
+// and CPU binding, and its output paths. The exec agent's runner
+// (internal/runner) starts the tasks from it.
 type Plan struct {
 	ID      fluid.ID
 	Jobspec *jobspec.Jobspec
@@ -40,7 +39,8 @@ type PlanTask struct {
 }
 
 // NewPlan lays the job out and gives each task its arguments, environment
-// and CPU binding. An error is the message of the job shell's fatal error.
+// and CPU binding. An error is the message of the job's fatal error (an R
+// the tasks do not fit, too many GPUs on a rank).
 func NewPlan(id fluid.ID, js *jobspec.Jobspec, r *rset.R) (*Plan, error) {
 	ranks, err := Layout(js, r)
 	if err != nil {
@@ -62,7 +62,7 @@ func NewPlan(id fluid.ID, js *jobspec.Jobspec, r *rset.R) (*Plan, error) {
 			p.tasks = append(p.tasks, &task{id: taskID{rank: rk.Basis + l, local: l}, node: rk})
 		}
 	}
-	if err := (&shell{}).prepare(p.tasks, js, sys.Environment, sys.Shell.Options, p.data); err != nil {
+	if err := prepare(p.tasks, js, sys.Environment, sys.Shell.Options, p.data); err != nil {
 		return nil, err
 	}
 	p.Tasks = make([]PlanTask, len(p.tasks))
