@@ -20,7 +20,12 @@ func cmdTmpfs(ts *testscript.TestScript, neg bool, args []string) {
 	dir := ts.MkAbs(args[0])
 	ts.Check(os.MkdirAll(dir, 0o755))
 	ts.Check(unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+args[1]))
-	// Detached, so that a job shell still holding a file there cannot
-	// keep it mounted.
-	ts.Defer(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	// Deferred calls run last first: the agents of a state directory on
+	// this filesystem are stopped before it goes, while their pid files
+	// can still be read. Detached, so that a process still holding a
+	// file there cannot keep it mounted.
+	ts.Defer(func() {
+		stopAgents(ts.Logf, ts.Getenv("WORK"))
+		unix.Unmount(dir, unix.MNT_DETACH)
+	})
 }

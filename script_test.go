@@ -30,6 +30,8 @@ func TestMain(m *testing.M) {
 		"fluxres":   func() { os.Exit(fluxres.Main(os.Args)) },
 		// A misbehaving client for the guest tests (script_guest_test.go).
 		"guestprobe": func() { os.Exit(guestProbe()) },
+		// Each job's event names, from the store (script_agent_test.go).
+		"eventnames": func() { os.Exit(eventNames()) },
 	})
 }
 
@@ -39,6 +41,14 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
+			if os.Getenv("GORACE") == "" {
+				// A race-built command otherwise sleeps a second as it
+				// exits (the race runtime's atexit_sleep_ms), which made
+				// every command of every script a second long under
+				// -race, and hid how fast jobs start and end.
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
+			env.Defer(func() { stopAgents(func(f string, a ...any) { env.T().Log(fmt.Sprintf(f, a...)) }, env.WorkDir) })
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -99,12 +99,8 @@ type Start struct {
 
 // Usage is what a job's processes consumed, from the agent's wait (rusage)
 // or the job's cgroup. It travels in the finish response beside RFC 32's
-// status, as "usage".
-type Usage struct {
-	UserCPU float64 `json:"user_cpu"` // seconds
-	SysCPU  float64 `json:"sys_cpu"`  // seconds
-	MaxRSS  int64   `json:"max_rss"`  // bytes: the largest resident set of any one process
-}
+// status, as "usage"; it is execproto's, since the job manager reads it.
+type Usage = execproto.Usage
 
 // Finish is the data of an agent's finish response: RFC 32's, with usage.
 type Finish struct {
@@ -139,12 +135,6 @@ func Duration(s float64) time.Duration {
 		return 0
 	}
 	return time.Duration(s * float64(time.Second))
-}
-
-// DecodeStart reads an agent.start request.
-func DecodeStart(m wire.Message) (Start, error) {
-	var s Start
-	return s, wire.Decode(m, &s, "id", "userid", "jobspec", "reattach")
 }
 
 // DecodeHello reads the answer to agent.hello.

@@ -97,7 +97,16 @@ func (a *auto) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eve
 	}
 }
 
+// Wait asks a loop to wait (one request, answered with the summary),
+// and when none serves, or the one that did stops meanwhile, follows the
+// job's events by whichever path serves, then reads the job.
 func (a *auto) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
+	s, err := a.sock.Wait(ctx, id)
+	var silent *NoAnswerError
+	if err == nil || errors.As(err, &silent) || ctx.Err() != nil ||
+		!errors.Is(err, errNotServing) && !errors.Is(err, ErrUnavailable) {
+		return s, err
+	}
 	if err := a.Events(ctx, id, true, func(eventlog.Event) error { return nil }); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/store"
@@ -123,15 +125,30 @@ func (d *direct) manager(fn func(tx *store.Tx, jm *jobmgr.Manager) error) error 
 	})
 }
 
-func (d *direct) Cancel(_ context.Context, ids []fluid.ID, note string) ([]error, error) {
+// Cancel commits each job's exception, then asks the exec agents to stop
+// the processes of those that were running: no fluxsched is there to pass
+// the exception on, and the next one only collects their ends.
+func (d *direct) Cancel(ctx context.Context, ids []fluid.ID, note string) ([]error, error) {
 	errs := make([]error, len(ids))
+	var running []fluid.ID
 	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+		running = running[:0]
 		for i, id := range ids {
+			rec, lerr := ops.Load(tx, id)
 			errs[i] = jm.Cancel(tx, id, d.uid, note)
+			if errs[i] == nil && lerr == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released {
+				running = append(running, id)
+			}
 		}
 		return nil
 	})
-	return errs, err
+	if err != nil || len(running) == 0 {
+		return errs, err
+	}
+	// The cancel is committed whatever the agents say: an agent that
+	// cannot be asked leaves the job to end at the next fluxsched.
+	_ = launcher.Cancel(ctx, d.dir, running)
+	return errs, nil
 }
 
 func (d *direct) Urgency(_ context.Context, id fluid.ID, urgency int) error {

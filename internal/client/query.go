@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"slices"
 	"sort"
@@ -195,4 +196,38 @@ func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
+}
+
+// Ended reports whether a job is inactive: whether its eventlog's last
+// event is clean, as NewEvents tells, without decoding the others (a
+// wait asks after every turn that touched the job).
+func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
+	if err != nil {
+		return false, ops.ErrUnknownJob
+	}
+	name, err := eventlog.LastName(raw)
+	return name == "clean", err
+}
+
+// EndSummary is the summary a wait answers with: the one stored beside
+// the eventlog, which every commit keeps up to date, or, for a job stored
+// before summaries were, the one its record gives.
+func EndSummary(tx *store.Tx, id fluid.ID) (*ops.Summary, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return nil, ops.ErrUnknownJob
+	}
+	if len(raw) > 0 {
+		var s ops.Summary
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
+		}
+		return &s, nil
+	}
+	info, err := LoadJobInfo(tx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return &info.Summary, nil
 }

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,17 +46,8 @@ type stream struct {
 // while it works); a long stream is not bounded once answered.
 func (s *socket) call(ctx context.Context, method string, params any, result any, st *stream) (*Response, error) {
 	deadline := time.Now().Add(s.timeout)
-	req := Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds()}
-	var err error
-	if params != nil {
-		if req.Params, err = json.Marshal(params); err != nil {
-			return nil, err
-		}
-	}
-	line, err := json.Marshal(req)
-	if err != nil {
-		return nil, err
-	}
+	// Connect before encoding: with no loop serving, the store is the
+	// way in, and a submission of 10,000 jobs is not encoded for nothing.
 	conn, err := dial(ctx, s.path, deadline)
 	if errors.Is(err, errNotServing) || errors.Is(err, ErrUnavailable) {
 		return nil, s.noAnswer(err, "")
@@ -64,6 +56,10 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer conn.Close()
+	line, err := s.encode(method, params)
+	if err != nil {
+		return nil, err
+	}
 	conn.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -71,7 +67,7 @@ func (s *socket) call(ctx context.Context, method string, params any, result any
 	// A request fluxsched refuses (too large, too many connections) is
 	// answered with why before it hangs up: read that even when the
 	// write failed.
-	_, werr := conn.Write(append(line, '\n'))
+	_, werr := conn.Write(line)
 	if werr != nil && isTimeout(werr) && ctx.Err() == nil {
 		return nil, s.noAnswer(werr, method)
 	}
@@ -274,3 +270,56 @@ func (s *socket) Undrain(ctx context.Context, ranks string) error {
 }
 
 func (s *socket) Close() error { return nil }
+
+// encode makes the request line of a call. Params are encoded once and
+// put in the line as they are: json.Marshal would scan and copy them a
+// second time as a json.RawMessage.
+func (s *socket) encode(method string, params any) ([]byte, error) {
+	line, err := json.Marshal(Request{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds()})
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		return append(line, '\n'), nil
+	}
+	var p []byte
+	if sp, ok := params.(SubmitParams); ok {
+		p, err = sp.encode()
+	} else {
+		p, err = json.Marshal(params)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The object is never empty: it has its method.
+	line = append(line[:len(line)-1], `,"params":`...)
+	line = append(line, p...)
+	return append(line, '}', '\n'), nil
+}
+
+// encode writes a submission with each jobspec as it is: the jobspecs
+// are most of a large submission's bytes, and already JSON. One that is
+// not valid JSON on one line is left to json.Marshal, to be refused in
+// its words.
+func (p SubmitParams) encode() ([]byte, error) {
+	n := 16
+	for _, j := range p.Jobs {
+		if len(j.Jobspec) == 0 || bytes.IndexByte(j.Jobspec, '\n') >= 0 || !json.Valid(j.Jobspec) {
+			return json.Marshal(p)
+		}
+		n += len(j.Jobspec) + 32
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"jobs":[`...)
+	for i, j := range p.Jobs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"jobspec":`...)
+		b = append(b, j.Jobspec...)
+		b = append(b, `,"urgency":`...)
+		b = strconv.AppendInt(b, int64(j.Urgency), 10)
+		b = append(b, '}')
+	}
+	return append(b, "]}"...), nil
+}

@@ -63,28 +63,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON decodes one event and checks it.
 func (e *Event) UnmarshalJSON(data []byte) error {
-	var raw struct {
-		Timestamp json.RawMessage `json:"timestamp"`
-		Name      *string         `json:"name"`
-		Context   json.RawMessage `json:"context"`
+	ev, rawCtx, err := head(data)
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return fmt.Errorf("invalid event: %w", err)
-	}
-	if raw.Timestamp == nil {
-		return fmt.Errorf("event has no timestamp")
-	}
-	if raw.Name == nil {
-		return fmt.Errorf("event has no name")
-	}
-	// A RawMessage keeps the JSON type: "1" (a string) is not a number.
-	ts, err := strconv.ParseFloat(string(raw.Timestamp), 64)
-	if err != nil || !isJSONNumber(raw.Timestamp) {
-		return fmt.Errorf("event %q: timestamp %s is not a number", *raw.Name, raw.Timestamp)
-	}
-	ev := Event{Timestamp: ts, Name: *raw.Name}
-	if raw.Context != nil {
-		dec := json.NewDecoder(bytes.NewReader(raw.Context))
+	if rawCtx != nil {
+		dec := json.NewDecoder(bytes.NewReader(rawCtx))
 		dec.UseNumber()
 		var ctx map[string]any
 		if err := dec.Decode(&ctx); err != nil || ctx == nil {
@@ -97,6 +81,65 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 	}
 	*e = ev
 	return nil
+}
+
+// head decodes an event's timestamp and name, checked as UnmarshalJSON
+// checks them, and returns its context undecoded (nil if none).
+func head(data []byte) (Event, json.RawMessage, error) {
+	var raw struct {
+		Timestamp json.RawMessage `json:"timestamp"`
+		Name      *string         `json:"name"`
+		Context   json.RawMessage `json:"context"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return Event{}, nil, fmt.Errorf("invalid event: %w", err)
+	}
+	if raw.Timestamp == nil {
+		return Event{}, nil, fmt.Errorf("event has no timestamp")
+	}
+	if raw.Name == nil {
+		return Event{}, nil, fmt.Errorf("event has no name")
+	}
+	// A RawMessage keeps the JSON type: "1" (a string) is not a number.
+	ts, err := strconv.ParseFloat(string(raw.Timestamp), 64)
+	if err != nil || !isJSONNumber(raw.Timestamp) {
+		return Event{}, nil, fmt.Errorf("event %q: timestamp %s is not a number", *raw.Name, raw.Timestamp)
+	}
+	return Event{Timestamp: ts, Name: *raw.Name}, raw.Context, nil
+}
+
+// LastName returns the name of an eventlog's last event, checked as Parse
+// checks it (the others are not read), or "" for an empty log. It spares
+// a reader that only asks whether a job has ended (its last event is
+// "clean") decoding the event's context: a wait asks after every turn that
+// touched the job.
+func LastName(data []byte) (string, error) {
+	if len(data) == 0 {
+		return "", nil
+	}
+	if data[len(data)-1] != '\n' {
+		return "", fmt.Errorf("eventlog line %d: not terminated by a newline", bytes.Count(data, []byte("\n"))+1)
+	}
+	lineno := bytes.Count(data, []byte("\n"))
+	line := data[:len(data)-1]
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if len(line) > maxLine {
+		return "", fmt.Errorf("eventlog line %d: longer than %d bytes", lineno, maxLine)
+	}
+	ev, rawCtx, err := head(line)
+	if err == nil && rawCtx != nil && rawCtx[0] != '{' {
+		// Valid JSON (head decoded it), so an object if it opens as one.
+		err = fmt.Errorf("event %q: context must be an object", ev.Name)
+	}
+	if err == nil {
+		err = ev.Validate()
+	}
+	if err != nil {
+		return "", fmt.Errorf("eventlog line %d: %w", lineno, err)
+	}
+	return ev.Name, nil
 }
 
 func isJSONNumber(b []byte) bool {

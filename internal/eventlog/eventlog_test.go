@@ -67,6 +67,10 @@ func TestParseErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Parse(%q) error = %v, want it to contain %q", tc.in, err, tc.want)
 			}
+			// The bad line is the last: LastName refuses it as Parse does.
+			if _, lerr := LastName([]byte(tc.in)); lerr == nil || lerr.Error() != err.Error() {
+				t.Errorf("LastName(%q) error = %v, want %v", tc.in, lerr, err)
+			}
 		})
 	}
 }
@@ -126,4 +130,21 @@ func FuzzParseEventlog(f *testing.F) {
 			t.Fatalf("not canonical: %q then %q", out, out2)
 		}
 	})
+}
+
+func TestLastName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"", ""},
+		{`{"timestamp":1,"name":"a"}` + "\n", "a"},
+		{`{"timestamp":1,"name":"submit","context":{"userid":5}}` + "\n" + `{"timestamp":2,"name":"clean"}` + "\n", "clean"},
+		{`{"timestamp":1,"name":"a"}` + "\n" + `{"timestamp":2, "name":"finish", "context": {"status":0}}` + "\n", "finish"},
+	} {
+		got, err := LastName([]byte(tc.in))
+		if err != nil || got != tc.want {
+			t.Errorf("LastName(%q) = %q, %v, want %q", tc.in, got, err, tc.want)
+		}
+		if evs, _ := Parse([]byte(tc.in)); len(evs) > 0 && evs[len(evs)-1].Name != got {
+			t.Errorf("LastName(%q) = %q, Parse's last event is %q", tc.in, got, evs[len(evs)-1].Name)
+		}
+	}
 }

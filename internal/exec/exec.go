@@ -1,66 +1,42 @@
 // Package exec is the exec service: the service side of RFC 32, the job
-// execution protocol. Run registers with the job manager (exec-hello), then
-// serves <service>.start requests by launching one job shell per job
-// (internal/shell, `fluxsched job-shell JOBDIR`) in a session of its own, and
-// streams each job's responses back: start, any exception, finish with the
-// job's wait status, and the final release, always last.
+// execution protocol, toward the job manager, and a router toward the exec
+// agents that run the jobs (agentproto). Run reaches the agents through a
+// launcher, registers with the job manager (exec-hello, naming the ends the
+// agents hold unacknowledged), then passes each <service>.start request to
+// an agent and the agent's responses back: start, any exception, finish
+// with the job's wait status and usage, and the final release, last.
 //
-// The job folder <JobsDir>/<id in decimal>/ is the contract with the shell;
-// the shell package's doc describes it. A shell outlives the exec service
-// that launched it, so a restarted service takes jobs back from their
-// folders, whatever the start request's reattach flag says:
+// A start goes to the agent that holds the job, running or ended and not
+// acknowledged (from the agents' hello), so a job taken back after a
+// restart is never launched a second time; any other start goes to the
+// agent of this build. An agent of another build (an upgrade) keeps its
+// jobs, reports them as they end, and is retired: it takes no new job and
+// exits once every end it holds is acknowledged. Exceptions and kills go
+// to the job's agent; the job manager's acks, which follow the commit of a
+// job's final release, go to the agent that reported it.
 //
-//   - no spec.json: the job was never launched here, so it is launched now,
-//     and answered with start (a reattach for a job whose launch the
-//     previous service never got to is a launch, not a loss);
-//   - the job's lock is held: the shell runs and is watched again;
-//   - the lock is free and a status is recorded: the job ended while no
-//     exec service ran, and is reported finished;
-//   - the lock is free and there is no status: the shell is lost, and the
-//     job gets exception "exec" "job shell lost".
-//
-// RFC 32 is silent on whether a reattach answers start again. flux-core's
-// job-exec does not (its job manager logs an error if it does), so a start
-// with reattach true is answered start only when this service launches the
-// shell itself; with reattach false a shell already running, or already
-// finished, is adopted and answered start, since the job manager has not
-// seen it start. Either way a job is launched at most once.
-//
-// Signals go to the shell's process group, which holds every task: SIGTERM
-// on a fatal exception (the job manager's <service>.exception notification)
-// or at the time limit (exception "timeout", "resource allocation expired",
-// as flux-core's job-exec words it), SIGKILL KillGrace later; a
-// <service>.kill notification sends its signal. The time limit is R's
-// expiration, else R's start time (or the launch) plus the jobspec's
-// duration, and a job taken back gets it re-armed from the same times. A process group is signalled
-// only while it can only be the job's (see groupIsOurs). When the shell
-// ends, whatever remains of its group is killed before the final release,
-// so that released cores are idle.
-//
-// A job whose start request names a userid other than this process's
-// effective uid is a guest's (ARCHITECTURE.md, "Who may do what"): it runs
-// only when this process is root, its shell started with the user's uid,
-// primary gid and groups, in a job folder handed to the user just before
-// the fork; otherwise, or when no such user exists, nothing runs: an
-// exception "exec", then the final release. Since the guest may rewrite
-// anything in its folder, the service reads the folder and signals the
-// job with the guest's rights alone, as flux-core does through
-// `flux-imp kill`, so that a forged shell.pid or a symlinked status file
-// reaches nothing the guest could not reach itself.
+// Losing an agent ends the registration, as losing the service would: Run
+// returns an error, the job manager suspends the service, and the next Run
+// (reaching a restarted agent, which has taken back its jobs from its
+// journal) says hello again and every running job is reattached. Only a
+// retired agent that holds nothing may go without that.
 package exec
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -71,16 +47,6 @@ const (
 	DefaultKillGrace = 5 * time.Second
 )
 
-// Exception types and notes this service raises, in flux-core's words
-// where it has them.
-const (
-	TypeTimeout     = "timeout"
-	TypeExec        = "exec"
-	NoteTimeout     = "resource allocation expired"
-	NoteShellLost   = "job shell lost"
-	NoteShellFailed = "job shell failed"
-)
-
 // Reasons for conventional error responses; the job manager suspends the
 // service until its next hello when it gets one (RFC 32).
 const (
@@ -88,36 +54,29 @@ const (
 	errUnknownMethod  = "unknown method"
 )
 
-// pollInterval is how often a shell this service did not launch is checked
-// for liveness: it is not our child, so its exit sends us nothing.
-const pollInterval = 100 * time.Millisecond
-
 // Options configure Run.
 type Options struct {
 	// Service is the name registered with exec-hello (DefaultService if
 	// empty).
 	Service string
-	// JobsDir holds the job folders. It is created if needed.
-	JobsDir string
-	// ShellCommand is the job shell's argv before the job folder, e.g.
-	// {"/usr/bin/fluxsched", "job-shell"}.
-	ShellCommand []string
+	// Launcher reaches the agents; the first it returns is this build's,
+	// which takes new jobs.
+	Launcher launcher.Launcher
 	// KillGrace is the time from SIGTERM to SIGKILL (DefaultKillGrace if
-	// zero).
+	// zero), sent with each start.
 	KillGrace time.Duration
-	// Now is the clock time limits are measured against (time.Now if
-	// nil).
-	Now func() time.Time
+	// Log takes what is worth telling the operator (nothing if nil).
+	Log *slog.Logger
 }
 
 // Run registers as an exec service on conn and serves it until the job
-// manager closes it (io.EOF), then returns nil. Running shells are left
-// running: the next Run takes them back. A failed hello is returned as an
-// error, as RFC 32 says the service must treat it as fatal; so is a start
-// request Run must refuse (one it cannot decode, or a second start for a
-// job it runs): it answers with a conventional error response, which RFC
-// 32 makes a fatality, and returns. Run it again on the same connection to
-// register anew.
+// manager closes it (io.EOF), then returns nil. Running jobs are left to
+// their agents: the next Run takes them back. A failed hello is returned
+// as an error, as RFC 32 says the service must treat it as fatal; so is a
+// start request Run must refuse (one it cannot decode, or a second start
+// for a job whose stream is open), which it answers with a conventional
+// error response, and so is the loss of an agent that holds jobs. Run it
+// again on a new connection to register anew.
 func Run(conn wire.Conn, opts Options) error {
 	if opts.Service == "" {
 		opts.Service = DefaultService
@@ -125,46 +84,57 @@ func Run(conn wire.Conn, opts Options) error {
 	if opts.KillGrace <= 0 {
 		opts.KillGrace = DefaultKillGrace
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.JobsDir == "" {
-		return errors.New("exec: no jobs directory")
+	if opts.Launcher == nil {
+		return errors.New("exec: no launcher")
 	}
-	if len(opts.ShellCommand) == 0 {
-		return errors.New("exec: no job shell command")
-	}
-	dir, err := filepath.Abs(opts.JobsDir)
+	agents, err := opts.Launcher.Connect(context.Background())
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("exec: %w", err)
+	if len(agents) == 0 {
+		return errors.New("exec: the launcher found no exec agent")
 	}
-	opts.JobsDir = dir
-
-	if err := hello(conn, opts.Service); err != nil {
+	r := &router{conn: conn, opts: opts, holder: map[fluid.ID]*agentLink{}, streams: map[fluid.ID]*agentLink{},
+		inputs: make(chan input, 64), done: make(chan struct{})}
+	defer r.close()
+	var ended []fluid.ID
+	for _, a := range agents {
+		opts.Log.Info("exec agent", "agent", a.Name, "build", a.Hello.Build, "pid", a.Hello.PID,
+			"containment", a.Hello.Containment, "running", len(a.Hello.Running), "ended", len(a.Hello.Ended))
+		l := &agentLink{Agent: a, retiring: a.Hello.Retiring}
+		r.agents = append(r.agents, l)
+		for _, id := range a.Hello.Running {
+			r.holder[id] = l
+		}
+		for _, id := range a.Hello.Ended {
+			r.holder[id] = l
+			ended = append(ended, id)
+		}
+	}
+	for _, l := range r.agents[1:] {
+		if !l.retiring {
+			// Another build's: it finishes what it runs, takes nothing new.
+			r.sendAgent(l, agentproto.TopicRetire, nil)
+			l.retiring = true
+			opts.Log.Info("retiring an exec agent of another build", "agent", l.Name, "build", l.Hello.Build, "running", len(l.Hello.Running))
+		}
+	}
+	if err := hello(conn, opts.Service, ended); err != nil {
 		return err
 	}
-	s := &server{conn: conn, opts: opts, jobs: map[fluid.ID]*jobRun{}, stop: make(chan struct{})}
-	defer s.shutdown()
-	for {
-		m, err := conn.Recv()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("exec: %w", err)
-		}
-		if err := s.dispatch(m); err != nil {
-			return err
-		}
+	for _, l := range r.agents {
+		go r.read(l)
 	}
+	go r.readManager()
+	return r.serve()
 }
 
 // hello registers the service and waits for the job manager's answer.
-func hello(conn wire.Conn, service string) error {
-	req, err := wire.NewRequest(execproto.TopicHello, execproto.Hello{Service: service})
+func hello(conn wire.Conn, service string, ended []fluid.ID) error {
+	req, err := wire.NewRequest(execproto.TopicHello, execproto.Hello{Service: service, Ended: ended})
 	if err != nil {
 		return err
 	}
@@ -190,103 +160,294 @@ func hello(conn wire.Conn, service string) error {
 	}
 }
 
-// server is one registration of the exec service.
-type server struct {
-	conn wire.Conn
-	opts Options
-	stop chan struct{} // closed when Run returns
-	wg   sync.WaitGroup
-
-	mu   sync.Mutex
-	jobs map[fluid.ID]*jobRun
+// agentLink is one connected agent.
+type agentLink struct {
+	*launcher.Agent
+	retiring bool // told to retire, or already retiring: takes no new job
+	gone     bool // its connection ended
 }
 
-func (s *server) topic(method string) string { return execproto.Topic(s.opts.Service, method) }
-
-func (s *server) send(m wire.Message) {
-	// A send fails only once the job manager is gone; Run then returns
-	// at the next Recv, and the shells are taken back by the next Run.
-	_ = s.conn.Send(m)
+// input is a message from the job manager (agent nil) or an agent.
+type input struct {
+	agent *agentLink
+	msg   wire.Message
+	err   error
 }
 
-// dispatch serves one message. An error is fatal: the service answered a
-// start with a conventional error response, after which (RFC 32) the job
-// manager sends it nothing until a new hello.
-func (s *server) dispatch(m wire.Message) error {
+// router is one registration of the exec service. Only serve's goroutine
+// touches its maps.
+type router struct {
+	conn   wire.Conn
+	opts   Options
+	agents []*agentLink // this build's first
+
+	// holder is the agent of each job it runs, or whose end it holds
+	// until the job manager acknowledges it.
+	holder map[fluid.ID]*agentLink
+	// streams are the jobs whose start stream is open (RFC 32: one at a
+	// time per job).
+	streams map[fluid.ID]*agentLink
+
+	inputs chan input
+	done   chan struct{} // closed when serve returns
+}
+
+func (r *router) topic(method string) string { return execproto.Topic(r.opts.Service, method) }
+
+func (r *router) readManager() { r.pump(nil, r.conn) }
+
+func (r *router) read(l *agentLink) { r.pump(l, l.Conn) }
+
+// pump feeds a connection's messages to serve until it ends.
+func (r *router) pump(l *agentLink, c wire.Conn) {
+	for {
+		m, err := c.Recv()
+		select {
+		case r.inputs <- input{agent: l, msg: m, err: err}:
+		case <-r.done:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *router) serve() error {
+	defer close(r.done)
+	for in := range r.inputs {
+		var err error
+		if in.agent == nil {
+			if in.err == io.EOF {
+				return nil
+			}
+			if in.err != nil {
+				return fmt.Errorf("exec: %w", in.err)
+			}
+			err = r.fromManager(in.msg)
+		} else {
+			err = r.fromAgent(in.agent, in.msg, in.err)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// close ends every agent connection; the agents keep their jobs.
+func (r *router) close() {
+	for _, l := range r.agents {
+		l.Conn.Close()
+	}
+}
+
+func (r *router) send(m wire.Message) {
+	// A send fails only once the job manager is gone; serve then returns
+	// at the next input from it.
+	_ = r.conn.Send(m)
+}
+
+func (r *router) sendAgent(l *agentLink, topic string, v any) {
+	m, err := wire.NewRequest(topic, v)
+	if err != nil {
+		return // our own types always encode
+	}
+	r.forward(l, m)
+}
+
+// forward sends to an agent; a failed send shows as the end of its
+// connection, which its reader reports.
+func (r *router) forward(l *agentLink, m wire.Message) {
+	if err := l.Conn.Send(m); err != nil {
+		r.opts.Log.Warn("sending to the exec agent", "agent", l.Name, "topic", m.Topic, "err", err)
+	}
+}
+
+// fromManager serves one message of the job manager. An error is fatal:
+// the service answered a start with a conventional error response, after
+// which (RFC 32) the job manager sends it nothing until a new hello.
+func (r *router) fromManager(m wire.Message) error {
 	if m.Type != wire.Request {
 		return nil // nothing is asked of the job manager but the hello
 	}
 	switch m.Topic {
-	case s.topic(execproto.MethodStart):
-		return s.start(m)
-	case s.topic(execproto.MethodException):
-		// A notification: no response, even to a bad one.
-		if e, err := execproto.DecodeException(m); err == nil && e.Severity == 0 {
-			s.deliver(e.ID, event{fatal: true})
+	case r.topic(execproto.MethodStart):
+		return r.start(m)
+	case r.topic(execproto.MethodException):
+		// Notifications: no response, even to a bad one.
+		if e, err := execproto.DecodeException(m); err == nil {
+			r.toHolder(e.ID, agentproto.TopicException, m)
 		}
-	case s.topic(execproto.MethodKill):
+	case r.topic(execproto.MethodKill):
 		if k, err := execproto.DecodeKill(m); err == nil && k.Signal > 0 && k.Signal < 65 {
-			s.deliver(k.ID, event{signal: k.Signal})
+			r.toHolder(k.ID, agentproto.TopicKill, m)
+		}
+	case r.topic(execproto.MethodAck):
+		if a, err := execproto.DecodeAck(m); err == nil {
+			r.ack(a.IDs)
 		}
 	default:
 		// Not a start: the job manager does not take this as fatal.
-		s.send(wire.NewError(m.Topic, wire.ENOSYS, errUnknownMethod))
+		r.send(wire.NewError(m.Topic, wire.ENOSYS, errUnknownMethod))
 	}
 	return nil
 }
 
-func (s *server) start(m wire.Message) error {
-	req, err := execproto.DecodeStart(m)
-	if err != nil {
-		return s.fatal(m.Topic, err.Error())
+func (r *router) start(m wire.Message) error {
+	id, ok := startID(m.Payload)
+	if !ok {
+		// Not as the job manager writes it: decoded in full, so that a
+		// bad request is refused here, by name.
+		req, err := execproto.DecodeStart(m)
+		if err != nil {
+			return r.fatal(m.Topic, err.Error())
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			return r.fatal(m.Topic, err.Error())
+		}
+		id, m.Payload = req.ID, b
 	}
-	s.mu.Lock()
-	if _, running := s.jobs[req.ID]; running {
-		s.mu.Unlock()
+	if _, open := r.streams[id]; open {
 		// RFC 32: one start in flight per job, or responses could not
 		// be matched to it.
-		return s.fatal(m.Topic, fmt.Sprintf(errAlreadyRunning, req.ID))
+		return r.fatal(m.Topic, fmt.Sprintf(errAlreadyRunning, id))
 	}
-	j := &jobRun{s: s, req: req, dir: filepath.Join(s.opts.JobsDir, strconv.FormatUint(uint64(req.ID), 10)),
-		wake: make(chan struct{}, 1)}
-	s.jobs[req.ID] = j
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go j.run()
+	l := r.holder[id]
+	if l == nil {
+		l = r.agents[0]
+	}
+	if l.gone {
+		return fmt.Errorf("exec: the exec agent %s holding job %s is gone", l.Name, id)
+	}
+	r.holder[id] = l
+	r.streams[id] = l
+	// agentproto.Start is the request with the kill grace added: spliced
+	// in (last, so it wins over any key of that name), so the jobspec and
+	// R pass through undecoded.
+	p := make([]byte, 0, len(m.Payload)+32)
+	p = append(p, m.Payload[:len(m.Payload)-1]...)
+	p = append(p, `,"kill_grace":`...)
+	p = strconv.AppendFloat(p, agentproto.Seconds(r.opts.KillGrace), 'g', -1, 64)
+	p = append(p, '}')
+	r.forward(l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: p})
 	return nil
 }
 
-// fatal answers a start with a protocol error and ends this registration:
-// the job manager will send nothing more until the next hello, which a new
-// Run sends. The running jobs are taken back by that Run.
-func (s *server) fatal(topic, reason string) error {
-	s.send(wire.NewError(topic, wire.EPROTO, reason))
+// startID reads the id of a start request as the job manager encodes it
+// (execproto.Start, id first), without decoding the rest.
+func startID(p json.RawMessage) (fluid.ID, bool) {
+	const prefix = `{"id":`
+	if !bytes.HasPrefix(p, []byte(prefix)) || !bytes.HasSuffix(p, []byte("}")) {
+		return 0, false
+	}
+	rest := p[len(prefix):]
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 || n >= len(rest) || rest[n] != ',' {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(string(rest[:n]), 10, 64)
+	return fluid.ID(id), err == nil
+}
+
+// toHolder passes a notification about a job to the agent holding it,
+// under the agent's topic; one for a job no agent holds is dropped, as
+// the exec service always dropped events for jobs it did not run.
+func (r *router) toHolder(id fluid.ID, topic string, m wire.Message) {
+	if l := r.holder[id]; l != nil && !l.gone {
+		r.forward(l, wire.Message{Topic: topic, Type: wire.Request, Payload: m.Payload})
+	}
+}
+
+// ack passes the job manager's acknowledgements to the agents that hold
+// the ends, one notification each.
+func (r *router) ack(ids []fluid.ID) {
+	byAgent := map[*agentLink][]fluid.ID{}
+	var order []*agentLink
+	for _, id := range ids {
+		l := r.holder[id]
+		if l == nil {
+			continue
+		}
+		if _, open := r.streams[id]; open {
+			continue // taken back meanwhile: its end comes again
+		}
+		delete(r.holder, id)
+		if byAgent[l] == nil {
+			order = append(order, l)
+		}
+		byAgent[l] = append(byAgent[l], id)
+	}
+	for _, l := range order {
+		if !l.gone {
+			r.sendAgent(l, agentproto.TopicAck, agentproto.Ack{IDs: byAgent[l]})
+		}
+	}
+}
+
+// fatal answers a start with a protocol error and ends this registration.
+func (r *router) fatal(topic, reason string) error {
+	r.send(wire.NewError(topic, wire.EPROTO, reason))
 	return fmt.Errorf("exec: %s: %s", topic, reason)
 }
 
-// deliver hands an event to a job's goroutine without ever blocking the
-// receive loop; events for jobs not running here are dropped.
-func (s *server) deliver(id fluid.ID, ev event) {
-	s.mu.Lock()
-	j := s.jobs[id]
-	s.mu.Unlock()
-	if j != nil {
-		j.post(ev)
+// fromAgent serves one message of an agent, or the end of its connection.
+func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
+	if rerr != nil {
+		l.gone = true
+		if l.retiring && !r.holds(l) {
+			// A retired agent that ended everything it held exits.
+			r.opts.Log.Info("an exec agent of another build retired", "agent", l.Name)
+			return nil
+		}
+		if rerr == io.EOF {
+			return fmt.Errorf("exec: the exec agent %s hung up", l.Name)
+		}
+		return fmt.Errorf("exec: the exec agent %s: %w", l.Name, rerr)
 	}
+	if m.Type != wire.Response || m.Topic != agentproto.TopicStart {
+		// Answers to notifications do not exist; anything else an agent
+		// says is not for the job manager.
+		if m.IsError() {
+			r.opts.Log.Warn("exec agent", "agent", l.Name, "err", m.Err())
+		}
+		return nil
+	}
+	out := wire.Message{Topic: r.topic(execproto.MethodStart), Type: wire.Response, Errnum: m.Errnum, Errstr: m.Errstr, Payload: m.Payload}
+	if m.IsError() {
+		// The agent broke off a start: RFC 32 makes that a fatality.
+		r.send(out)
+		return fmt.Errorf("exec: the exec agent %s: %w", l.Name, m.Err())
+	}
+	var resp struct {
+		ID   fluid.ID `json:"id"`
+		Type string   `json:"type"`
+		Data struct {
+			Final bool `json:"final"`
+		} `json:"data"`
+	}
+	// Only a release can end a stream: the rest pass undecoded.
+	if bytes.Contains(m.Payload, releaseType) && json.Unmarshal(m.Payload, &resp) == nil && resp.Type == execproto.TypeRelease && resp.Data.Final {
+		// RFC 32: the final release ends the stream; the end is held
+		// until the job manager acknowledges it.
+		delete(r.streams, resp.ID)
+	}
+	r.send(out)
+	return nil
 }
 
-// forget removes a job that has nothing more to send but its final
-// release, so that the id is free again once the job manager reads it.
-func (s *server) forget(j *jobRun) {
-	s.mu.Lock()
-	if s.jobs[j.req.ID] == j {
-		delete(s.jobs, j.req.ID)
-	}
-	s.mu.Unlock()
-}
+var releaseType = []byte(`"type":"release"`)
 
-// shutdown stops watching every job and waits for the watchers to let go.
-func (s *server) shutdown() {
-	close(s.stop)
-	s.wg.Wait()
+// holds reports whether an agent runs, or holds the end of, any job.
+func (r *router) holds(l *agentLink) bool {
+	for _, h := range r.holder {
+		if h == l {
+			return true
+		}
+	}
+	return false
 }

@@ -28,11 +28,21 @@ const (
 	MethodStart     = "start"
 	MethodException = "exception"
 	MethodKill      = "kill"
+	// MethodAck is a notification from the job manager: it has committed
+	// these jobs' final releases, so the exec service (and the agent
+	// holding them) may forget their ends.
+	MethodAck = "ack"
 )
 
 // Hello is the exec-hello request.
 type Hello struct {
 	Service string `json:"service"`
+	// Ended are jobs whose end the exec service holds and the job
+	// manager has not acknowledged. The job manager acknowledges at once
+	// those it will not take back (they are no longer active, or their
+	// final release is committed), and takes the others back with a
+	// start request, whose stream then reports their end.
+	Ended []fluid.ID `json:"ended,omitempty"`
 }
 
 // Start is the <service>.start request.
@@ -81,9 +91,24 @@ type ExceptionNotice struct {
 	Note     string   `json:"note,omitempty"`
 }
 
-// Finish is the data of a finish response.
+// Finish is the data of a finish response: RFC 32's status, and what the
+// job's processes consumed when the exec service measured it.
 type Finish struct {
-	Status int `json:"status"`
+	Status int    `json:"status"`
+	Usage  *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a job's processes consumed, from the wait (rusage) of its
+// tasks or from the job's cgroup, as sacct reports it.
+type Usage struct {
+	UserCPU float64 `json:"user_cpu"` // seconds
+	SysCPU  float64 `json:"sys_cpu"`  // seconds
+	MaxRSS  int64   `json:"max_rss"`  // bytes: the largest resident set of any one process
+}
+
+// Ack is the <service>.ack notification.
+type Ack struct {
+	IDs []fluid.ID `json:"ids"`
 }
 
 // Kill is the <service>.kill request: send a signal to the job's tasks.
@@ -165,6 +190,12 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 func DecodeException(m wire.Message) (ExceptionNotice, error) {
 	var e ExceptionNotice
 	return e, wire.Decode(m, &e, "id", "severity", "type")
+}
+
+// DecodeAck reads a <service>.ack notification.
+func DecodeAck(m wire.Message) (Ack, error) {
+	var a Ack
+	return a, wire.Decode(m, &a, "ids")
 }
 
 // DecodeKill reads a <service>.kill request.

@@ -88,6 +88,7 @@ func (m *Manager) touch(e *entry) {
 // activate makes a job active, noting it for Restore.
 func (m *Manager) activate(e *entry) {
 	m.active[e.id()] = e
+	m.track(e)
 	if m.cp != nil {
 		m.cp.added = append(m.cp.added, e.id())
 		e.saved = m.cp.turn // nothing to put back: it goes
@@ -128,9 +129,11 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 			delete(m.waiters, id)
 		}
 	}
+	m.queue.rebuild(m.active)
 	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
 	m.out = Outbox{}
+	clear(m.stale) // the store kept the summaries of the last commit
 	m.cp = nil
 	if c.full != nil {
 		c.full.check(m)

@@ -34,6 +34,9 @@ type peer struct {
 	name string
 	c    wire.Conn
 	msgs chan wire.Message
+	// acks are the exec service's ack notifications, set aside from
+	// msgs: they follow commits, not the RFC 32 exchange tests follow.
+	acks chan execproto.Ack
 }
 
 func linePair(t *testing.T, name string) (jm wire.Conn, p *peer) {
@@ -42,13 +45,19 @@ func linePair(t *testing.T, name string) (jm wire.Conn, p *peer) {
 	d := &delivery{Conn: wire.NewLineConn(ar, aw, aw.Close)}
 	jm = d
 	c := &sender{Conn: wire.NewLineConn(br, bw, bw.Close), d: d}
-	p = &peer{t: t, name: name, c: c, msgs: make(chan wire.Message, 1024)}
+	p = &peer{t: t, name: name, c: c, msgs: make(chan wire.Message, 1024), acks: make(chan execproto.Ack, 1024)}
 	go func() {
 		for {
 			m, err := c.Recv()
 			if err != nil {
 				close(p.msgs)
 				return
+			}
+			if m.Type == wire.Request && m.Topic == execproto.Topic("job-exec", execproto.MethodAck) {
+				if a, err := execproto.DecodeAck(m); err == nil {
+					p.acks <- a
+					continue
+				}
 			}
 			p.msgs <- m
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -63,6 +64,15 @@ func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
 	}
 	m.exec = execLink{up: true, service: h.Service}
 	m.respondExec(msg.Topic)
+	// Ends the exec service holds for jobs that will not be taken back
+	// were committed before a restart: they are acknowledged now, so the
+	// agent can forget them. The others are reported again on their
+	// start stream and acknowledged after that commit.
+	for _, id := range h.Ended {
+		if e, ok := m.active[id]; !ok || e.released {
+			m.out.acks = append(m.out.acks, id)
+		}
+	}
 	for _, e := range m.sortedActive() {
 		if e.j().State&job.Running != 0 {
 			if err := m.advanceRunning(tx, e); err != nil {
@@ -124,6 +134,14 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 			// exception raced it) leaves nothing to finish.
 			return nil
 		}
+		if d.Usage != nil {
+			m.touch(e)
+			// Stored beside the job, not in the event: RFC 21's finish
+			// context is the status alone.
+			if err := ops.SetUsage(tx, e.rec, *d.Usage); err != nil {
+				return err
+			}
+		}
 		return m.post(tx, e, "finish", map[string]any{"status": d.Status})
 	case *execproto.Release:
 		ranks := d.Ranks
@@ -137,6 +155,9 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 			// RFC 32: the final release ends the stream.
 			m.touch(e)
 			e.startPending, e.released = false, true
+			// Sent after the commit (Take), so the exec service forgets
+			// the end only once it cannot be lost.
+			m.out.acks = append(m.out.acks, e.id())
 			return m.advance(tx, e)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -61,6 +62,10 @@ type Outbox struct {
 	Changed []fluid.ID     // jobs with new events (for followers and waiters)
 	// Reservations reports that reservations or tool events changed.
 	Reservations bool
+
+	// acks are jobs whose end the turn committed, acknowledged to the
+	// exec service in one notification by Take.
+	acks []fluid.ID
 }
 
 // Manager is the job manager.
@@ -74,6 +79,7 @@ type Manager struct {
 	down   idset.Set
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
+	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
 	wake    float64                 // the earliest begin-time still awaited (0: none)
 
 	queues  *queue.Set      // nil: no queue gates scheduling
@@ -84,6 +90,11 @@ type Manager struct {
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
+
+	// With deferSummaries, the listing summaries of the jobs changed
+	// since the last SaveSummaries wait in stale (see DeferSummaries).
+	deferSummaries bool
+	stale          map[fluid.ID]*ops.Record
 }
 
 // entry is an active job and its conversation state.
@@ -141,15 +152,25 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
 }
 
 // Take returns and clears the outbox.
 func (m *Manager) Take() Outbox {
 	out := m.out
 	m.out = Outbox{}
+	if len(out.acks) > 0 && m.exec.up {
+		if msg, err := wire.NewRequest(execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}); err == nil {
+			out.Exec = append(out.Exec, msg)
+		}
+	}
+	out.acks = nil
 	return out
 }
+
+// Quiet reports that the turn so far has nothing to send to the
+// scheduler or the exec service.
+func (m *Manager) Quiet() bool { return len(m.out.Sched) == 0 && len(m.out.Exec) == 0 }
 
 // Active reports how many jobs are active.
 func (m *Manager) Active() int { return len(m.active) }
@@ -185,6 +206,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 		e.reattach = j.Allocated && !j.Released && j.State&job.Running != 0
 		e.released = j.Released
 		m.active[id] = e
+		m.track(e)
 	}
 	for _, e := range m.sortedActive() {
 		if err := m.advance(tx, e); err != nil {
@@ -212,7 +234,12 @@ func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
 
 func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
 	m.touch(e)
-	if err := ops.Post(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx}); err != nil {
+	err := ops.Append(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx})
+	m.track(e)
+	if err == nil {
+		err = m.saveSummary(tx, e)
+	}
+	if err != nil {
 		return err
 	}
 	m.out.Changed = append(m.out.Changed, e.id())
@@ -314,7 +341,10 @@ func (m *Manager) start(e *entry) error {
 		return nil
 	}
 	j := e.j()
-	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach, R: e.rec.RawR}
+	// Reattach only a job whose start was committed: one the exec service
+	// launched just before a restart, whose start never reached the
+	// store, must be answered start again, or it could never finish.
+	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach && j.Started, R: e.rec.RawR}
 	m.sendExec(execproto.MethodStart, req)
 	m.touch(e)
 	e.startPending = true
@@ -365,16 +395,15 @@ func (m *Manager) Schedule() {
 		return
 	}
 	m.dirty = false
-	var waiting []*entry
-	for _, e := range m.active {
-		j := e.j()
-		// A held job (priority 0) is not offered to the scheduler, nor
-		// is a job whose queue is stopped.
-		if j.State == job.Sched && !e.allocPending && j.Priority > 0 && m.scheduling(queueOf(e)) {
-			waiting = append(waiting, e)
-		}
+	// In limited mode only the first few waiting jobs can matter: those
+	// that fill the free places, and as many more as there are requests
+	// they may displace. A turn then costs the jobs in SCHED, not a sort
+	// of them all.
+	keep := -1
+	if m.sched.limit > 0 {
+		keep = max(m.sched.limit-m.sched.outstanding, 0) + m.sched.limit
 	}
-	sort.Slice(waiting, func(a, b int) bool { return before(waiting[a], waiting[b]) })
+	waiting := m.waiting(keep)
 	for len(waiting) > 0 && (m.sched.limit == 0 || m.sched.outstanding < m.sched.limit) {
 		e := waiting[0]
 		waiting = waiting[1:]
@@ -382,6 +411,7 @@ func (m *Manager) Schedule() {
 		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: e.rec.Raw})
 		m.touch(e)
 		e.allocPending, e.cancelSent = true, false
+		m.queue.allocs[e.id()] = e
 		m.sched.outstanding++
 	}
 	if len(waiting) == 0 || m.sched.limit == 0 {
@@ -391,12 +421,12 @@ func (m *Manager) Schedule() {
 	// an outstanding request (RFC 27 Cancel: "to make room for higher
 	// priority jobs").
 	var outstanding []*entry
-	for _, e := range m.active {
+	for _, e := range m.queue.allocs {
 		if e.allocPending && !e.cancelSent && e.j().State == job.Sched {
 			outstanding = append(outstanding, e)
 		}
 	}
-	sort.Slice(outstanding, func(a, b int) bool { return before(outstanding[b], outstanding[a]) }) // lowest first
+	slices.SortFunc(outstanding, func(a, b *entry) int { return order(b, a) }) // lowest first
 	for i, w := range waiting {
 		if i >= len(outstanding) || !before(w, outstanding[i]) {
 			break

@@ -55,6 +55,7 @@ func (m *Manager) SchedDisconnected() {
 		}
 		e.allocPending, e.cancelSent, e.freePending = false, false, false
 	}
+	clear(m.queue.allocs)
 	m.dirty = true
 }
 
@@ -94,6 +95,7 @@ func (m *Manager) SetDown(down idset.Set) {
 // hello replays every job holding resources, then ends the stream.
 func (m *Manager) hello() {
 	m.sched.phase, m.sched.outstanding = schedHello, 0
+	clear(m.queue.allocs)
 	for _, e := range m.sortedActive() {
 		if e.allocPending || e.cancelSent || e.freePending {
 			m.touch(e)
@@ -156,6 +158,9 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		m.dirty = true
 	}
 	m.touch(e)
+	if r.Type != schedproto.Annotate {
+		delete(m.queue.allocs, e.id())
+	}
 	switch r.Type {
 	case schedproto.Annotate:
 		return nil
@@ -199,7 +204,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 			// The scheduler's word on a request it no longer holds is
 			// stale (flux-core clears it on CANCEL too).
 			e.rec.Annotations = nil
-			if err := ops.SaveSummary(tx, e.rec); err != nil {
+			if err := m.saveSummary(tx, e); err != nil {
 				return err
 			}
 		}
@@ -236,7 +241,7 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 	}
 	m.touch(e)
 	e.rec.Annotations = Merge(e.rec.Annotations, update)
-	return ops.SaveSummary(tx, e.rec)
+	return m.saveSummary(tx, e)
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a

@@ -59,6 +59,8 @@ type Loop struct {
 	saved   jobmgr.Checkpoint
 	pending []input // peer inputs not yet committed, handled first next turn
 	failing error   // the last commit failure, nil once a turn commits
+
+	turns int // turns committed, for benchmarks
 }
 
 type source int
@@ -81,6 +83,7 @@ func New(st *store.Store, jm *jobmgr.Manager, sched, exec *Peer, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	jm.DeferSummaries()
 	return &Loop{
 		st: st, jm: jm, sched: sched, exec: exec, log: log,
 		inputs:   make(chan input, MaxBatch),
@@ -119,7 +122,13 @@ func (l *Loop) Do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manager)
 // scheduler or the exec service suspends them (RFC 27/32); it does not end
 // the loop.
 func (l *Loop) Run(ctx context.Context) error {
-	if err := l.st.Update(func(tx *store.Tx) error { return l.jm.Load(tx) }); err != nil {
+	err := l.st.Update(func(tx *store.Tx) error {
+		if err := l.jm.Load(tx); err != nil {
+			return err
+		}
+		return l.jm.SaveSummaries(tx)
+	})
+	if err != nil {
 		return fmt.Errorf("loading jobs: %w", err)
 	}
 	l.flush()
@@ -157,6 +166,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		var reqs []Request
 		select {
 		case <-ctx.Done():
+			l.log.Debug("loop ends", "turns", l.turns)
 			return nil
 		case in := <-l.inputs:
 			batch = append(batch, in)
@@ -167,17 +177,7 @@ func (l *Loop) Run(ctx context.Context) error {
 		case <-retryC:
 		}
 		retry.Stop()
-	drain:
-		for len(batch)+len(reqs) < MaxBatch {
-			select {
-			case in := <-l.inputs:
-				batch = append(batch, in)
-			case r := <-l.reqs:
-				reqs = append(reqs, r)
-			default:
-				break drain
-			}
-		}
+		batch, reqs = l.drain(batch, reqs)
 		if err := l.turn(batch, reqs); err != nil {
 			return err
 		}
@@ -188,6 +188,21 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		rearm()
 	}
+}
+
+// drain adds the inputs and requests waiting now, up to MaxBatch in all.
+func (l *Loop) drain(batch []input, reqs []Request) ([]input, []Request) {
+	for len(batch)+len(reqs) < MaxBatch {
+		select {
+		case in := <-l.inputs:
+			batch = append(batch, in)
+		case r := <-l.reqs:
+			reqs = append(reqs, r)
+		default:
+			return batch, reqs
+		}
+	}
+	return batch, reqs
 }
 
 // Bounds of the pause before a turn whose commit failed is tried again.
@@ -278,8 +293,9 @@ func (l *Loop) turn(batch []input, reqs []Request) error {
 
 // attempt runs one turn; held says that peer inputs still wait beside it.
 func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
-	results, err := l.try(batch, reqs)
+	batch, reqs, results, err := l.try(batch, reqs)
 	if err == nil {
+		l.turns++
 		if l.failing != nil && !held {
 			l.log.Warn("the store can be written again")
 			l.failing = nil
@@ -318,22 +334,72 @@ func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
 }
 
 // try runs a turn in one transaction, first saving the job manager's
-// memory so that a failed commit can be undone.
-func (l *Loop) try(batch []input, reqs []Request) ([]Result, error) {
+// memory so that a failed commit can be undone. It returns the inputs
+// and requests the turn took: more than it was given when it lingered.
+//
+// A turn that has nothing to send and no one to answer does not commit
+// at once: it waits up to linger for more input and handles that in the
+// same transaction. A job's start, for one, is such a turn, and its
+// finish follows within a millisecond or two: so one commit (and its
+// fdatasyncs) covers both, and no one waits for the first meanwhile. A
+// turn stops lingering as soon as it has something to send or to answer.
+func (l *Loop) try(batch []input, reqs []Request) ([]input, []Request, []Result, error) {
 	l.jm.Save(&l.saved)
-	results := make([]Result, len(reqs))
+	var results []Result
 	err := l.st.Update(func(tx *store.Tx) error {
-		for _, in := range batch {
-			l.handle(tx, in)
+		results = l.apply(tx, batch, reqs, results)
+		if l.failing != nil || len(reqs) > 0 || !l.jm.Quiet() {
+			return nil
 		}
-		for i, r := range reqs {
-			v, err := r.Op(tx, l.jm)
-			results[i] = Result{Value: v, Err: err}
+		deadline := time.NewTimer(linger)
+		defer deadline.Stop()
+		for len(reqs) == 0 && len(batch) < MaxBatch && l.jm.Quiet() {
+			n, m := len(batch), len(reqs)
+			select {
+			case in := <-l.inputs:
+				batch = append(batch, in)
+			case r := <-l.reqs:
+				reqs = append(reqs, r)
+			case <-deadline.C:
+				return nil
+			}
+			// And whatever else has come meanwhile.
+			batch, reqs = l.drain(batch, reqs)
+			results = l.apply(tx, batch[n:], reqs[m:], results)
 		}
-		l.jm.Schedule()
 		return nil
 	})
-	return results, err
+	return batch, reqs, results, err
+}
+
+// linger bounds the wait of a turn with nothing to send for more input
+// (see try).
+const linger = 2 * time.Millisecond
+
+// apply handles inputs and runs requests in the turn's transaction, then
+// lets the job manager schedule; results gets the requests' results.
+func (l *Loop) apply(tx *store.Tx, batch []input, reqs []Request, results []Result) []Result {
+	for _, in := range batch {
+		l.handle(tx, in)
+	}
+	for _, r := range reqs {
+		// An operation reads the summaries as the turn has left them.
+		l.saveSummaries(tx)
+		v, err := r.Op(tx, l.jm)
+		results = append(results, Result{Value: v, Err: err})
+	}
+	l.jm.Schedule()
+	l.saveSummaries(tx)
+	return results
+}
+
+// saveSummaries stores the listing summaries of the jobs the turn has
+// changed so far: once each, however many events they got (see
+// jobmgr.DeferSummaries).
+func (l *Loop) saveSummaries(tx *store.Tx) {
+	if err := l.jm.SaveSummaries(tx); err != nil {
+		l.log.Error("saving job summaries", "err", err)
+	}
 }
 
 func (l *Loop) handle(tx *store.Tx, in input) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -36,7 +37,8 @@ type Record struct {
 	R       *rset.R         // nil until allocated
 	RawR    json.RawMessage
 	Events  []eventlog.Event
-	Summary *Summary // as stored; nil for a record that predates summaries
+	Summary *Summary         // as stored; nil for a record that predates summaries
+	Usage   *execproto.Usage // what its processes consumed; nil until it finished
 
 	// Annotations are the scheduler's volatile annotations while the job
 	// waits (RFC 27); once allocated, the alloc event's snapshot in Job
@@ -53,6 +55,7 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 	logb, _ := tx.JobValue(uint64(id), store.JobEventlog)
 	rawR, _ := tx.JobValue(uint64(id), store.JobR)
 	sum, _ := tx.JobValue(uint64(id), store.JobSummary)
+	usage, _ := tx.JobValue(uint64(id), store.JobUsage)
 	events, err := eventlog.Parse(logb)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)
@@ -72,6 +75,12 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 		}
 		rec.RawR = rawR
 	}
+	if len(usage) > 0 {
+		rec.Usage = new(execproto.Usage)
+		if err := json.Unmarshal(usage, rec.Usage); err != nil {
+			return nil, fmt.Errorf("job %s: stored usage: %w", id, err)
+		}
+	}
 	if len(sum) > 0 {
 		rec.Summary = new(Summary)
 		if err := json.Unmarshal(sum, rec.Summary); err != nil {
@@ -87,19 +96,35 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 // Post applies one event to rec's job and stores it, with the refreshed
 // summary. The job is unchanged when the event is refused.
 func Post(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	if err := Append(tx, rec, ev); err != nil {
+		return err
+	}
+	return SaveSummary(tx, rec)
+}
+
+// Append is Post without the summary: a caller posting several events
+// of a job in one transaction saves its summary once, after the last
+// (SaveSummary), before the transaction commits.
+func Append(tx *store.Tx, rec *Record, ev eventlog.Event) error {
+	line, err := apply(rec, ev)
+	if err != nil {
+		return err
+	}
+	return tx.AppendJobValue(uint64(rec.Job.ID), store.JobEventlog, line)
+}
+
+// apply applies one event to rec's job and returns its eventlog line.
+// The job is unchanged when the event is refused.
+func apply(rec *Record, ev eventlog.Event) ([]byte, error) {
 	if err := rec.Job.Apply(ev); err != nil {
-		return fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
+		return nil, fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
 	}
 	line, err := eventlog.Append(nil, ev)
 	if err != nil {
-		return fmt.Errorf("job %s: %w", rec.Job.ID, err)
-	}
-	id := uint64(rec.Job.ID)
-	if err := tx.AppendJobValue(id, store.JobEventlog, line); err != nil {
-		return err
+		return nil, fmt.Errorf("job %s: %w", rec.Job.ID, err)
 	}
 	rec.Events = append(rec.Events, ev)
-	return SaveSummary(tx, rec)
+	return line, nil
 }
 
 // SetR stores a job's R. It must be stored before the alloc event is posted
@@ -120,15 +145,35 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 	return nil
 }
 
+// SetUsage stores what a job's processes consumed, beside its eventlog
+// rather than in its finish event, whose context is RFC 21's. The summary
+// shows it from the next event on (the finish that carries it).
+func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return err
+	}
+	if err := tx.PutJobValue(uint64(rec.Job.ID), store.JobUsage, b); err != nil {
+		return err
+	}
+	rec.Usage = &u
+	return nil
+}
+
 // SaveSummary stores rec's listing summary.
 func SaveSummary(tx *store.Tx, rec *Record) error {
-	s := Summarize(rec)
-	rec.Summary = s
-	b, err := json.Marshal(s)
+	b, err := summary(rec)
 	if err != nil {
 		return err
 	}
 	return tx.PutJobValue(uint64(rec.Job.ID), store.JobSummary, b)
+}
+
+// summary derives rec's listing summary and encodes it.
+func summary(rec *Record) ([]byte, error) {
+	s := Summarize(rec)
+	rec.Summary = s
+	return json.Marshal(s)
 }
 
 // Timestamp is the eventlog time for t.

@@ -7,13 +7,14 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
-	"github.com/fluxq/fluxq/internal/shell"
+	"github.com/fluxq/fluxq/internal/runner"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -202,7 +203,7 @@ func NodeShape(inv *rset.R) (cores, gpus string) {
 }
 
 // Identify says who is calling (CLI.md "Who is asking"): a process inside
-// a running job, verified against the job shell's session, is that job;
+// a running job, verified by the job's cgroup (runner.InJob), is that job;
 // the instance owner with --as-scheduler is the scheduler; anyone else is
 // the tool tool:USER. claim is the caller's FLUXQ_JOB_ID, pid its process.
 func Identify(tx *store.Tx, jobsDir string, uid uint32, pid int, claim string, asScheduler, owner bool) (reservation.Requester, error) {
@@ -216,12 +217,22 @@ func Identify(tx *store.Tx, jobsDir string, uid uint32, pid int, claim string, a
 	if claim != "" {
 		if id, err := fluid.Parse(claim); err == nil && id != 0 {
 			if rec, err := Load(tx, id); err == nil && rec.Job.State == job.Run && rec.Job.UserID == uid &&
-				shell.InJob(filepath.Join(jobsDir, strconv.FormatUint(uint64(id), 10)), pid) {
+				runner.InJob(pid, agentproto.CgroupName(stateDir(jobsDir)), id) {
 				return reservation.Requester{Class: reservation.Application, NS: reservation.JobNS(id)}, nil
 			}
 		}
 	}
 	return reservation.Requester{Class: reservation.Tool, NS: reservation.ToolNS(name)}, nil
+}
+
+// stateDir is the absolute state directory of a jobs folder, as the agent
+// names its cgroups after it.
+func stateDir(jobsDir string) string {
+	dir := filepath.Dir(jobsDir)
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // UserName is the login name of uid, or the number when it has none.

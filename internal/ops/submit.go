@@ -3,6 +3,8 @@ package ops
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
@@ -55,40 +57,51 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	}
 	users := map[uint32]queue.User{}
 	specs := make([]*jobspec.Jobspec, len(reqs))
-	canons := make([][]byte, len(reqs))
+	us := make([]queue.User, len(reqs))
 	deps := make([][]job.Dependency, len(reqs))
 	spawns := make([]spawned, len(reqs))
 	names := map[uint32]string{} // user names, looked up once per batch
+	parsed := parseAll(reqs)
+	// A request's checks come in this order: urgency, jobspec, targets,
+	// queue, dependencies; and the refusal returned is the first in
+	// request order, as if each request were checked whole in turn. The
+	// queue's admission, which is most of the work and needs nothing
+	// shared, runs for all the requests at once, between the checks in
+	// order before it and those after: bad is the first refused so far.
+	bad, badErr := len(reqs), error(nil)
 	for i, req := range reqs {
-		if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
-			return nil, nil, fmt.Errorf("urgency value is out of range")
+		if err := checkRequest(req, parsed[i]); err != nil {
+			bad, badErr = i, err
+			break
 		}
-		if req.Urgency > job.UrgencyGuestMax && !req.Owner {
-			return nil, nil, ErrGuestUrgency
-		}
-		js, err := jobspec.Parse(req.Jobspec)
-		if err != nil {
-			return nil, nil, err
-		}
+		js := parsed[i].js
+		var err error
 		if spawns[i], err = target(tx, &st, js, req, names); err != nil {
-			return nil, nil, err
-		}
-		// RFC 33: the queue is assigned, its defaults applied and its
-		// limits and access checked here, the one place both the socket
-		// and the direct path submit through; what is stored is the
-		// jobspec as admitted.
-		if canons[i], err = set.AdmitCanonical(js, states, submitter(set, req.UserID, req.Owner, users)); err != nil {
-			return nil, nil, err
+			bad, badErr = i, err
+			break
 		}
 		specs[i] = js
-		if deps[i], err = dependencies(tx, js); err != nil {
-			return nil, nil, err
+		us[i] = submitter(set, req.UserID, req.Owner, users)
+	}
+	// RFC 33: the queue is assigned, its defaults applied and its
+	// limits and access checked here, the one place both the socket
+	// and the direct path submit through; what is stored is the
+	// jobspec as admitted.
+	canons, i, err := admitAll(set, states, specs[:bad], us)
+	if err != nil {
+		bad, badErr = i, err
+	}
+	for i := range bad {
+		if deps[i], err = dependencies(tx, specs[i]); err != nil {
+			bad, badErr = i, err
+			break
 		}
 	}
-	ids := make([]fluid.ID, 0, len(reqs))
-	recs := make([]*Record, 0, len(reqs))
-	ts := Timestamp(now)
-	for i, req := range reqs {
+	if badErr != nil {
+		return nil, nil, badErr
+	}
+	ids := make([]fluid.ID, len(reqs))
+	for i := range reqs {
 		id, err := gen.Next(now)
 		if id == 0 && err == nil {
 			// A FLUID of 0 (the first millisecond of a new store) is
@@ -98,10 +111,17 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		if err != nil {
 			return nil, nil, fmt.Errorf("job id generator: %w", err)
 		}
-		if err := tx.CreateJob(uint64(id), map[string][]byte{store.JobJobspec: canons[i]}); err != nil {
-			return nil, nil, err
-		}
-		rec := &Record{Job: &job.Job{ID: id}, Jobspec: specs[i], Raw: canons[i]}
+		ids[i] = id
+	}
+	// Each job's record is made on its own (a large batch on every
+	// core), then stored whole, in order: jobspec, eventlog and summary.
+	ts := Timestamp(now)
+	recs := make([]*Record, len(reqs))
+	values := make([]map[string][]byte, len(reqs))
+	errs := make([]error, len(reqs))
+	each(len(reqs), func(i int) {
+		req := reqs[i]
+		rec := &Record{Job: &job.Job{ID: ids[i]}, Jobspec: specs[i], Raw: canons[i]}
 		submit := eventlog.Event{Timestamp: ts, Name: "submit", Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
@@ -114,15 +134,32 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		for _, d := range deps[i] {
 			events = append(events, eventlog.Event{Timestamp: ts, Name: "dependency-add", Context: map[string]any{"description": d.Description()}})
 		}
+		var log []byte
 		for _, ev := range events {
-			if err := Post(tx, rec, ev); err != nil {
-				return nil, nil, err
+			line, err := apply(rec, ev)
+			if err != nil {
+				errs[i] = err
+				return
 			}
+			log = append(log, line...)
 		}
-		ids = append(ids, id)
-		recs = append(recs, rec)
+		sum, err := summary(rec)
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		recs[i] = rec
+		values[i] = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum}
+	})
+	for i := range reqs {
+		if errs[i] != nil {
+			return nil, nil, errs[i]
+		}
+		if err := tx.CreateJob(uint64(ids[i]), values[i]); err != nil {
+			return nil, nil, err
+		}
 		if spawns[i].track {
-			st.Accepted(id, spawns[i].parent, spawns[i].into)
+			st.Accepted(ids[i], spawns[i].parent, spawns[i].into)
 		}
 	}
 	if st != nil {
@@ -136,6 +173,68 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		}
 	}
 	return ids, recs, nil
+}
+
+// checkRequest is a request's first checks: its urgency, its jobspec.
+func checkRequest(req SubmitRequest, p parsed) error {
+	if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
+		return fmt.Errorf("urgency value is out of range")
+	}
+	if req.Urgency > job.UrgencyGuestMax && !req.Owner {
+		return ErrGuestUrgency
+	}
+	return p.err
+}
+
+// admitAll admits each jobspec to its queue and returns them as
+// admitted, in canonical JSON; or the first refusal and its index. A
+// large batch is admitted on every core: each jobspec stands alone, and
+// the set and states are only read.
+func admitAll(set *queue.Set, states map[string]queue.State, specs []*jobspec.Jobspec, us []queue.User) ([][]byte, int, error) {
+	canons := make([][]byte, len(specs))
+	errs := make([]error, len(specs))
+	each(len(specs), func(i int) {
+		canons[i], errs[i] = set.AdmitCanonical(specs[i], states, us[i])
+	})
+	for i, err := range errs {
+		if err != nil {
+			return nil, i, err
+		}
+	}
+	return canons, len(specs), nil
+}
+
+// each calls fn for 0..n-1, a large n on every core.
+func each(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// parsed is one request's jobspec, parsed.
+type parsed struct {
+	js  *jobspec.Jobspec
+	err error
+}
+
+// parseAll parses the requests' jobspecs, a large batch on every core:
+// parsing is much of the work of storing a job, and each jobspec stands
+// alone. The caller looks at the errors in order.
+func parseAll(reqs []SubmitRequest) []parsed {
+	out := make([]parsed, len(reqs))
+	each(len(reqs), func(i int) {
+		out[i].js, out[i].err = jobspec.Parse(reqs[i].Jobspec)
+	})
+	return out
 }
 
 // dependencies reads a jobspec's RFC 26 dependencies; a job named as a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/store"
@@ -43,6 +44,8 @@ type Summary struct {
 	// session); Parent the job it was submitted from inside.
 	Targets []string  `json:"targets,omitempty"`
 	Parent  *fluid.ID `json:"parent,omitempty"`
+	// Usage is what the job's processes consumed, once it finished.
+	Usage *execproto.Usage `json:"usage,omitempty"`
 }
 
 // Exception is the summary of a job's exception (CLI.md's shape).
@@ -70,6 +73,7 @@ func Summarize(rec *Record) *Summary {
 		TCleanup:     j.TCleanup,
 		TInactive:    j.TInactive,
 		Dependencies: j.Dependencies,
+		Usage:        rec.Usage,
 	}
 	if rec.Jobspec != nil {
 		c := rec.Jobspec.Counts()

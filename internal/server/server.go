@@ -241,6 +241,19 @@ func (w *writer) send(r client.Response) error {
 	return json.NewEncoder(w.conn).Encode(r)
 }
 
+// sendLine writes an encoded response line.
+func (w *writer) sendLine(line []byte, final bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.final {
+		return net.ErrClosed
+	}
+	w.final = final
+	w.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := w.conn.Write(line)
+	return err
+}
+
 func (w *writer) fail(err error) {
 	w.send(client.Response{Error: err.Error(), Status: statusOf(err), Errno: client.Errno(err), Final: true})
 }
@@ -251,7 +264,14 @@ func (w *writer) result(v any) {
 		w.fail(err)
 		return
 	}
-	w.send(client.Response{Result: b, Final: true})
+	// The line json.Encoder would make of Response{Result: b, Final:
+	// true}, without scanning b again: a listing of 100,000 jobs is
+	// tens of megabytes.
+	line := make([]byte, 0, len(b)+32)
+	line = append(line, `{"result":`...)
+	line = append(line, b...)
+	line = append(line, ",\"final\":true}\n"...)
+	w.sendLine(line, true)
 }
 
 func decode[T any](req client.Request) (T, error) {
@@ -467,7 +487,11 @@ func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *wr
 		var done bool
 		err := s.Store.View(func(tx *store.Tx) error {
 			var err error
-			evs, done, err = client.NewEvents(tx, p.ID, seen)
+			if wait {
+				done, err = client.Ended(tx, p.ID)
+			} else {
+				evs, done, err = client.NewEvents(tx, p.ID, seen)
+			}
 			return err
 		})
 		if err != nil {
@@ -496,10 +520,8 @@ func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *wr
 	}
 	var sum *ops.Summary
 	err = s.Store.View(func(tx *store.Tx) error {
-		info, err := client.LoadJobInfo(tx, p.ID, "")
-		if err == nil {
-			sum = &info.Summary
-		}
+		var err error
+		sum, err = client.EndSummary(tx, p.ID)
 		return err
 	})
 	if err != nil {

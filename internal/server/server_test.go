@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/ops"
 )
 
 // flaky fails its first accepts as a process out of descriptors does.
@@ -296,5 +298,27 @@ func TestKeepAlive(t *testing.T) {
 	ls = lines(client.Request{Method: client.MethodSubmit}, 200*time.Millisecond)
 	if want := []string{`{"final":true}`}; !slices.Equal(ls, want) {
 		t.Errorf("no timeout given: %q, want %q", ls, want)
+	}
+}
+
+// A result line reads as json.Encoder writes the Response it stands for,
+// though the result is not encoded a second time.
+func TestResultLine(t *testing.T) {
+	for _, v := range []any{nil, []int{1, 2}, map[string]string{"a": "<&>"}, "x\ny", ops.Summary{ID: 7, Name: "true"}} {
+		a, b := net.Pipe()
+		got := make(chan string, 1)
+		go func() {
+			l, _ := bufio.NewReader(b).ReadString('\n')
+			got <- l
+		}()
+		(&writer{conn: a}).result(v)
+		raw, _ := json.Marshal(v)
+		var want bytes.Buffer
+		json.NewEncoder(&want).Encode(client.Response{Result: raw, Final: true})
+		if g := <-got; g != want.String() {
+			t.Errorf("result(%v): %q, want %q", v, g, want.String())
+		}
+		a.Close()
+		b.Close()
 	}
 }

@@ -12,9 +12,8 @@ import (
 // OpenOutput opens a file of the job folder dir (its stdout or stderr)
 // for a reader such as `fluxq output` or `attach`, for a job of user uid.
 // A guest's folder is the guest's to change, and the reader may be root:
-// so the file is opened as ReadFolderFile opens one, never through a
-// symlink and without blocking on a FIFO, and kept only if it is a
-// regular file that, unless the reader is the job's user, the job's user
+// so the file is opened never through a symlink and without blocking on
+// a FIFO, and kept only if it is a regular file that, unless the reader is the job's user, the job's user
 // owns, which a hard link to someone else's file is not. What the job's
 // user could not have read is thus never read for it. A missing file is
 // fs.ErrNotExist: nothing written yet.

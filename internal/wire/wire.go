@@ -322,15 +322,39 @@ func Decode(m Message, v any, required ...string) error {
 		}
 		return nil
 	}
-	if len(required) > 0 {
-		var keys map[string]json.RawMessage
-		if err := json.Unmarshal(m.Payload, &keys); err != nil {
-			return fmt.Errorf("%s: payload must be an object: %w", m.Topic, err)
+	// The payload is read once: the required keys are then looked for
+	// in what is known to be valid JSON. Anything else (not an object,
+	// not valid, not v's shape) is told by decodeChecked, in its words.
+	if len(required) > 0 && !isObject(m.Payload) {
+		return decodeChecked(m, v, required)
+	}
+	if err := json.Unmarshal(m.Payload, v); err != nil {
+		if len(required) > 0 {
+			return decodeChecked(m, v, required)
 		}
-		for _, k := range required {
-			if _, ok := keys[k]; !ok {
-				return fmt.Errorf("%s: payload has no %q", m.Topic, k)
-			}
+		return fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	if len(required) == 0 {
+		return nil
+	}
+	for _, k := range required {
+		if !hasKey(m.Payload, k) {
+			return fmt.Errorf("%s: payload has no %q", m.Topic, k)
+		}
+	}
+	return nil
+}
+
+// decodeChecked decodes a payload whose keys must include required,
+// checking them first.
+func decodeChecked(m Message, v any, required []string) error {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(m.Payload, &keys); err != nil {
+		return fmt.Errorf("%s: payload must be an object: %w", m.Topic, err)
+	}
+	for _, k := range required {
+		if _, ok := keys[k]; !ok {
+			return fmt.Errorf("%s: payload has no %q", m.Topic, k)
 		}
 	}
 	if err := json.Unmarshal(m.Payload, v); err != nil {

@@ -120,8 +120,7 @@ func writer(c *cli.Context) io.Writer {
 var scripts embed.FS
 
 // templates parses the scripts on first use, not at start-up: every run
-// of the three binaries (the job shell among them, once per job) would pay
-// for it otherwise.
+// of the three binaries would pay for it otherwise.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.ParseFS(scripts, "scripts/*"))
 })

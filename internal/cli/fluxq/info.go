@@ -43,7 +43,8 @@ func (e *env) infoCommand() *cli.Command {
 		Usage:     "show one job: states, times, R, exception, result",
 		ArgsUsage: "ID [jobspec|R|eventlog]",
 		Description: `Shows one job: its state and result, submit, start and end times, the
-resources it was given (R), its exception and exit status. Use it to
+resources it was given (R), its exception and exit status, and once it
+finished the CPU time and peak memory its processes used. Use it to
 find out what became of a job. With a KEY, prints that part as stored
 instead: the jobspec or R as JSON, the eventlog as RFC 18 lines.
 
@@ -158,10 +159,31 @@ func (e *env) writeInfo(w io.Writer, info *client.JobInfo, now time.Time) error 
 	if j.ReturnCode != nil {
 		add("returncode", strconv.Itoa(*j.ReturnCode))
 	}
+	if u := s.Usage; u != nil {
+		add("user_cpu", fsd.Format(u.UserCPU))
+		add("sys_cpu", fsd.Format(u.SysCPU))
+		add("max_rss", formatBytes(u.MaxRSS))
+	}
 	if len(info.R) > 0 {
 		add("R", string(info.R))
 	}
 	return output.KeyValues(w, rows)
+}
+
+// formatBytes prints a size in binary units, as free -h does.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + "B"
+	}
+	f, suffix := float64(n), ""
+	for _, suffix = range []string{"KiB", "MiB", "GiB", "TiB", "PiB"} {
+		f /= unit
+		if f < unit {
+			break
+		}
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + suffix
 }
 
 // formatTime prints seconds since the epoch as local time.

@@ -76,6 +76,12 @@ type jobJSON struct {
 	WaitStatus   *int           `json:"waitstatus,omitempty"`
 	Targets      []string       `json:"targets"`
 	Parent       *fluid.ID      `json:"parent"`
+	// What the job's processes consumed, as sacct's UserCPU, SystemCPU
+	// (seconds) and MaxRSS (bytes, the largest of any one process); left
+	// out until the job finished, as returncode is.
+	UserCPU *float64 `json:"user_cpu,omitempty"`
+	SysCPU  *float64 `json:"sys_cpu,omitempty"`
+	MaxRSS  *int64   `json:"max_rss,omitempty"`
 }
 
 // exceptionJSON is CLI.md's exception object; only occurred is present
@@ -118,6 +124,9 @@ func (e *env) toJSON(s *ops.Summary, now time.Time) jobJSON {
 	}
 	if rc, ok := returnCode(s); ok {
 		j.ReturnCode = &rc
+	}
+	if u := s.Usage; u != nil {
+		j.UserCPU, j.SysCPU, j.MaxRSS = &u.UserCPU, &u.SysCPU, &u.MaxRSS
 	}
 	return j
 }
@@ -377,7 +386,9 @@ NAME, ST (the state, or the result once inactive: 'fluxq help states'),
 NTASKS, NNODES, TIME, and INFO: why a pending job waits, or where a
 running one runs. By default, the caller's pending and running jobs in
 every queue: pending by priority, running by start, inactive by end.
-With IDS, those jobs in any state.
+With IDS, those jobs in any state. A finished job's --json and -o fields
+include user_cpu and sys_cpu (CPU seconds) and max_rss (bytes, the
+largest process), as sacct's UserCPU, SystemCPU and MaxRSS.
 
 EXAMPLES:
   # Your jobs, finished ones too
@@ -386,8 +397,8 @@ EXAMPLES:
   # Everyone's pending jobs in the batch queue
   $ fluxq jobs -A -f pending -q batch
 
-  # IDs and results of your failed jobs, for a script
-  $ fluxq jobs -a -f failed -n -o '{{.id_f58}} {{.result}}'
+  # IDs, results and peak memory of your failed jobs, for a script
+  $ fluxq jobs -a -f failed -n -o '{{.id_f58}} {{.result}} {{.max_rss}}'
 
   # Everything about your jobs, as JSON
   $ fluxq jobs -a --json`,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
@@ -25,6 +26,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
@@ -43,10 +45,11 @@ func runCommand() *cli.Command {
 		Usage: "hold the instance: schedule and run jobs until SIGINT or SIGTERM",
 		Description: `Holds the instance: opens the store, serves the socket in the state
 directory, and schedules and runs jobs until SIGINT or SIGTERM. Running
-jobs survive a stop: their shells keep going and are re-attached at the
-next start. Jobs submitted while no fluxsched ran are run now. Without
---config this machine is discovered (hostname, cores, GPUs), as fluxres
-discover shows. 'fluxsched help queues' explains named queues.
+jobs survive a stop: the exec agent that forks them keeps running, and
+reports what ended meanwhile at the next start (fluxsched stop ends it).
+Jobs submitted while no fluxsched ran are run now. Without --config this
+machine is discovered (hostname, cores, GPUs), as fluxres discover shows.
+'fluxsched help queues' explains named queues.
 
 EXAMPLES:
   # Run jobs on this machine until Ctrl-C
@@ -398,17 +401,27 @@ func (s *setup) startScheduler(cmdline string) (*loop.Peer, error) {
 }
 
 // startExec gives the loop its exec service, in process, started again
-// if it ends; its job shells are this binary's hidden job-shell command,
-// each in its own session, so they outlive both.
+// if it ends. It routes the jobs to the exec agents its launcher reaches
+// (this binary's hidden agent command, in a session of its own), which
+// outlive it.
 func (s *setup) startExec() (*loop.Peer, error) {
 	self, err := selfPath()
 	if err != nil {
-		return nil, fmt.Errorf("finding the job shell: %w", err)
+		return nil, fmt.Errorf("finding the exec agent: %w", err)
+	}
+	l, err := launcher.New(s.cfg.Exec.Launcher, launcher.Options{
+		StateDir:   s.dir,
+		Build:      agent.BuildID(),
+		Command:    []string{self, "agent"},
+		AllowGuest: s.cfg.Access.AllowGuestUser,
+	})
+	if err != nil {
+		return nil, err
 	}
 	opts := execsvc.Options{
-		JobsDir:      filepath.Join(s.dir, client.JobsFolder),
-		ShellCommand: []string{self, "job-shell"},
-		KillGrace:    fsd.Duration(s.cfg.KillTimeoutSeconds()),
+		Launcher:  l,
+		KillGrace: fsd.Duration(s.cfg.KillTimeoutSeconds()),
+		Log:       s.log,
 	}
 	p := &loop.Peer{Connect: func() (wire.Conn, error) {
 		jmEnd, execEnd := wire.Pipe()
@@ -424,7 +437,7 @@ func (s *setup) startExec() (*loop.Peer, error) {
 	return p, nil
 }
 
-// selfPath is how to run this binary again, as the job shell. It is the
+// selfPath is how to run this binary again, as the exec agent. It is the
 // name it was started by (resolved on PATH and made absolute), not
 // os.Executable: a binary reached through a link dispatches on its name,
 // as the testscript binaries do.

@@ -168,7 +168,8 @@ func binMeta(bin, date, ver string) meta {
 	m.files = []item{
 		{state + "/" + "fluxq.db", "The instance's store (bbolt). While fluxsched runs it alone holds it; other commands then go through the socket."},
 		{state + "/" + "fluxsched.sock", "The socket fluxsched serves; private to the instance owner unless [access] allow-guest-user is set."},
-		{state + "/jobs/ID/", "One folder per job (ID in decimal): the job shell's pid, exit status, stdout and stderr."},
+		{state + "/jobs/ID/", "One folder per job (ID in decimal): its spec, exit status, stdout and stderr."},
+		{state + "/agent/", "The exec agents: each build's socket, pid file and journal (BUILD.sock, BUILD.pid, BUILD.journal), and agent.log, where agents write what they cannot send to fluxsched."},
 	}
 	m.exitStatus = []item{
 		{"0", "Success."},

@@ -1,4 +1,4 @@
-package exec
+package runner
 
 import (
 	"errors"
@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"syscall"
-
-	"github.com/fluxq/fluxq/internal/shell"
 )
 
 // Notes of the exceptions raised on a job that is not ours to run.
@@ -20,20 +18,15 @@ const (
 	noteNotRoot = "cannot run a job of uid %d: fluxsched is not running as root"
 )
 
-// overflowGID is the group a guest's job is acted on with when its folder
-// no longer says which: the kernel's overflow gid, "nogroup", which owns
-// nothing worth protecting.
-const overflowGID = 65534
-
 // errNoSuchID is returned for the id -1, which the set*id calls read as
 // "leave unchanged": with it a thread meant to drop root would keep it.
 var errNoSuchID = errors.New("uid or gid 4294967295 is no identity")
 
-// credentialFor decides as whom a job of uid is run by a service running
-// with effective uid euid: nil, as the service itself, when uid is its
-// own; the user's uid and groups (found by lookup) when the service is
-// root; otherwise nobody, with the note of the exception to raise. A
-// guest's job never runs as the owner.
+// credentialFor decides as whom a job of uid is run by a runner with
+// effective uid euid: nil, as the runner itself, when uid is its own; the
+// user's uid and groups (found by lookup) when the runner is root;
+// otherwise nobody, with the note of the exception to raise. A guest's job
+// never runs as the owner.
 func credentialFor(euid, uid uint32, lookup func(uint32) (*syscall.Credential, error)) (*syscall.Credential, string) {
 	if uid == euid {
 		return nil, ""
@@ -81,11 +74,11 @@ func lookupUser(uid uint32) (*syscall.Credential, error) {
 }
 
 // giveFolder hands the job folder, and spec.json in it, to the job's user,
-// once the service has written all it writes there: from then on the user
-// may change anything in it, so nothing may follow. Lchown, though
-// nothing there is the user's yet, so that no symlink is ever followed.
+// once the runner has written all it writes there before the launch: from
+// then on the user may change anything in it. Lchown, though nothing there
+// is the user's yet, so that no symlink is ever followed.
 func giveFolder(dir string, cred *syscall.Credential) error {
-	for _, p := range []string{filepath.Join(dir, shell.SpecFile), dir} {
+	for _, p := range []string{filepath.Join(dir, SpecFile), dir} {
 		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil {
 			return err
 		}
@@ -94,17 +87,14 @@ func giveFolder(dir string, cred *syscall.Credential) error {
 }
 
 // asUser runs f with the rights of uid and gid alone, no supplementary
-// groups. A guest's job folder and processes are the guest's, so whatever
-// the service reads there or signals on the word of a file there (a
-// forged shell.pid, a status symlinked to /etc/shadow) it must do with no
-// more rights than the guest has; flux-core's job-exec likewise signals a
-// guest's job through `flux-imp kill`, as the guest.
+// groups: what the runner opens or looks up for a guest's job (its output
+// files, its command, its working directory) it must reach with no more
+// rights than the guest has.
 //
 // Linux keeps credentials per thread, and Go's own set*id calls change
 // every thread's; so f runs on a thread of its own that drops to uid with
 // raw system calls, and is never unlocked: it ends with f, and no other
-// goroutine ever runs with those credentials (the runtime does not clone
-// new threads from a locked one).
+// goroutine ever runs with those credentials.
 func asUser(uid, gid uint32, f func()) error {
 	if uid == math.MaxUint32 || gid == math.MaxUint32 {
 		return errNoSuchID
@@ -135,26 +125,4 @@ func dropThread(uid, gid uint32) error {
 		return fmt.Errorf("setresuid %d: %w", uid, e)
 	}
 	return nil
-}
-
-// asJob runs f with the rights of the job's user when the job is not the
-// service's own; f is not run, and the error returned, when the service
-// cannot take them on.
-func (j *jobRun) asJob(f func()) error {
-	if j.user == nil {
-		f()
-		return nil
-	}
-	return asUser(j.user.Uid, j.user.Gid, f)
-}
-
-// folderUser is the identity a guest's job already launched is acted on
-// with: its uid, and the group its folder was given at the launch.
-func folderUser(dir string, uid uint32) *syscall.Credential {
-	c := &syscall.Credential{Uid: uid, Gid: overflowGID}
-	var st syscall.Stat_t
-	if syscall.Lstat(dir, &st) == nil && st.Uid == uid {
-		c.Gid = st.Gid
-	}
-	return c
 }

@@ -1,6 +1,6 @@
 //go:build linux && !386 && !arm
 
-package exec
+package runner
 
 import "syscall"
 

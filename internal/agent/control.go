@@ -1,0 +1,208 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/journal"
+	"github.com/fluxq/fluxq/internal/runner"
+)
+
+// ack forgets jobs whose ends fluxsched committed. The entries need no
+// sync of their own: an ack lost in a crash only makes the end reported
+// once more, to a job manager that acknowledges what it does not know.
+func (a *Agent) ack(ids []fluid.ID) {
+	var entries []journal.Entry
+	a.mu.Lock()
+	for _, id := range ids {
+		if j := a.jobs[id]; j != nil && j.end != nil {
+			delete(a.jobs, id)
+			entries = append(entries, journal.Entry{Op: journal.OpAck, ID: id})
+		}
+	}
+	a.mu.Unlock()
+	if len(entries) > 0 {
+		a.jnl.Append(entries, false, func(error) {
+			a.mu.Lock()
+			a.checkExit() // a retiring agent exits once its acks are written
+			a.mu.Unlock()
+		})
+	}
+}
+
+// runningJob returns j if it runs (launched, not ended), and whether it
+// is held at all. Called with mu held.
+func (a *Agent) runningJob(id fluid.ID) *job {
+	j := a.jobs[id]
+	if j == nil || !j.launched || j.end != nil || j.ending {
+		return nil
+	}
+	return j
+}
+
+func (a *Agent) signal(id fluid.ID, sig int) {
+	a.mu.Lock()
+	j := a.runningJob(id)
+	a.mu.Unlock()
+	if j != nil {
+		a.run.Signal(id, syscall.Signal(sig))
+	}
+}
+
+// fatal ends a job on a fatal exception: SIGTERM now, SIGKILL after its
+// grace; one not launched yet is ended as soon as it is.
+func (a *Agent) fatal(id fluid.ID) {
+	a.mu.Lock()
+	j := a.jobs[id]
+	if j != nil && !j.launched {
+		j.fatal = true
+	}
+	j = a.runningJob(id)
+	a.mu.Unlock()
+	if j != nil {
+		a.run.Terminate(id)
+	}
+}
+
+// cancel serves agent.cancel from a user of uid: the job's user or the
+// agent's own may end it.
+func (a *Agent) cancel(uid uint32, id fluid.ID) (int, string) {
+	a.mu.Lock()
+	j := a.jobs[id]
+	if j == nil {
+		a.mu.Unlock()
+		return errNoEnt, "job " + id.String() + " is not running here"
+	}
+	if uid != a.uid && uid != j.userid {
+		a.mu.Unlock()
+		return errPerm, "permission denied: job " + id.String() + " is not yours"
+	}
+	a.mu.Unlock()
+	a.fatal(id)
+	return 0, ""
+}
+
+// retire takes no new job, and exits once every job ended and was
+// acknowledged.
+func (a *Agent) retire() {
+	a.mu.Lock()
+	a.retiring = true
+	a.checkExit()
+	a.mu.Unlock()
+}
+
+// stop exits once no job runs: at once if none does, after ending them
+// with force; otherwise it refuses and returns how many run.
+func (a *Agent) stop(force bool) int {
+	a.mu.Lock()
+	var running []fluid.ID
+	n := 0
+	for id, j := range a.jobs {
+		if j.end == nil {
+			n++
+			if a.runningJob(id) != nil {
+				running = append(running, id)
+			} else if !j.launched {
+				j.fatal = true
+			}
+		}
+	}
+	if n > 0 && !force {
+		a.mu.Unlock()
+		return n
+	}
+	a.stopping = true
+	a.checkExit()
+	a.mu.Unlock()
+	for _, id := range running {
+		a.run.Terminate(id)
+	}
+	return 0
+}
+
+// checkExit ends Run once the agent has nothing left to do. Called with
+// mu held.
+func (a *Agent) checkExit() {
+	switch {
+	case a.stopping:
+		for _, j := range a.jobs {
+			if j.end == nil {
+				return
+			}
+		}
+	case a.retiring:
+		if len(a.jobs) > 0 {
+			return
+		}
+	default:
+		return
+	}
+	a.finish()
+}
+
+// takeBack holds the jobs of a journal the agent opened or adopted: ended
+// ones until fluxsched acknowledges them; running ones watched by the
+// runner until their processes are gone.
+func (a *Agent) takeBack(jobs []journal.Job) {
+	var adopt []runner.Record
+	a.mu.Lock()
+	for _, jj := range jobs {
+		if a.jobs[jj.ID] != nil {
+			continue
+		}
+		j := &job{id: jj.ID, launched: true}
+		var rec runner.Record
+		launchOK := jj.Launch != nil && json.Unmarshal(jj.Launch, &rec) == nil
+		if launchOK {
+			j.rec, j.userid = &rec, rec.UserID
+		}
+		a.jobs[jj.ID] = j
+		switch {
+		case jj.End != nil:
+			var e endRecord
+			if err := json.Unmarshal(jj.End, &e); err != nil {
+				e = endRecord{Exceptions: []execproto.Exception{{Type: typeExec, Note: noteBadRecord}}}
+			}
+			j.end = &e
+		case launchOK:
+			adopt = append(adopt, rec)
+		default:
+			a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: noteBadRecord})
+		}
+	}
+	a.mu.Unlock()
+	for _, rec := range adopt {
+		a.run.Adopt(rec)
+	}
+}
+
+// adoptDead takes over the journals of dead agents, of any build.
+func (a *Agent) adoptDead() {
+	a.adoptMu.Lock()
+	defer a.adoptMu.Unlock()
+	paths, _ := filepath.Glob(filepath.Join(a.dir, "*.journal"))
+	own := JournalPath(a.dir, a.opts.Build)
+	for _, p := range paths {
+		if p == own {
+			continue
+		}
+		build := strings.TrimSuffix(filepath.Base(p), ".journal")
+		pidFile := PIDPath(a.dir, build)
+		jobs, err := a.jnl.Adopt(p, SocketPath(a.dir, build), pidFile, pidFile+".tmp")
+		if errors.Is(err, journal.ErrLocked) {
+			continue
+		}
+		if err != nil {
+			a.log.Warn("taking over a dead agent's journal", "err", err)
+		}
+		if len(jobs) > 0 {
+			a.log.Info("took over the jobs of a dead agent", "build", build, "jobs", len(jobs))
+		}
+		a.takeBack(jobs)
+	}
+}

@@ -1,0 +1,349 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/journal"
+	"github.com/fluxq/fluxq/internal/runner"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// typeExec is the exception type of the agent's own exceptions, as the
+// exec service's.
+const typeExec = "exec"
+
+// job is a job the agent holds: from its start until fluxsched
+// acknowledges its end. Its fields are guarded by the agent's mu.
+type job struct {
+	id     fluid.ID
+	userid uint32
+	rec    *runner.Record
+	spec   runner.Spec // until launched
+
+	// conn is the start stream its responses go to, while it is the
+	// current connection; nil for a job taken over from a journal until
+	// a fluxsched takes it back.
+	conn      *conn
+	launched  bool // its tasks were forked: responses may flow
+	startOwed bool // the start response is sent once launched
+	fatal     bool // a fatal exception came before the launch
+	ending    bool // its end is being journaled
+	early     []runner.Event
+	exc       []execproto.Exception
+	sent      int // exceptions sent on conn
+	end       *endRecord
+}
+
+// endRecord is the data of a journal end entry: everything the job's
+// stream still has to say.
+type endRecord struct {
+	Status     int                   `json:"status"`
+	Known      bool                  `json:"known"`
+	Usage      *agentproto.Usage     `json:"usage,omitempty"`
+	Exceptions []execproto.Exception `json:"exceptions,omitempty"`
+}
+
+// sendTo sends a response line of j if its stream is the current
+// connection. Called with mu held.
+func (a *Agent) sendTo(j *job, line []byte) {
+	if j.conn != nil && j.conn == a.cur {
+		j.conn.send(line)
+	}
+}
+
+func (a *Agent) exceptionTo(j *job, e execproto.Exception) {
+	a.sendTo(j, startLine(j.id, execproto.TypeException, exceptionData(e)))
+}
+
+// refuse answers a start that will not run: an exception, then the final
+// release.
+func refuse(cn *conn, id fluid.ID, typ, note string) {
+	cn.send(startLine(id, execproto.TypeException, exceptionData(execproto.Exception{Type: typ, Note: note})))
+	cn.send(startLine(id, execproto.TypeRelease, dataRelease))
+}
+
+// start serves agent.start: a job taken back, or launched.
+func (a *Agent) start(cn *conn, m wire.Message) {
+	req, err := decodeStart(m)
+	if err != nil {
+		cn.send(errorLine(m.Topic, wire.EPROTO, err.Error()))
+		return
+	}
+	if req.Reattach && !a.holds(req.ID) {
+		// Held by an agent that died since fluxsched last heard of it:
+		// its journal is taken over first, so that the job is taken
+		// back, not run a second time.
+		a.adoptDead()
+	}
+	a.mu.Lock()
+	if cn != a.cur {
+		a.mu.Unlock()
+		cn.send(errorLine(m.Topic, wire.EPROTO, "agent.start before agent.hello"))
+		return
+	}
+	if j := a.jobs[req.ID]; j != nil {
+		a.takeback(cn, j, req.Reattach)
+		a.mu.Unlock()
+		return
+	}
+	if a.retiring || a.stopping {
+		note := NoteRetiring
+		if a.stopping {
+			note = NoteStopping
+		}
+		a.mu.Unlock()
+		refuse(cn, req.ID, typeExec, note)
+		return
+	}
+	grace := agentproto.Duration(req.KillGrace)
+	if grace == 0 {
+		grace = DefaultKillGrace
+	}
+	j := &job{id: req.ID, userid: req.UserID, conn: cn, startOwed: true,
+		spec: runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace, Launched: a.opts.Now()}}
+	a.jobs[req.ID] = j
+	a.mu.Unlock()
+
+	rec, err := a.run.Prepare(j.spec)
+	if err != nil {
+		a.mu.Lock()
+		delete(a.jobs, req.ID)
+		a.checkExit()
+		a.mu.Unlock()
+		// Nothing was started: the exception says why (the time limit
+		// passed already, the user does not exist, the folder could not
+		// be written...).
+		typ := typeExec
+		var re *runner.Error
+		if errors.As(err, &re) && re.Type != "" {
+			typ = re.Type
+		}
+		refuse(cn, req.ID, typ, err.Error())
+		return
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		// Never: a Record always encodes.
+		panic(fmt.Sprintf("agent: encoding a job record: %v", err))
+	}
+	j.rec = rec
+	// Durable before the fork: a later agent finds the processes. The
+	// launches of a burst share one sync.
+	a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, true, func(err error) {
+		if err == nil {
+			a.queueLaunch(j)
+		}
+	})
+}
+
+func (a *Agent) holds(id fluid.ID) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.jobs[id] != nil
+}
+
+// takeback serves a start for a job the agent holds: never a second
+// launch. Called with mu held.
+func (a *Agent) takeback(cn *conn, j *job, reattach bool) {
+	j.conn, j.sent = cn, 0
+	if !j.launched {
+		// The launch sends start: whoever asked before never saw one.
+		j.startOwed = true
+		return
+	}
+	if !reattach {
+		a.sendTo(j, startLine(j.id, execproto.TypeStart, dataStart))
+	}
+	a.report(j)
+}
+
+// report sends what j's stream has not yet had on its connection: its
+// exceptions, and once it ended its finish (if its status is known) and
+// the final release. Called with mu held.
+func (a *Agent) report(j *job) {
+	exc := j.exc
+	if j.end != nil {
+		exc = j.end.Exceptions
+	}
+	for ; j.sent < len(exc); j.sent++ {
+		a.exceptionTo(j, exc[j.sent])
+	}
+	if j.end == nil {
+		return
+	}
+	if j.end.Known {
+		b, _ := json.Marshal(agentproto.Finish{Status: j.end.Status, Usage: j.end.Usage})
+		a.sendTo(j, startLine(j.id, execproto.TypeFinish, b))
+	}
+	a.sendTo(j, startLine(j.id, execproto.TypeRelease, dataRelease))
+}
+
+func (a *Agent) queueLaunch(j *job) {
+	a.mu.Lock()
+	a.launchQ = append(a.launchQ, j)
+	a.mu.Unlock()
+	select {
+	case a.launchSig <- struct{}{}:
+	default:
+	}
+}
+
+// launcher forks the jobs whose records are durable, in order, on one
+// goroutine, so that the journal's committer never waits on a fork.
+func (a *Agent) launcher() {
+	for {
+		select {
+		case <-a.launchSig:
+		case <-a.done:
+			return
+		}
+		a.mu.Lock()
+		q := a.launchQ
+		a.launchQ = nil
+		a.mu.Unlock()
+		for i, j := range q {
+			select {
+			case <-a.done:
+				// Exiting without ending jobs (Close): a later agent
+				// finds these records and reports them lost.
+				return
+			default:
+			}
+			a.launch(j)
+			q[i] = nil
+		}
+	}
+}
+
+func (a *Agent) launch(j *job) {
+	if err := a.run.Launch(j.rec, j.spec); err != nil {
+		a.mu.Lock()
+		j.launched, j.startOwed, j.spec = true, false, runner.Spec{}
+		a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: err.Error()})
+		a.mu.Unlock()
+		return
+	}
+	if len(j.rec.Procs) > 0 {
+		// Subreaper mode: the pids a later agent must look for. Journaled
+		// before any end of the job can be.
+		if data, err := json.Marshal(j.rec); err == nil {
+			a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, true, nil)
+		}
+	}
+	a.mu.Lock()
+	j.launched, j.spec = true, runner.Spec{}
+	if j.startOwed {
+		j.startOwed = false
+		a.sendTo(j, startLine(j.id, execproto.TypeStart, dataStart))
+	}
+	early := j.early
+	j.early = nil
+	for _, ev := range early {
+		a.handle(j, ev)
+	}
+	terminate := (j.fatal || a.stopping) && j.end == nil && !j.ending
+	a.mu.Unlock()
+	if terminate {
+		a.run.Terminate(j.id)
+	}
+}
+
+// event receives the runner's events. It never blocks on I/O.
+func (a *Agent) event(ev runner.Event) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j := a.jobs[ev.ID]
+	if j == nil {
+		return
+	}
+	if !j.launched {
+		j.early = append(j.early, ev) // reported after start
+		return
+	}
+	a.handle(j, ev)
+}
+
+// handle applies one runner event to a launched job. Called with mu held.
+func (a *Agent) handle(j *job, ev runner.Event) {
+	if j.end != nil || j.ending {
+		return
+	}
+	if ev.Exception != nil {
+		j.exc = append(j.exc, *ev.Exception)
+		if j.conn != nil && j.conn == a.cur {
+			a.exceptionTo(j, *ev.Exception)
+			j.sent = len(j.exc)
+		}
+	}
+	if ev.End != nil {
+		var lost *execproto.Exception
+		if !ev.End.Known {
+			// Not our child any more (the agent that forked it died):
+			// its wait status went with it.
+			lost = &execproto.Exception{Type: typeExec, Note: NoteStatusLost}
+		}
+		a.endJob(j, *ev.End, lost)
+	}
+}
+
+// endJob journals j's end and reports it once it is durable, adding the
+// exception extra, if any, to those it had. Called with mu held; the
+// journal calls back on its committer.
+func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
+	j.ending = true
+	rec := &endRecord{Status: e.Status, Known: e.Known, Exceptions: slices.Clone(j.exc)}
+	if e.Known {
+		u := e.Usage
+		rec.Usage = &u
+	}
+	if extra != nil {
+		rec.Exceptions = append(rec.Exceptions, *extra)
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		panic(fmt.Sprintf("agent: encoding a job end: %v", err))
+	}
+	a.jnl.Append([]journal.Entry{{Op: journal.OpEnd, ID: j.id, Data: data}}, true, func(err error) {
+		if err != nil {
+			return // the agent is exiting: the next one reports the job lost
+		}
+		a.mu.Lock()
+		j.ending, j.end, j.exc = false, rec, nil
+		a.report(j)
+		a.checkExit()
+		a.mu.Unlock()
+	})
+}
+
+// decodeStart reads an agent.start request, whose id, userid, jobspec and
+// reattach are required, in one pass: the required keys are found by their
+// pointers.
+func decodeStart(m wire.Message) (agentproto.Start, error) {
+	var w struct {
+		ID        *fluid.ID       `json:"id"`
+		UserID    *uint32         `json:"userid"`
+		Jobspec   json.RawMessage `json:"jobspec"`
+		Reattach  *bool           `json:"reattach"`
+		R         json.RawMessage `json:"R"`
+		KillGrace float64         `json:"kill_grace"`
+	}
+	if err := json.Unmarshal(m.Payload, &w); err != nil {
+		return agentproto.Start{}, fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	for _, k := range []struct {
+		name    string
+		missing bool
+	}{{"id", w.ID == nil}, {"userid", w.UserID == nil}, {"jobspec", w.Jobspec == nil}, {"reattach", w.Reattach == nil}} {
+		if k.missing {
+			return agentproto.Start{}, fmt.Errorf("%s: payload has no %q", m.Topic, k.name)
+		}
+	}
+	return agentproto.Start{Start: execproto.Start{ID: *w.ID, UserID: *w.UserID, Jobspec: w.Jobspec,
+		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace}, nil
+}

@@ -1,0 +1,491 @@
+package agent
+
+// Tests of the agent's side of agentproto, over the real socket and the
+// real journal, with a runner whose jobs end when the test says: what
+// each conversation must look like, whatever the jobs do. agent_test.go
+// runs real jobs with the real runner.
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/runner"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// scripted is a runner whose jobs run until the test ends them; Terminate
+// ends one with SIGTERM's status.
+type scripted struct {
+	mu       sync.Mutex
+	events   func(runner.Event)
+	launches map[fluid.ID]int
+	adopted  []fluid.ID
+	signals  map[fluid.ID][]syscall.Signal
+	// onLaunch, if set, runs inside Launch (events sent before it
+	// returns).
+	onLaunch func(id fluid.ID)
+	failPrep error
+}
+
+func useScripted(t *testing.T) *scripted {
+	s := &scripted{launches: map[fluid.ID]int{}, signals: map[fluid.ID][]syscall.Signal{}}
+	old := newRunner
+	newRunner = func(opts runner.Options) (jobRunner, error) {
+		s.mu.Lock()
+		s.events = opts.Events
+		s.mu.Unlock()
+		return s, nil
+	}
+	t.Cleanup(func() { newRunner = old })
+	return s
+}
+
+func (s *scripted) Containment() string { return "scripted" }
+func (s *scripted) Prepare(sp runner.Spec) (*runner.Record, error) {
+	if s.failPrep != nil {
+		return nil, s.failPrep
+	}
+	return &runner.Record{ID: sp.ID, UserID: sp.UserID, KillGrace: sp.KillGrace}, nil
+}
+func (s *scripted) Launch(rec *runner.Record, sp runner.Spec) error {
+	s.mu.Lock()
+	s.launches[rec.ID]++
+	f := s.onLaunch
+	s.mu.Unlock()
+	if f != nil {
+		f(rec.ID)
+	}
+	return nil
+}
+func (s *scripted) Adopt(rec runner.Record) {
+	s.mu.Lock()
+	s.adopted = append(s.adopted, rec.ID)
+	s.mu.Unlock()
+}
+func (s *scripted) Signal(id fluid.ID, sig syscall.Signal) {
+	s.mu.Lock()
+	s.signals[id] = append(s.signals[id], sig)
+	s.mu.Unlock()
+}
+func (s *scripted) Terminate(id fluid.ID) {
+	s.Signal(id, syscall.SIGTERM)
+	go s.end(id, runner.End{Status: int(syscall.SIGTERM), Known: true})
+}
+func (s *scripted) Close() {}
+
+func (s *scripted) end(id fluid.ID, e runner.End) {
+	s.mu.Lock()
+	ev := s.events
+	s.mu.Unlock()
+	ev(runner.Event{ID: id, End: &e})
+}
+
+func (s *scripted) exception(id fluid.ID, typ, note string) {
+	s.mu.Lock()
+	ev := s.events
+	s.mu.Unlock()
+	ev(runner.Event{ID: id, Exception: &execproto.Exception{Type: typ, Note: note}})
+}
+
+func (s *scripted) launched(id fluid.ID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.launches[id]
+}
+
+func TestStartFinishAck(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	h := p.hello()
+	if h.Build != "b1" || h.PID != os.Getpid() || h.Containment != "scripted" || len(h.Running)+len(h.Ended) != 0 {
+		t.Errorf("hello = %+v", h)
+	}
+	p.start(1, false, makeJobspec(t, "true"), makeR(t))
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 })
+	s.exception(1, "test", "something happened")
+	s.end(1, runner.End{Status: 256, Known: true, Usage: agentproto.Usage{UserCPU: 1.5, SysCPU: 0.25, MaxRSS: 1 << 20}})
+	rs := p.released(1, 5*time.Second)
+	if diff := cmp.Diff([]string{"start", "exception", "finish", "release"}, types(rs)); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
+	}
+	f := finish(t, rs)
+	if f.Status != 256 || f.Usage == nil || *f.Usage != (agentproto.Usage{UserCPU: 1.5, SysCPU: 0.25, MaxRSS: 1 << 20}) {
+		t.Errorf("finish = %+v %+v", f, f.Usage)
+	}
+	if h := p.hello(); !slices.Equal(h.Ended, []fluid.ID{1}) || len(h.Running) != 0 {
+		t.Errorf("hello before the ack = %+v, want job 1 ended", h)
+	}
+	p.send(agentproto.TopicAck, agentproto.Ack{IDs: []fluid.ID{1}})
+	p.wait("the ack", 5*time.Second, func() bool { return true })
+	deadline := time.Now().Add(5 * time.Second)
+	for a.holds(1) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if h := p.hello(); len(h.Ended)+len(h.Running) != 0 {
+		t.Errorf("hello after the ack = %+v, want nothing held", h)
+	}
+	if s.launched(1) != 1 {
+		t.Errorf("launched %d times", s.launched(1))
+	}
+}
+
+// Events the runner sends while Launch runs (a task that failed to start)
+// follow the start response.
+func TestEarlyEventsFollowStart(t *testing.T) {
+	s := useScripted(t)
+	s.onLaunch = func(id fluid.ID) {
+		s.exception(id, "exec", "task 0: cannot run: no such file")
+		s.end(id, runner.End{Status: 127 << 8, Known: true})
+	}
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(5, false, makeJobspec(t, "nope"), makeR(t))
+	rs := p.released(5, 5*time.Second)
+	if diff := cmp.Diff([]string{"start", "exception", "finish", "release"}, types(rs)); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
+	}
+}
+
+// A job that ends while no fluxsched is connected is reported, with the
+// exceptions it had, to the next that takes it back; a second start for a
+// held job never launches it again.
+func TestTakeBack(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	js, r := makeJobspec(t, "sleep", "9"), makeR(t)
+	p.start(1, false, js, r)
+	p.start(2, false, js, r)
+	p.wait("starts", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 && len(p.streamLocked(2)) == 1 })
+	p.lc.Close()
+	s.exception(1, "timeout", "resource allocation expired")
+	s.end(1, runner.End{Status: 15, Known: true})
+
+	q := dial(t, state, "b1")
+	var h agentproto.Hello
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h = q.hello()
+		if len(h.Ended) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !slices.Equal(h.Ended, []fluid.ID{1}) || !slices.Equal(h.Running, []fluid.ID{2}) {
+		t.Fatalf("hello = %+v, want 1 ended and 2 running", h)
+	}
+	q.start(1, true, js, r)
+	q.start(2, false, js, r) // never saw its start: answered start again
+	rs := q.released(1, 5*time.Second)
+	if diff := cmp.Diff([]string{"exception", "finish", "release"}, types(rs)); diff != "" {
+		t.Errorf("job 1 taken back (-want +got):\n%s", diff)
+	}
+	if e := exceptions(t, rs); len(e) != 1 || e[0].Type != "timeout" {
+		t.Errorf("exceptions = %+v", e)
+	}
+	q.wait("job 2's start", 5*time.Second, func() bool { return len(q.streamLocked(2)) == 1 })
+	s.end(2, runner.End{Status: 0, Known: true})
+	if diff := cmp.Diff([]string{"start", "finish", "release"}, types(q.released(2, 5*time.Second))); diff != "" {
+		t.Errorf("job 2 taken back (-want +got):\n%s", diff)
+	}
+	if s.launched(1) != 1 || s.launched(2) != 1 {
+		t.Errorf("launches: %v, want one each", s.launches)
+	}
+}
+
+// An agent that died (here: closed without ending its jobs) is replaced
+// by one that takes its journal back: running jobs are watched again (the
+// runner adopts them; their status is lost), ended ones are reported, and
+// none is launched again.
+func TestRestart(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	js, r := makeJobspec(t, "sleep", "9"), makeR(t)
+	p.start(1, false, js, r)
+	p.start(2, false, js, r)
+	p.wait("starts", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 && len(p.streamLocked(2)) == 1 })
+	s.end(2, runner.End{Status: 0, Known: true})
+	p.released(2, 5*time.Second)
+	a.Close()
+
+	b := startAgent(t, state, "b1")
+	_ = b
+	if !slices.Equal(s.adopted, []fluid.ID{1}) {
+		t.Errorf("adopted %v, want [1]", s.adopted)
+	}
+	q := dial(t, state, "b1")
+	if h := q.hello(); !slices.Equal(h.Running, []fluid.ID{1}) || !slices.Equal(h.Ended, []fluid.ID{2}) {
+		t.Errorf("hello = %+v, want 1 running, 2 ended", h)
+	}
+	s.end(1, runner.End{Known: false})
+	q.start(1, true, js, r)
+	q.start(2, true, js, r)
+	rs := q.released(1, 5*time.Second)
+	if diff := cmp.Diff([]string{"exception", "release"}, types(rs)); diff != "" {
+		t.Errorf("job 1 (-want +got):\n%s", diff)
+	}
+	if e := exceptions(t, rs); len(e) != 1 || e[0].Type != "exec" || e[0].Note != NoteStatusLost {
+		t.Errorf("job 1's exception = %+v", e)
+	}
+	if diff := cmp.Diff([]string{"finish", "release"}, types(q.released(2, 5*time.Second))); diff != "" {
+		t.Errorf("job 2 (-want +got):\n%s", diff)
+	}
+	if s.launched(1) != 1 || s.launched(2) != 1 {
+		t.Errorf("launches: %v, want one each", s.launches)
+	}
+}
+
+// The journal of a dead agent of another build is merged, and its files
+// removed; a start that reattaches a job of a dead agent finds it even
+// before the periodic check would.
+func TestAdoptDeadBuild(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	old := startAgent(t, state, "old")
+	p := dial(t, state, "old")
+	p.hello()
+	js, r := makeJobspec(t, "sleep", "9"), makeR(t)
+	p.start(7, false, js, r)
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(7)) == 1 })
+	b := startAgent(t, state, "new")
+	old.Close()
+	dir := filepath.Join(state, agentproto.Dir)
+	q := dial(t, state, "new")
+	q.hello()
+	q.start(7, true, js, r)
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.holds(7) && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	s.end(7, runner.End{Status: 0, Known: true})
+	if diff := cmp.Diff([]string{"finish", "release"}, types(q.released(7, 5*time.Second))); diff != "" {
+		t.Errorf("job 7 (-want +got):\n%s", diff)
+	}
+	if s.launched(7) != 1 {
+		t.Errorf("job 7 launched %d times", s.launched(7))
+	}
+	for _, f := range []string{"old.journal", "old.sock", "old.pid"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: %v, want it removed", f, err)
+		}
+	}
+}
+
+func TestRetire(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(1, false, makeJobspec(t, "sleep", "9"), makeR(t))
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 })
+	p.send(agentproto.TopicRetire, nil)
+	p.start(2, false, makeJobspec(t, "true"), makeR(t))
+	rs := p.released(2, 5*time.Second)
+	if e := exceptions(t, rs); len(e) != 1 || e[0].Note != NoteRetiring || len(rs) != 2 {
+		t.Errorf("a start while retiring got %v %+v", types(rs), e)
+	}
+	if h := p.hello(); !h.Retiring {
+		t.Error("hello does not say retiring")
+	}
+	s.end(1, runner.End{Known: true})
+	p.released(1, 5*time.Second)
+	select {
+	case <-a.ran:
+		t.Fatal("exited before its end was acknowledged")
+	case <-time.After(100 * time.Millisecond):
+	}
+	p.send(agentproto.TopicAck, agentproto.Ack{IDs: []fluid.ID{1}})
+	if err := a.exited(t, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(state, agentproto.Dir)
+	if left, _ := filepath.Glob(filepath.Join(dir, "b1.*")); len(left) != 0 {
+		t.Errorf("a retired agent left %v", left)
+	}
+	if s.launched(2) != 0 {
+		t.Error("a retiring agent launched a job")
+	}
+}
+
+func TestStop(t *testing.T) {
+	useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(1, false, makeJobspec(t, "sleep", "9"), makeR(t))
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 })
+
+	o := dial(t, state, "b1") // fluxsched stop's connection
+	m := o.call(agentproto.TopicStop, agentproto.Stop{})
+	var we *wire.Error
+	if err := m.Err(); !errors.As(err, &we) || we.Errstr != "1 job is running" {
+		t.Errorf("stop without force = %v, want refused: 1 job is running", m.Err())
+	}
+	if m := o.call(agentproto.TopicStop, agentproto.Stop{Force: true}); m.IsError() {
+		t.Fatalf("stop --force = %v", m.Err())
+	}
+	rs := p.released(1, 5*time.Second)
+	if f := finish(t, rs); f.Status != int(syscall.SIGTERM) {
+		t.Errorf("finish = %+v, want SIGTERM's", f)
+	}
+	if err := a.exited(t, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// Its end was not acknowledged: the next agent reports it.
+	startAgent(t, state, "b2")
+	q := dial(t, state, "b2")
+	if h := q.hello(); !slices.Equal(h.Ended, []fluid.ID{1}) {
+		t.Errorf("next agent's hello = %+v, want job 1 ended", h)
+	}
+}
+
+func TestCancelPermission(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(1, false, makeJobspec(t, "sleep", "9"), makeR(t))
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 })
+	if n, msg := a.cancel(4242, 1); n != errPerm {
+		t.Errorf("cancel by another user = %d %q, want EPERM", n, msg)
+	}
+	if n, msg := a.cancel(uint32(os.Geteuid()), 99); n != errNoEnt {
+		t.Errorf("cancel of an unknown job = %d %q, want ENOENT", n, msg)
+	}
+	o := dial(t, state, "b1")
+	if m := o.call(agentproto.TopicCancel, agentproto.Cancel{ID: 1}); m.IsError() {
+		t.Fatalf("cancel = %v", m.Err())
+	}
+	p.released(1, 5*time.Second)
+	if got := s.signals[1]; !slices.Equal(got, []syscall.Signal{syscall.SIGTERM}) {
+		t.Errorf("signals = %v", got)
+	}
+}
+
+func TestStateDirRemoved(t *testing.T) {
+	defer func(d time.Duration) { checkInterval = d }(checkInterval)
+	checkInterval = 50 * time.Millisecond
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(1, false, makeJobspec(t, "sleep", "9"), makeR(t))
+	p.wait("start", 5*time.Second, func() bool { return len(p.streamLocked(1)) == 1 })
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.exited(t, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.signals[1]; !slices.Equal(got, []syscall.Signal{syscall.SIGTERM}) {
+		t.Errorf("job's signals = %v, want it terminated", got)
+	}
+}
+
+// A guest may send agent.cancel, nothing else: a hello from another uid
+// does not take the agent over.
+func TestOnlyOwnerSpeaks(t *testing.T) {
+	useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	a.uid = 4242 // as if the test were a guest
+	p := dial(t, state, "b1")
+	m := p.call(agentproto.TopicHello, agentproto.HelloRequest{})
+	if !m.IsError() || m.Errnum != errPerm {
+		t.Errorf("hello from a guest = %+v, want EPERM", m)
+	}
+	a.mu.Lock()
+	cur := a.cur
+	a.mu.Unlock()
+	if cur != nil {
+		t.Error("a guest's hello took the agent over")
+	}
+}
+
+// A job the runner cannot prepare is answered with the runner's exception
+// and the final release, and is not held.
+func TestPrepareFails(t *testing.T) {
+	s := useScripted(t)
+	s.failPrep = &runner.Error{Type: "timeout", Note: "resource allocation expired"}
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(3, false, makeJobspec(t, "true"), makeR(t))
+	rs := p.released(3, 5*time.Second)
+	if e := exceptions(t, rs); len(rs) != 2 || len(e) != 1 || e[0] != (execproto.Exception{Type: "timeout", Note: "resource allocation expired"}) {
+		t.Errorf("stream %v, exceptions %+v", types(rs), e)
+	}
+	if a.holds(3) || s.launched(3) != 0 {
+		t.Error("a job that was not prepared is held or launched")
+	}
+}
+
+// A burst of starts shares the journal's syncs: one per batch, not one
+// per launch.
+func TestBurstSharesSyncs(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	js, r := makeJobspec(t, "true"), makeR(t)
+	const n = 500
+	for i := fluid.ID(1); i <= n; i++ {
+		p.start(i, false, js, r)
+	}
+	p.wait("every start", 30*time.Second, func() bool { return len(p.starts) == n })
+	for i := fluid.ID(1); i <= n; i++ {
+		s.end(i, runner.End{Known: true})
+	}
+	p.wait("every release", 30*time.Second, func() bool { return len(p.starts) == 3*n })
+	syncs := a.jnl.Syncs()
+	t.Logf("%d launches and %d ends took %d syncs", n, n, syncs)
+	if syncs > n {
+		t.Errorf("%d launches and %d ends took %d syncs, want them shared", n, n, syncs)
+	}
+}
+
+// A start that is not agentproto's is refused with an error response,
+// which fluxsched takes as the end of the registration, as RFC 32 says.
+func TestBadStart(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	for _, payload := range []string{`{"id":1,"userid":0,"jobspec":{}}`, `{"id":"x","userid":0,"jobspec":{},"reattach":false}`, `[]`} {
+		m := p.call(agentproto.TopicStart, json.RawMessage(payload))
+		if m.Errnum != wire.EPROTO {
+			t.Errorf("start %s answered %+v, want EPROTO", payload, m)
+		}
+	}
+	if s.launched(1) != 0 {
+		t.Error("a bad start was launched")
+	}
+}

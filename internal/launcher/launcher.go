@@ -1,0 +1,286 @@
+// Package launcher reaches the exec agents that run an instance's jobs
+// (agentproto). A launcher is how fluxsched's exec service gets its agents:
+// "local", the only one for now, finds the agents of this machine by their
+// sockets in the state directory and starts one of this build when none
+// answers; a launcher for other machines (over OpenSSH, say) would add an
+// implementation of Launcher and nothing else.
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// Local is the name of the launcher that runs every host's tasks on this
+// machine ([exec] launcher in the config).
+const Local = "local"
+
+// Agent is a connected agent that has answered hello: the connection is
+// its owner's until closed (a later hello takes the agent over).
+type Agent struct {
+	Conn  wire.Conn
+	Hello agentproto.Hello
+	// Name says which agent this is in messages: its socket.
+	Name string
+}
+
+// Launcher yields the agents jobs run on.
+type Launcher interface {
+	// Connect reaches every live agent, starting one of this build when
+	// none answers, and returns them, this build's first.
+	Connect(ctx context.Context) ([]*Agent, error)
+}
+
+// Options configure a launcher.
+type Options struct {
+	// StateDir is the instance's state directory; agents live in its
+	// agentproto.Dir.
+	StateDir string
+	// Build is this fluxsched's build id (agent.BuildID): the agent that
+	// takes new jobs is the one of the same build.
+	Build string
+	// Command starts an agent: argv before "--state-dir DIR", e.g.
+	// {"/usr/bin/fluxsched", "agent"}.
+	Command []string
+	// AllowGuest opens the agents' folder to traversal, so that guests
+	// can reach an agent's socket to cancel their own jobs.
+	AllowGuest bool
+	// StartTimeout bounds the wait for a started agent's socket (10 s if
+	// zero).
+	StartTimeout time.Duration
+}
+
+// New returns the launcher named kind.
+func New(kind string, opts Options) (Launcher, error) {
+	if kind != Local && kind != "" {
+		return nil, fmt.Errorf("unknown launcher %q (want %s)", kind, Local)
+	}
+	if opts.StateDir == "" || opts.Build == "" || len(opts.Command) == 0 {
+		return nil, errors.New("launcher: state directory, build and agent command are required")
+	}
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 10 * time.Second
+	}
+	return &local{opts: opts}, nil
+}
+
+// Files of the agents' folder.
+const (
+	sockSuffix = ".sock"
+	pidSuffix  = ".pid"
+	// LogFile takes the standard output and error of every agent started
+	// here: they report there what they cannot send to fluxsched.
+	LogFile = "agent.log"
+)
+
+// helloTimeout bounds an agent's answer to hello: a live agent answers at
+// once, and a socket nobody serves must not hold the exec service up.
+const helloTimeout = 5 * time.Second
+
+// Dir is the agents' folder of a state directory.
+func Dir(stateDir string) string { return filepath.Join(stateDir, agentproto.Dir) }
+
+// SocketPath is where the agent of a build listens.
+func SocketPath(stateDir, build string) string {
+	return filepath.Join(Dir(stateDir), build+sockSuffix)
+}
+
+// Sockets lists the agent sockets of a state directory, sorted.
+func Sockets(stateDir string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(Dir(stateDir), "*"+sockSuffix))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+type local struct {
+	opts Options
+}
+
+func (l *local) Connect(ctx context.Context) ([]*Agent, error) {
+	dir := Dir(l.opts.StateDir)
+	if err := prepareDir(dir, l.opts.AllowGuest); err != nil {
+		return nil, err
+	}
+	socks, err := Sockets(l.opts.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("exec agents: %w", err)
+	}
+	var agents []*Agent
+	closeAll := func() {
+		for _, a := range agents {
+			a.Conn.Close()
+		}
+	}
+	for _, path := range socks {
+		a, err := Dial(ctx, path, l.opts.Build)
+		if err != nil {
+			// A socket nobody serves: its agent died. The next agent of
+			// its build replaces it; one of another build is for that
+			// agent to clean up (its journal is adopted by ours).
+			continue
+		}
+		agents = append(agents, a)
+	}
+	ours := slices.IndexFunc(agents, func(a *Agent) bool { return a.Hello.Build == l.opts.Build && !a.Hello.Retiring })
+	if ours < 0 {
+		a, err := l.start(ctx)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		agents = append(agents, a)
+		ours = len(agents) - 1
+	}
+	agents[0], agents[ours] = agents[ours], agents[0]
+	return agents, nil
+}
+
+// prepareDir makes the agents' folder, private to the instance owner,
+// or traversable when guests may reach their agent (the sockets check
+// who calls).
+func prepareDir(dir string, allowGuest bool) error {
+	mode := os.FileMode(0o700)
+	if allowGuest {
+		mode = 0o711
+	}
+	if err := os.MkdirAll(dir, mode); err != nil {
+		return fmt.Errorf("exec agents: %w", err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		return fmt.Errorf("exec agents: %w", err)
+	}
+	return nil
+}
+
+// start runs `COMMAND --state-dir DIR` in a session of its own, so that
+// it outlives fluxsched and its terminal, and waits until it answers.
+func (l *local) start(ctx context.Context) (*Agent, error) {
+	logPath := filepath.Join(Dir(l.opts.StateDir), LogFile)
+	logf, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("starting the exec agent: %w", err)
+	}
+	defer logf.Close()
+	argv := append(slices.Clone(l.opts.Command[1:]), "--state-dir", l.opts.StateDir)
+	cmd := exec.Command(l.opts.Command[0], argv...)
+	cmd.Stdout, cmd.Stderr = logf, logf // stdin: /dev/null
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the exec agent: %w", err)
+	}
+	exited := make(chan error, 1)
+	// Reaped here if it ends while fluxsched runs; it is not waited for
+	// otherwise.
+	go func() { exited <- cmd.Wait() }()
+
+	path := SocketPath(l.opts.StateDir, l.opts.Build)
+	deadline := time.Now().Add(l.opts.StartTimeout)
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		if a, err := Dial(ctx, path, l.opts.Build); err == nil {
+			return a, nil
+		}
+		select {
+		case err := <-exited:
+			return nil, fmt.Errorf("the exec agent exited at start (%v): %s", err, lastLine(logPath))
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the exec agent did not answer on %s within %s: %s", path, l.opts.StartTimeout, lastLine(logPath))
+		}
+	}
+}
+
+// lastLine is the end of the agents' log, which says why one failed.
+func lastLine(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no log"
+	}
+	s := strings.TrimSpace(string(b))
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s == "" {
+		return "nothing in " + path
+	}
+	return s
+}
+
+// Dial connects to the agent listening on path and says hello as the
+// given build.
+func Dial(ctx context.Context, path, build string) (*Agent, error) {
+	c, err := dial(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	conn := wire.NewLineConn(c, c, c.Close)
+	req, err := wire.NewRequest(agentproto.TopicHello, agentproto.HelloRequest{Build: build})
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	m, err := roundTrip(c, conn, req)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("exec agent %s: %w", path, err)
+	}
+	h, err := agentproto.DecodeHello(m)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("exec agent %s: %w", path, err)
+	}
+	return &Agent{Conn: conn, Hello: h, Name: path}, nil
+}
+
+func dial(ctx context.Context, path string) (*net.UnixConn, error) {
+	var d net.Dialer
+	ctx, cancel := context.WithTimeout(ctx, helloTimeout)
+	defer cancel()
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+// roundTrip sends a request and reads its answer within helloTimeout.
+func roundTrip(c *net.UnixConn, conn wire.Conn, req wire.Message) (wire.Message, error) {
+	if err := c.SetDeadline(time.Now().Add(helloTimeout)); err != nil {
+		return wire.Message{}, err
+	}
+	defer c.SetDeadline(time.Time{})
+	if err := conn.Send(req); err != nil {
+		return wire.Message{}, err
+	}
+	for {
+		m, err := conn.Recv()
+		if err == io.EOF {
+			return m, fmt.Errorf("%s: connection closed before the answer", req.Topic)
+		}
+		if err != nil {
+			return m, err
+		}
+		if m.Type == wire.Response && m.Topic == req.Topic {
+			return m, m.Err()
+		}
+	}
+}

@@ -1,0 +1,220 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// The test binary is also a fake agent, started by the launcher as
+// `BINARY --state-dir DIR` with FAKE_AGENT_BUILD set: it serves hello and
+// cancel on the build's socket until the state directory goes, and fails
+// at once when FAKE_AGENT_FAIL is set.
+func TestMain(m *testing.M) {
+	if build := os.Getenv("FAKE_AGENT_BUILD"); build != "" {
+		os.Exit(fakeAgent(build))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeAgent(build string) int {
+	if msg := os.Getenv("FAKE_AGENT_FAIL"); msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+		return 1
+	}
+	if len(os.Args) != 3 || os.Args[1] != "--state-dir" {
+		fmt.Fprintln(os.Stderr, "fake agent: bad arguments", os.Args)
+		return 2
+	}
+	ln, err := serveFake(os.Args[2], build)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake agent:", err)
+		return 1
+	}
+	defer ln.Close()
+	for {
+		if _, err := os.Stat(os.Args[2]); err != nil {
+			return 0
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// serveFake answers hello with the build, and cancel (of job 1 only)
+// by writing the id to DIR/cancelled.
+func serveFake(stateDir, build string) (net.Listener, error) {
+	ln, err := net.Listen("unix", SocketPath(stateDir, build))
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				conn := wire.NewLineConn(c, c, c.Close)
+				defer conn.Close()
+				for {
+					m, err := conn.Recv()
+					if err != nil {
+						return
+					}
+					switch m.Topic {
+					case agentproto.TopicHello:
+						r, _ := wire.NewResponse(m.Topic, agentproto.Hello{Build: build, PID: os.Getpid(), Running: []fluid.ID{}, Ended: []fluid.ID{}})
+						conn.Send(r)
+					case agentproto.TopicCancel:
+						var cl agentproto.Cancel
+						wire.Decode(m, &cl, "id")
+						if cl.ID != 1 {
+							conn.Send(wire.NewError(m.Topic, 2, "no such job"))
+							continue
+						}
+						f, _ := os.OpenFile(filepath.Join(stateDir, "cancelled"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+						fmt.Fprintf(f, "%s %d\n", build, cl.ID)
+						f.Close()
+						r, _ := wire.NewResponse(m.Topic, nil)
+						conn.Send(r)
+					}
+				}
+			}()
+		}
+	}()
+	return ln, nil
+}
+
+func newLocal(t *testing.T, dir, build string) Launcher {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_AGENT_BUILD", build)
+	l, err := New(Local, Options{StateDir: dir, Build: build, Command: []string{self}, StartTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// stateDir is a state directory whose removal ends the fake agents.
+func stateDir(t *testing.T) string {
+	dir := t.TempDir()
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// No agent answers: one of this build is started, in a session of its
+// own, and a later Connect finds it rather than starting another.
+func TestStartsAgent(t *testing.T) {
+	dir := stateDir(t)
+	l := newLocal(t, dir, "b1")
+	agents, err := l.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(agents) != 1 || agents[0].Hello.Build != "b1" {
+		t.Fatalf("agents = %+v", agents)
+	}
+	pid := agents[0].Hello.PID
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Errorf("agent %d is in session %d (%v), want its own", pid, sid, err)
+	}
+	agents[0].Conn.Close()
+	if fi, err := os.Stat(Dir(dir)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("agent folder: %v %v, want mode 0700", fi.Mode(), err)
+	}
+	again, err := l.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 1 || again[0].Hello.PID != pid {
+		t.Fatalf("second connect = %+v, want agent %d again", again, pid)
+	}
+	again[0].Conn.Close()
+}
+
+// An agent of another build is returned after this build's, which is
+// started; a socket nobody serves is passed over.
+func TestOtherBuildAndStaleSocket(t *testing.T) {
+	dir := stateDir(t)
+	if err := os.MkdirAll(Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old, err := serveFake(dir, "old")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	stale, err := net.Listen("unix", SocketPath(dir, "dead"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close()
+
+	agents, err := newLocal(t, dir, "new").Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var builds []string
+	for _, a := range agents {
+		builds = append(builds, a.Hello.Build)
+		a.Conn.Close()
+	}
+	if strings.Join(builds, " ") != "new old" {
+		t.Fatalf("builds = %v, want [new old]", builds)
+	}
+}
+
+// An agent that cannot start says why, from its log.
+func TestAgentFailsToStart(t *testing.T) {
+	dir := stateDir(t)
+	t.Setenv("FAKE_AGENT_FAIL", "cannot lock the journal")
+	_, err := newLocal(t, dir, "b1").Connect(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "cannot lock the journal") {
+		t.Fatalf("Connect = %v, want the agent's last words", err)
+	}
+}
+
+// Cancel reaches every agent; one that does not hold the job refuses,
+// which is no error.
+func TestCancel(t *testing.T) {
+	dir := stateDir(t)
+	if err := os.MkdirAll(Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"a", "b"} {
+		ln, err := serveFake(dir, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+	}
+	if err := Cancel(context.Background(), dir, []fluid.ID{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "cancelled"))
+	if string(b) != "a 1\nb 1\n" {
+		t.Fatalf("cancelled = %q", b)
+	}
+}
+
+func TestUnknownLauncher(t *testing.T) {
+	if _, err := New("ssh", Options{StateDir: "/x", Build: "b", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), `unknown launcher "ssh"`) {
+		t.Fatalf("New = %v", err)
+	}
+}
