@@ -11,24 +11,32 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// statFields returns the fields of /proc/PID/stat from field 3 (state) on:
+// the command name (field 2) may hold anything, so they are read after its
+// last ')'. Field N is at index N-3; at least n of them are there.
+func statFields(pid, n int) ([][]byte, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	var f [][]byte
+	if i >= 0 {
+		f = bytes.Fields(b[i+1:])
+	}
+	if len(f) < n {
+		return nil, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	return f, nil
+}
+
 // startTime returns field 22 of /proc/PID/stat: when the process started,
 // in clock ticks since boot, which tells a process from a later one that
 // got its pid.
 func startTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := statFields(pid, 20)
 	if err != nil {
 		return 0, err
-	}
-	// The command name (field 2) may hold anything: the fields that
-	// follow start after its last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	f := bytes.Fields(b[i+1:])
-	// After the name: field 3 (state) is f[0], so field 22 is f[19].
-	if len(f) < 20 {
-		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	return strconv.ParseUint(string(f[19]), 10, 64)
 }
@@ -61,34 +69,18 @@ func orphans() []int {
 
 // parentOf returns field 4 of /proc/PID/stat.
 func parentOf(pid int) (int, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := statFields(pid, 2)
 	if err != nil {
 		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 2 {
-		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	return strconv.Atoi(string(f[1]))
 }
 
 // groupAndSession returns fields 5 and 6 of /proc/PID/stat.
 func groupAndSession(pid int) (pgrp, sid int, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	f, err := statFields(pid, 4)
 	if err != nil {
 		return 0, 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 4 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
 	}
 	pgrp, err = strconv.Atoi(string(f[2]))
 	if err == nil {
