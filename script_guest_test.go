@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/fluxq/fluxq/internal/peercred"
 )
 
 // guestProbe is the testscripts' misbehaving client (guest_*.txtar): it
@@ -243,19 +243,9 @@ func serverPID(path string) (int, error) {
 		return 0, err
 	}
 	defer c.Close()
-	raw, err := c.SyscallConn()
+	cred, err := peercred.Of(c)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if cerr != nil {
-		return 0, cerr
 	}
 	return int(cred.Pid), nil
 }

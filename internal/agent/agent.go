@@ -38,6 +38,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
+	"github.com/fluxq/fluxq/internal/peercred"
 	"github.com/fluxq/fluxq/internal/runner"
 )
 
@@ -372,19 +373,9 @@ func (a *Agent) accept() {
 }
 
 func peerUID(c *net.UnixConn) (uint32, error) {
-	raw, err := c.SyscallConn()
+	cred, err := peercred.Of(c)
 	if err != nil {
 		return 0, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return 0, err
-	}
-	if cerr != nil {
-		return 0, cerr
 	}
 	return cred.Uid, nil
 }

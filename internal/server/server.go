@@ -24,6 +24,7 @@ import (
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/peercred"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -151,20 +152,9 @@ type peer struct {
 }
 
 func credentials(c *net.UnixConn) (peer, error) {
-	raw, err := c.SyscallConn()
+	cred, err := peercred.Of(c)
 	if err != nil {
 		return peer{}, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	})
-	if err != nil {
-		return peer{}, err
-	}
-	if cerr != nil {
-		return peer{}, cerr
 	}
 	return peer{uid: cred.Uid, pid: cred.Pid}, nil
 }
