@@ -66,7 +66,7 @@ func TestScripts(t *testing.T) {
 }
 
 // cmdExits runs a command and checks its exact exit status, which the
-// built-in `exec` cannot: CLI.md makes exit codes a contract.
+// built-in `exec` cannot: docs/cli.md makes exit codes a contract.
 //
 //	exits 2 fluxq --nosuch
 func cmdExits(ts *testscript.TestScript, neg bool, args []string) {

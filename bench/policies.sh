@@ -3,9 +3,10 @@
 # public SWF traces (hpc2n-excerpt on 120 nodes x 2 cores, lublin_256 on
 # 256 x 1) under fcfs, easy and conservative, as a markdown table on
 # stdout, with how long each replay took.
-# Usage: bench/policies.sh [TRACE_DIR]   (default ../shared/data/swf)
+# Usage: bench/policies.sh [TRACE_DIR]   (default: testdata/swf, the
+# repository's copies; see testdata/swf/SOURCE.md)
 source "$(dirname "$0")/lib.sh"
-dir=${1:-../shared/data/swf}
+dir=${1:-testdata/swf} # lib.sh has made the repository the working directory
 field() { sed -E "s/.*\"$1\":([-0-9.e+]+).*/\1/" <<<"$2"; }
 echo "| trace | machine | policy | jobs | makespan (s) | utilization | mean wait (s) | mean bounded slowdown | replay (s) |"
 echo "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"

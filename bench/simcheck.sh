@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Checks `fluxsched sim` against bench/simref, an independent implementation
-# of design/SIMULATION.md: the same traces and policies through both, and the
+# of docs/simulation.md: the same traces and policies through both, and the
 # --schedule-out files compared byte for byte. One line per run; exit 1 if
 # any schedule differs (or a run fails).
 #
 #   SWF_DIR    where hpc2n-excerpt.swf and lublin_256.swf are
-#              (default /work/shared/data/swf)
+#              (default testdata/swf, the repository's copies)
 #   FLUXSCHED  a fluxsched to check instead of building ./cmd/fluxsched;
 #              FLUXSCHED=<simref binary> checks this script against simref.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swf=${SWF_DIR:-/work/shared/data/swf}
+swf=${SWF_DIR:-testdata/swf}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,5 +1,5 @@
 // Command simref is an independent reference implementation of
-// design/SIMULATION.md, written from that page alone (and the `fluxsched sim`
+// docs/simulation.md, written from that page alone (and the `fluxsched sim`
 // flags of design/CLI.md), to check `fluxsched sim` schedule for schedule:
 //
 //	go run ./bench/simref --trace FILE.swf --cores N --policy fcfs|easy|hybrid|conservative
@@ -10,7 +10,7 @@
 // the page's shadow time and extra cores, not as a case of the profile code
 // of conservative and hybrid, so each formulation checks the other.
 //
-// Readings chosen where SIMULATION.md is silent or ambiguous:
+// Readings chosen where docs/simulation.md is silent or ambiguous:
 //
 //   - Comments: ";" starts a comment running to the end of the line; a line
 //     that is blank once the comment is cut is no record. Every other line is
@@ -49,7 +49,7 @@
 //     --reservation-depth defaults to 64 and is ignored by the other policies.
 //   - Output: schedule lines are compact JSON as encoding/json writes them,
 //     keys in the order id, submit, start, end, cores. The summary object has
-//     the keys in the order SIMULATION.md lists them; utilization is 0 when
+//     the keys in the order docs/simulation.md lists them; utilization is 0 when
 //     the makespan is 0 (every started job ran 0 s).
 //   - For use as a drop-in `fluxsched` in bench/simcheck.sh's self-test, a
 //     leading "sim" argument is ignored and --nodes N --cores-per-node C may
@@ -78,7 +78,7 @@ type config struct {
 	json         bool
 }
 
-// summary is the --json object of SIMULATION.md.
+// summary is the --json object of docs/simulation.md.
 type summary struct {
 	Jobs                int     `json:"jobs"`
 	Skipped             int     `json:"skipped"`

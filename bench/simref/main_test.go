@@ -42,17 +42,17 @@ func TestParseLine(t *testing.T) {
 		{"comment", "; Version: 2.2", record{}, false},
 		{"blank", "   \t ", record{}, false},
 		{"full", "7 100 5 60 4 59 -1 4 120 -1 1 1", record{line: 3, id: 7, submit: 100, run: 60, req: 120, cores: 4}, true},
-		// SIMULATION.md: cores = field 8, else field 5; requested time =
+		// docs/simulation.md: cores = field 8, else field 5; requested time =
 		// field 9, else field 4.
 		{"unknown field 8 and 9", "7 100 5 60 4 59 -1 -1 -1", record{line: 3, id: 7, submit: 100, run: 60, req: 60, cores: 4}, true},
 		{"field 8 zero is unknown", "7 100 5 60 4 59 -1 0 0", record{line: 3, id: 7, submit: 100, run: 60, req: 60, cores: 4}, true},
 		{"field 8 wins over 5", "7 100 5 60 4 59 -1 8 90", record{line: 3, id: 7, submit: 100, run: 60, req: 90, cores: 8}, true},
-		// SIMULATION.md: each field is truncated toward zero.
+		// docs/simulation.md: each field is truncated toward zero.
 		{"decimals truncated", "7.9 100.7 5 60.99 4 552.21 -1 4.5 120.2", record{line: 3, id: 7, submit: 100, run: 60, req: 120, cores: 4}, true},
 		{"negative decimal truncates to zero", "7 -0.5 5 -0.9 4 1 -1 4 10", record{line: 3, id: 7, submit: 0, run: 0, req: 10, cores: 4}, true},
 		{"exponent", "7 1e2 5 60 4 1 -1 4 1.2e2", record{line: 3, id: 7, submit: 100, run: 60, req: 120, cores: 4}, true},
 		{"trailing comment", "7 100 5 60 4 59 -1 4 120 ; note", record{line: 3, id: 7, submit: 100, run: 60, req: 120, cores: 4}, true},
-		// SIMULATION.md: cores <= 0, submit < 0 or run time < 0 is skipped.
+		// docs/simulation.md: cores <= 0, submit < 0 or run time < 0 is skipped.
 		{"no cores skipped", "7 100 5 60 -1 59 -1 -1 120", record{line: 3, id: 7, submit: 100, run: 60, req: 120, cores: -1, skipped: true}, true},
 		{"negative submit skipped", "7 -1 5 60 4 59 -1 4 120", record{line: 3, id: 7, submit: -1, run: 60, req: 120, cores: 4, skipped: true}, true},
 		{"negative run skipped", "7 100 5 -1 4 59 -1 4 120", record{line: 3, id: 7, submit: 100, run: -1, req: 120, cores: 4, skipped: true}, true},
@@ -179,7 +179,7 @@ func TestReplay(t *testing.T) {
 			[]scheduleLine{at(1, 0, 0, 10, 3), at(2, 1, 51, 61, 4), at(3, 1, 1, 51, 1)}},
 		{"conservative profile uses requested time", estimates, 4, policyConservative, 64,
 			[]scheduleLine{at(1, 0, 0, 10, 3), at(2, 1, 51, 61, 4), at(3, 1, 1, 51, 1)}},
-		// SIMULATION.md: at one instant, ends free cores before submissions
+		// docs/simulation.md: at one instant, ends free cores before submissions
 		// are queued; queue order is submit, job number, trace position.
 		{"ends before submissions, then job number", trace(
 			swfJob{id: 1, submit: 0, run: 10, cores: 2, req: 10},
@@ -189,13 +189,13 @@ func TestReplay(t *testing.T) {
 			swfJob{id: 4, submit: 20, run: 7, cores: 2, req: 7},
 		), 2, policyFCFS, 64,
 			[]scheduleLine{at(1, 0, 0, 10, 2), at(2, 10, 10, 15, 2), at(5, 20, 32, 37, 2), at(4, 20, 20, 25, 2), at(4, 20, 25, 32, 2)}},
-		// SIMULATION.md: a job over its requested time is killed then.
+		// docs/simulation.md: a job over its requested time is killed then.
 		{"timeout at the requested time", trace(
 			swfJob{id: 1, submit: 0, run: 20, cores: 1, req: 10},
 			swfJob{id: 2, submit: 0, run: 5, cores: 1, req: 5},
 		), 1, policyFCFS, 64,
 			[]scheduleLine{at(1, 0, 0, 10, 1), at(2, 0, 10, 15, 1)}},
-		// SIMULATION.md: a job with run time 0 frees its cores at once and
+		// docs/simulation.md: a job with run time 0 frees its cores at once and
 		// the scheduler makes another pass at the same instant.
 		{"run time 0 fcfs", trace(
 			swfJob{id: 1, submit: 0, run: 0, cores: 2, req: 100},
@@ -209,7 +209,7 @@ func TestReplay(t *testing.T) {
 			[]scheduleLine{at(1, 0, 0, 0, 2), at(2, 0, 0, 5, 2)}},
 		{"requested time 0", "1 0 -1 0 2 -1 -1 2 -1\n2 0 -1 0 2 -1 -1 2 -1\n", 2, policyConservative, 64,
 			[]scheduleLine{at(1, 0, 0, 0, 2), at(2, 0, 0, 0, 2)}},
-		// SIMULATION.md: time zero is the smallest submit among jobs not
+		// docs/simulation.md: time zero is the smallest submit among jobs not
 		// skipped; denied jobs count but leave no mark.
 		{"time zero and denial", trace(
 			swfJob{id: 1, submit: -5, run: 10, cores: 1, req: 10},
@@ -293,7 +293,7 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-// bundled are the traces of the check, when this machine has them.
+// bundled are the traces of the check: the repository's copies.
 var bundled = []struct {
 	name  string
 	cores int64
@@ -303,25 +303,28 @@ var bundled = []struct {
 	{"edge", 8},
 }
 
-// swfPath finds a trace: edge is ours, the others are shared data.
+// swfPath finds a trace: edge is ours, the others are the public traces
+// in the repository's testdata/swf (see its SOURCE.md), or in SWF_DIR. A
+// missing trace fails the test: it is never a reason to pass quietly.
 func swfPath(t testing.TB, name string) string {
+	t.Helper()
 	if name == "edge" {
 		return filepath.Join("testdata", "edge.swf")
 	}
 	dir := os.Getenv("SWF_DIR")
 	if dir == "" {
-		dir = "/work/shared/data/swf"
+		dir = filepath.Join("..", "..", "testdata", "swf")
 	}
 	p := filepath.Join(dir, name+".swf")
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("no trace %s: %v", p, err)
+		t.Fatalf("no trace %s: %v", p, err)
 	}
 	return p
 }
 
 // TestBundledTraces checks rules every schedule must keep, on the real
 // traces, and that EASY written with shadow time and extra cores agrees
-// with hybrid at depth 1 written with a profile (SIMULATION.md: "D = 1 is
+// with hybrid at depth 1 written with a profile (docs/simulation.md: "D = 1 is
 // easy").
 func TestBundledTraces(t *testing.T) {
 	for _, tr := range bundled {

@@ -80,7 +80,7 @@ func simulate(jobs []*job, total int64, policy string, depth int) error {
 			t = arrivals[next].submit
 		}
 		m.now = t
-		// SIMULATION.md: at one instant, ends first, then submissions, then
+		// docs/simulation.md: at one instant, ends first, then submissions, then
 		// one pass.
 		m.freeEnded()
 		var batch []*job
@@ -184,7 +184,7 @@ func (m *machine) passFCFS() []*job {
 	return started
 }
 
-// passEASY is EASY backfilling worded as SIMULATION.md words it: the head's
+// passEASY is EASY backfilling worded as docs/simulation.md words it: the head's
 // shadow time and extra cores, then one scan of the rest of the queue.
 func (m *machine) passEASY() []*job {
 	var started []*job

@@ -37,7 +37,7 @@ var swfField = map[int]string{
 }
 
 // parseSWF reads every job record of an SWF trace and applies the input
-// rules of SIMULATION.md that depend on one record alone (defaults and
+// rules of docs/simulation.md that depend on one record alone (defaults and
 // skipping); denial and time zero need the machine and the whole trace.
 func parseSWF(r io.Reader) ([]record, error) {
 	br := bufio.NewReader(r)

@@ -23,7 +23,7 @@ type Client interface {
 	// Submit stores jobs (all or none) and returns their ids.
 	Submit(ctx context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 	// Jobs lists job summaries, newest first within each group as
-	// CLI.md orders them.
+	// docs/cli.md orders them.
 	Jobs(ctx context.Context, q JobsQuery) ([]ops.Summary, error)
 	// Job returns one job whole.
 	Job(ctx context.Context, id fluid.ID) (*JobInfo, error)
@@ -128,6 +128,6 @@ type JobInfo struct {
 // Errors every implementation returns the same way.
 var (
 	// ErrUnavailable: the instance could not be reached within the
-	// timeout (CLI.md exit 69).
+	// timeout (docs/cli.md exit 69).
 	ErrUnavailable = errors.New("instance unavailable")
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 )
 
-// The files of an instance's state directory (ARCHITECTURE.md).
+// The files of an instance's state directory (docs/architecture.md).
 const (
 	StoreFile  = "fluxq.db"
 	SocketFile = "fluxsched.sock"

@@ -88,7 +88,7 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 	return out, nil
 }
 
-// SortJobs orders a listing as CLI.md says: pending by priority, then id;
+// SortJobs orders a listing as docs/cli.md says: pending by priority, then id;
 // running by start, newest first; inactive by end, newest first.
 func SortJobs(js []ops.Summary) {
 	group := func(s *ops.Summary) int {

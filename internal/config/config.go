@@ -31,7 +31,7 @@ type Config struct {
 	Policy queue.Policy            `toml:"policy"`
 	Queues map[string]queue.Config `toml:"queues"`
 
-	// Reservation is the [reservation] table (RESERVATIONS.md decision 13).
+	// Reservation is the [reservation] table (docs/reservations.md decision 13).
 	Reservation Reservation `toml:"reservation"`
 
 	// QueueSet is Policy and Queues, checked and compiled by Load.

@@ -17,7 +17,7 @@ import (
 	"github.com/fluxq/fluxq/internal/store"
 )
 
-// Exception types raised by the reservation rules (RESERVATIONS.md
+// Exception types raised by the reservation rules (docs/reservations.md
 // decisions 1 and 8).
 const (
 	ExceptionNodeDeparted = "node-departed"

@@ -18,12 +18,18 @@ import (
 func FuzzParseJobspec(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(typicalJobspec))
-	for _, glob := range []string{"testdata/rfc/*/*.yaml", sharedVectors + "/*/*.yaml"} {
+	// The seeds are part of the repository: none missing goes unnoticed.
+	for _, glob := range []string{"testdata/rfc/*/*.yaml", fluxCoreVectors + "/*/*.yaml"} {
 		files, _ := filepath.Glob(glob)
+		if len(files) == 0 {
+			f.Fatalf("no seed matches %s", glob)
+		}
 		for _, file := range files {
-			if data, err := os.ReadFile(file); err == nil {
-				f.Add(data)
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
 			}
+			f.Add(data)
 		}
 	}
 	for _, s := range []string{

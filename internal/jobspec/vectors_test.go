@@ -11,21 +11,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// sharedVectors is the jobspec test corpus shared by the fluxq packages
-// (flux-core's t/jobspec), beside the repository in CI (X/main, X/shared).
-const sharedVectors = "../../../shared/data/jobspec"
+// fluxCoreVectors is flux-core's jobspec test corpus (t/jobspec), copied
+// into the repository's testdata/jobspec (see its SOURCE.md).
+const fluxCoreVectors = "../../testdata/jobspec"
 
-// TestSharedVectors names every file of the shared corpus with its
-// verdict: "" accepts, anything else is a substring of the rejection.
-func TestSharedVectors(t *testing.T) {
-	if _, err := os.Stat(sharedVectors); err != nil {
-		// CI always has shared/ beside the repository: there a missing
-		// corpus is a failure, not a reason to pass quietly.
-		if os.Getenv("CI") != "" {
-			t.Fatalf("shared vectors not found at %s: %v", sharedVectors, err)
-		}
-		t.Skipf("shared vectors not found at %s: %v", sharedVectors, err)
-	}
+// TestFluxCoreVectors names every file of flux-core's corpus with its
+// verdict: "" accepts, anything else is a substring of the rejection. A
+// missing file or folder fails: the corpus is part of the repository.
+func TestFluxCoreVectors(t *testing.T) {
 	const (
 		ranges    = "jobspec V1 does not allow count ranges"
 		inSlots   = "jobspec V1 does not allow nodes inside slots"
@@ -150,7 +143,7 @@ func TestSharedVectors(t *testing.T) {
 
 	var found []string
 	for _, dir := range []string{"valid_v1", "valid", "invalid_v1", "invalid"} {
-		entries, err := os.ReadDir(filepath.Join(sharedVectors, dir))
+		entries, err := os.ReadDir(filepath.Join(fluxCoreVectors, dir))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +153,7 @@ func TestSharedVectors(t *testing.T) {
 	}
 	for name := range want {
 		if !slices.Contains(found, name) {
-			t.Errorf("%s: in the table but not in %s", name, sharedVectors)
+			t.Errorf("%s: in the table but not in %s", name, fluxCoreVectors)
 		}
 	}
 	for _, name := range found {
@@ -169,7 +162,7 @@ func TestSharedVectors(t *testing.T) {
 			if !ok {
 				t.Fatalf("new vector %s: add its verdict to the table", name)
 			}
-			data, err := os.ReadFile(filepath.Join(sharedVectors, name))
+			data, err := os.ReadFile(filepath.Join(fluxCoreVectors, name))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -202,7 +202,7 @@ func NodeShape(inv *rset.R) (cores, gpus string) {
 	return nodes[0].Cores.String(), nodes[0].GPUs.String()
 }
 
-// Identify says who is calling (CLI.md "Who is asking"): a process inside
+// Identify says who is calling (docs/cli.md "Who is asking"): a process inside
 // a running job, verified by the job's cgroup (runner.InJob), is that job;
 // the instance owner with --as-scheduler is the scheduler; anyone else is
 // the tool tool:USER. claim is the caller's FLUXQ_JOB_ID, pid its process.

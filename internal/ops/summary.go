@@ -12,7 +12,7 @@ import (
 )
 
 // Summary is a job as listings show it: the fields of `fluxq jobs --json`
-// (CLI.md) that the store can know. Kept beside the eventlog and refreshed
+// (docs/cli.md) that the store can know. Kept beside the eventlog and refreshed
 // with every event, so listing 100,000 jobs reads one small record each
 // instead of replaying 100,000 eventlogs.
 type Summary struct {
@@ -48,7 +48,7 @@ type Summary struct {
 	Usage *execproto.Usage `json:"usage,omitempty"`
 }
 
-// Exception is the summary of a job's exception (CLI.md's shape).
+// Exception is the summary of a job's exception (docs/cli.md's shape).
 type Exception struct {
 	Occurred bool    `json:"occurred"`
 	Type     string  `json:"type"`

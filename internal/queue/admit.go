@@ -139,7 +139,7 @@ func (q *Queue) allows(u User) bool {
 }
 
 // checkLimits applies policy.limits to the job (flux-core's limit-duration
-// and limit-job-size plugins, with CLI.md's wording).
+// and limit-job-size plugins, with docs/cli.md's wording).
 func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 	suffix := ""
 	if q.Name != "" {

@@ -127,7 +127,7 @@ func TestAdmit(t *testing.T) {
 			want: want{err: "Invalid queue 'batch' specified"},
 		},
 		{
-			// CLI.md: a rejection is one line; the name is escaped.
+			// docs/cli.md: a rejection is one line; the name is escaped.
 			name: "unknown queue with a control character",
 			set:  named, user: carol,
 			opts: jobspec.Options{Queue: "no\nsuch\x01"},
@@ -261,7 +261,7 @@ func TestAdmit(t *testing.T) {
 
 		// Duration: defaults, then limits.
 		{
-			// CLI.md: "requested duration (2h) exceeds policy limit of 1h
+			// docs/cli.md: "requested duration (2h) exceeds policy limit of 1h
 			// for queue batch".
 			name: "duration over the limit",
 			set:  named, user: carol,
@@ -578,7 +578,7 @@ func TestAdmitDoesNotChangeTheSet(t *testing.T) {
 	}
 }
 
-// A rejection is shown to the user on one line (CLI.md: "A rejected
+// A rejection is shown to the user on one line (docs/cli.md: "A rejected
 // submission prints one line on stderr"), whatever the jobspec holds.
 func TestAdmitRejectionOneLine(t *testing.T) {
 	set := mustCompile(t, admitTables())

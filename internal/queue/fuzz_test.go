@@ -25,7 +25,7 @@ const (
 
 // FuzzAdmit: for any jobspec Parse accepts, under any of a few queue
 // configurations, states and users, Admit never panics; a rejection is
-// ErrRejected with a one-line message (CLI.md prints it as one line); an
+// ErrRejected with a one-line message (docs/cli.md prints it as one line); an
 // admitted jobspec is in a queue that exists and is enabled, within that
 // queue's limits, carries its requires, and marshals to a jobspec that
 // parses again to the same queue, duration and constraints.

@@ -14,7 +14,7 @@ func TestInitial(t *testing.T) {
 		named bool
 		want  State
 	}{
-		// CLI.md: "Named queues start enabled and stopped, as in Flux; the
+		// docs/cli.md: "Named queues start enabled and stopped, as in Flux; the
 		// anonymous queue starts enabled and started."
 		{"named", true, State{Enabled: true}},
 		{"anonymous", false, State{Enabled: true, Started: true, CheckpointStarted: true}},
@@ -50,7 +50,7 @@ func TestStateCommands(t *testing.T) {
 		wantRestart State // the state after a restart
 	}{
 		{
-			// CLI.md: disable's default reason is "disabled by administrator".
+			// docs/cli.md: disable's default reason is "disabled by administrator".
 			name:        "disable without a reason",
 			named:       true,
 			ops:         []op{enable(false, "")},
@@ -255,7 +255,7 @@ func TestScheduling(t *testing.T) {
 			wantReason: "admin hold", wantLine: "Scheduling is stopped: admin hold",
 		},
 		{
-			// CLI.md: "expedite: Scheduling is stopped: parent queue 'batch'
+			// docs/cli.md: "expedite: Scheduling is stopped: parent queue 'batch'
 			// is stopped" — a virtual queue runs only while its parent does.
 			name: "parent stopped", set: named, queue: "expedite",
 			states:     map[string]State{"expedite": started(), "batch": stopped("admin hold")},
@@ -369,7 +369,7 @@ func TestLookup(t *testing.T) {
 		{name: "named, all", set: named, all: true, want: []string{"batch", "debug"}},
 		{name: "named, all wins over a name", set: named, queue: "debug", all: true, want: []string{"batch", "debug"}},
 		{
-			// CLI.md: with named queues and neither QUEUE nor --all.
+			// docs/cli.md: with named queues and neither QUEUE nor --all.
 			name: "named, none given", set: named,
 			wantErr: "Named queues are defined. Specify a queue or use --all.",
 		},

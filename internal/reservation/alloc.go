@@ -91,7 +91,7 @@ func (c *Change) merge(o Change) {
 }
 
 // Allocate serves an allocation request from who at time now. It checks
-// everything first, in RESERVATIONS.md decision 7's order (unsupported
+// everything first, in docs/reservations.md decision 7's order (unsupported
 // inheritance, an application naming a target, an extend or release that
 // names nothing, an unknown allocation, a requester that is not an owner,
 // too few nodes), so a rejection changes nothing and its status is the
@@ -330,7 +330,7 @@ func (s *State) release(req Request, who Requester, now float64) (Change, error)
 	return ch, nil
 }
 
-// pick chooses the nodes a request gets (RESERVATIONS.md decision 2):
+// pick chooses the nodes a request gets (docs/reservations.md decision 2):
 // named ones, or free spares first, then idle default-session nodes, in
 // rank order. The first startup node never leaves the default session.
 func (s *State) pick(req Request) ([]int, error) {

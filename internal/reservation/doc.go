@@ -1,6 +1,7 @@
 // Package reservation holds the rules of node reservation and session
-// targeting (shared/specs/node-reservation-session-targeting.txt, read as
-// shared/design/RESERVATIONS.md decides) as pure functions over a State:
+// targeting (the PMIx node-reservation and session-targeting
+// specification, read as docs/reservations.md decides) as pure functions
+// over a State:
 // which session an allocation joins, new versus extend, owner sets and
 // their growth by spawn, derived children, the four inheritance
 // dispositions, the unconditional triggers, the targeting checks and the

@@ -52,7 +52,7 @@ func (s *State) warnAt(r *Reservation) (float64, bool) {
 // Tick does what is due at now: the warnings whose threshold has come
 // (the scheduler's PMIX_ALLOC_TIMEOUT_WARNING, for the caller to relay)
 // and the expiries, each a scheduler reclaim that returns the nodes
-// (RESERVATIONS.md decision 11). A warning changes nothing else.
+// (docs/reservations.md decision 11). A warning changes nothing else.
 func (s *State) Tick(now float64) ([]Warning, Change) {
 	var warns []Warning
 	var ch Change
@@ -91,7 +91,7 @@ func (s *State) Delivered(w Warning, ok bool) {
 }
 
 // JobEnded applies the namespace-termination dispositions for job id,
-// which has just reached INACTIVE (RESERVATIONS.md decision 9); jobs says
+// which has just reached INACTIVE (docs/reservations.md decision 9); jobs says
 // which other jobs are still alive. A NONE or DEFAULT reservation ends
 // at its owning namespace's end; a CHILD or CHILD_DEFAULT one once the
 // owner has ended and no derived child is alive (a tool owner never ends,

@@ -123,7 +123,7 @@ func TestDecisionTable(t *testing.T) {
 	}
 }
 
-// TestPick checks which nodes a request gets (RESERVATIONS.md decision 2:
+// TestPick checks which nodes a request gets (docs/reservations.md decision 2:
 // "-N K takes free spare nodes first, then idle default-session startup
 // nodes, lowest names first; --nodelist names them. Too few:
 // PMIX_ERR_OUT_OF_RESOURCE (29), nothing changes"; decision 1: "The first
@@ -189,7 +189,7 @@ func TestPick(t *testing.T) {
 // the existing reservation named by the request's PMIX_ALLOC_ID ... or
 // PMIX_ALLOC_REQ_ID ...; it must carry at least one, and succeeds only when
 // the requester's namespace owns the named reservation"; and
-// RESERVATIONS.md: alloc ids "r1, r2, ... never reused".
+// docs/reservations.md: alloc ids "r1, r2, ... never reused".
 func TestNewVersusExtend(t *testing.T) {
 	s := newTestState(t, Support{})
 	r1 := mustAlloc(t, s, Request{Op: OpNew, Count: 1, ReqID: "mine"}, app(jobA), 1).Reservation
@@ -566,7 +566,7 @@ func TestDispositionOwnerWithoutChildren(t *testing.T) {
 
 // TestDerivedChildrenDepth checks spec "a derived child is ... any
 // namespace reachable by following the spawn relationship from the owning
-// namespace to arbitrary depth" (RESERVATIONS.md decision 5), including
+// namespace to arbitrary depth" (docs/reservations.md decision 5), including
 // descendants that existed before the reservation was created.
 func TestDerivedChildrenDepth(t *testing.T) {
 	s := newTestState(t, Support{})
@@ -596,7 +596,7 @@ func TestDerivedChildrenDepth(t *testing.T) {
 	}
 }
 
-// TestToolOwnedChild checks RESERVATIONS.md decision 5: "A tool owner never
+// TestToolOwnedChild checks docs/reservations.md decision 5: "A tool owner never
 // terminates, so for a tool-owned reservation CHILD fires when the last
 // derived child ends (if there ever was one)".
 func TestToolOwnedChild(t *testing.T) {
@@ -761,7 +761,7 @@ func TestTeardownSendsEverySpareBack(t *testing.T) {
 }
 
 // TestTargeting checks spec "Spawn targeting behavior" and "Ownership
-// model", with RESERVATIONS.md decisions 4 and 6.
+// model", with docs/reservations.md decisions 4 and 6.
 func TestTargeting(t *testing.T) {
 	// r1: A's. r2: A's. r3: bob's, shared. r4: A's, ended.
 	setup := func(t *testing.T) *State {
@@ -873,7 +873,7 @@ func TestOwnershipGrowth(t *testing.T) {
 	}
 }
 
-// TestTargetsLost checks RESERVATIONS.md decision 8: "A pending job whose
+// TestTargetsLost checks docs/reservations.md decision 8: "A pending job whose
 // targets have all ended fails ... One that also targets default stays".
 func TestTargetsLost(t *testing.T) {
 	s := newTestState(t, Support{})
@@ -898,7 +898,7 @@ func TestTargetsLost(t *testing.T) {
 	}
 }
 
-// TestWarnings checks spec "Allocation timeout warning" and RESERVATIONS.md
+// TestWarnings checks spec "Allocation timeout warning" and docs/reservations.md
 // decision 10.
 func TestWarnings(t *testing.T) {
 	s := newTestState(t, Support{})
@@ -1035,7 +1035,7 @@ func TestExtendTime(t *testing.T) {
 }
 
 // TestBackwardCompatibility checks spec "Backward compatibility", switch by
-// switch (RESERVATIONS.md decision 13).
+// switch (docs/reservations.md decision 13).
 func TestBackwardCompatibility(t *testing.T) {
 	off := func(a Attr) Support { return Support{Unsupported: map[Attr]bool{a: true}} }
 	t.Run("alloc-target", func(t *testing.T) {
@@ -1152,7 +1152,7 @@ func TestParseUnsupported(t *testing.T) {
 	}
 }
 
-// TestSpares checks AddSpares and RemoveNodes (RESERVATIONS.md decision 1).
+// TestSpares checks AddSpares and RemoveNodes (docs/reservations.md decision 1).
 func TestSpares(t *testing.T) {
 	s := newTestState(t, Support{})
 	got, err := s.AddSpares([]string{"s6", "s7"})

@@ -12,7 +12,7 @@ type Spawn struct {
 	// absent.
 	Targets []string
 	// ParentTargets are the targets of the requesting job, for an
-	// application's untargeted job (RESERVATIONS.md decision 6).
+	// application's untargeted job (docs/reservations.md decision 6).
 	ParentTargets []string
 }
 
@@ -83,7 +83,7 @@ func (s *State) sessionOf(r *Reservation) string {
 // reservation it was spawned into (ownership is not transitive: only
 // those), and becomes a derived child of every live reservation whose
 // owning namespace or derived child is its parent, or that it was spawned
-// into (RESERVATIONS.md decisions 4 and 5). parent is 0 for a tool's job.
+// into (docs/reservations.md decisions 4 and 5). parent is 0 for a tool's job.
 func (s *State) Accepted(id, parent fluid.ID, into []string) {
 	for _, rid := range s.order {
 		r := s.res[rid]
@@ -105,7 +105,7 @@ func (s *State) Accepted(id, parent fluid.ID, into []string) {
 
 // TargetsLost reports whether a pending job whose sessions are targets
 // can never run: every reservation it targets has ended and it does not
-// also target the default session (RESERVATIONS.md decision 8).
+// also target the default session (docs/reservations.md decision 8).
 func (s *State) TargetsLost(targets []string) bool {
 	if len(targets) == 0 {
 		return false

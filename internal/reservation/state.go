@@ -10,7 +10,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 )
 
-// Origin is where a node comes from (RESERVATIONS.md decision 1).
+// Origin is where a node comes from (docs/reservations.md decision 1).
 type Origin string
 
 // The two origins.
@@ -39,7 +39,7 @@ type Node struct {
 	Holder string `json:"holder,omitempty"`
 }
 
-// Why a reservation ended (RESERVATIONS.md "What a user sees").
+// Why a reservation ended (docs/reservations.md "What a user sees").
 const (
 	EndReleased  = "released"   // an owner released it
 	EndReclaimed = "reclaimed"  // the scheduler reclaimed it
@@ -58,7 +58,7 @@ type Event struct {
 }
 
 // Reservation is one allocation, live or ended. Shared allocations have a
-// record too (RESERVATIONS.md decision 3), though their nodes are in the
+// record too (docs/reservations.md decision 3), though their nodes are in the
 // default session.
 type Reservation struct {
 	ID    string `json:"alloc_id"`
@@ -119,7 +119,7 @@ func (r *Reservation) record(now float64, name string, detail map[string]any) {
 // Jobs is what the rules need to know about jobs.
 type Jobs interface {
 	// Alive reports whether a job has not yet reached INACTIVE (pending
-	// jobs count as alive, RESERVATIONS.md decision 5).
+	// jobs count as alive, docs/reservations.md decision 5).
 	Alive(id fluid.ID) bool
 }
 

@@ -47,7 +47,7 @@ func (c *Class) UnmarshalText(b []byte) error {
 }
 
 // Namespace is a job or a tool: "every job is its own namespace"; a tool's
-// namespace is tool:USER (RESERVATIONS.md).
+// namespace is tool:USER (docs/reservations.md).
 type Namespace struct {
 	Job  fluid.ID // non-zero for a job
 	Tool string   // the user name, for a tool
@@ -164,11 +164,11 @@ func (i Inheritance) Returns() bool { return i == InheritNone || i == InheritChi
 func (i Inheritance) AwaitsChildren() bool { return i == InheritChild || i == InheritChildDefault }
 
 // Status is the PMIx status of a rejection; its value is the exit code
-// CLI.md gives it (the magnitude of the PMIx constant).
+// docs/cli.md gives it (the magnitude of the PMIx constant).
 type Status int
 
 // The statuses the specification's error table uses, and the one for a
-// request the nodes cannot satisfy (RESERVATIONS.md decision 2).
+// request the nodes cannot satisfy (docs/reservations.md decision 2).
 const (
 	NoPermissions Status = 23
 	BadParam      Status = 27

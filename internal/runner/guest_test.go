@@ -61,7 +61,7 @@ func owner(t *testing.T, path string) [2]uint32 {
 	return [2]uint32{st.Uid, st.Gid}
 }
 
-// ARCHITECTURE.md: a root agent runs a guest's job with the guest's uid
+// docs/architecture.md: a root agent runs a guest's job with the guest's uid
 // and groups, in a folder that is the guest's; its output files are opened
 // with the guest's rights alone.
 func TestGuestJob(t *testing.T) {

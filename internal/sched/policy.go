@@ -8,7 +8,7 @@ import (
 )
 
 // Kind is a queue policy: which pending jobs a pass starts, and which get
-// reservations (SIMULATION.md, "Policies"; Fluxion's queue-policy).
+// reservations (docs/simulation.md, "Policies"; Fluxion's queue-policy).
 type Kind int
 
 // The queue policies. The zero value is FCFS, the default.

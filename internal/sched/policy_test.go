@@ -10,7 +10,7 @@ import (
 	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
-// Hand-worked schedules for each queue policy (SIMULATION.md,
+// Hand-worked schedules for each queue policy (docs/simulation.md,
 // "Policies"). The harness's clock starts at 5000; jobs are one node of
 // cores (worst-fit on one node takes the lowest free cores).
 

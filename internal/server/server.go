@@ -44,7 +44,7 @@ type Server struct {
 }
 
 // Listen creates the socket, replacing a stale one, private to the owner
-// unless guests are allowed (ARCHITECTURE.md: 0600 by default).
+// unless guests are allowed (docs/architecture.md: 0600 by default).
 func Listen(path string, allowGuest bool) (net.Listener, error) {
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err

@@ -13,7 +13,7 @@ import (
 // service to be overridden): it starts a job the instant it is asked,
 // and ends it at start + min(run time, requested time) in virtual time,
 // with exception "timeout" first when the trace's run time is longer
-// (SIMULATION.md: "killed at the requested time").
+// (docs/simulation.md: "killed at the requested time").
 const execService = "sim-exec"
 
 // Wait statuses of a simulated job's end: success, or killed by SIGTERM at

@@ -1,6 +1,6 @@
 // Package sim replays a workload trace in virtual time through the real
 // job manager and scheduler, with the exec service replaced by a simulated
-// one (RFC 32 allows the override): fluxsched sim. SIMULATION.md is the
+// one (RFC 32 allows the override): fluxsched sim. docs/simulation.md is the
 // exact semantics; every rule below cites it.
 //
 // The job manager keeps its state in a real store, in a temporary
@@ -39,7 +39,7 @@ import (
 type Config struct {
 	Jobs      []swf.Job
 	Inventory *rset.R // the machine
-	// Policy schedules the one queue. SIMULATION.md: no queue-depth bound
+	// Policy schedules the one queue. docs/simulation.md: no queue-depth bound
 	// unless one is given, so its QueueDepth is 0 unless the caller sets it.
 	Policy sched.QueuePolicy
 	// Queues are the queues of a config ([policy] and [queues]), nil
@@ -66,7 +66,7 @@ type Config struct {
 // beside an instant and plenty for a line redrawn ten times a second.
 const ProgressEvery = 64
 
-// Summary is SIMULATION.md's "--json" object.
+// Summary is docs/simulation.md's "--json" object.
 type Summary struct {
 	Jobs                int     `json:"jobs"`
 	Skipped             int     `json:"skipped"`
@@ -112,7 +112,7 @@ func Machine(nodes, cores int) (*rset.R, error) {
 	return resource.FromConfig([]resource.ConfigEntry{{Hosts: hosts, Cores: ids}})
 }
 
-// Tau is the bounded slowdown's threshold (SIMULATION.md: tau = 10 s).
+// Tau is the bounded slowdown's threshold (docs/simulation.md: tau = 10 s).
 const Tau = 10
 
 // epoch is virtual time zero on the job manager's clock: any fixed instant
@@ -176,7 +176,7 @@ type simulation struct {
 	samples  []Sample
 }
 
-// load applies SIMULATION.md's "Input" rules to the trace.
+// load applies docs/simulation.md's "Input" rules to the trace.
 func (s *simulation) load() error {
 	zero := int64(math.MaxInt64)
 	for i, j := range s.cfg.Jobs {
@@ -214,7 +214,7 @@ func (s *simulation) load() error {
 // duration is a requested time as a jobspec's duration. A jobspec cannot
 // say zero seconds (0 means no limit), so the smallest positive duration
 // stands for it: added to any time it leaves it as it was, so the job ends
-// at its start, as SIMULATION.md has a job of requested time 0 do.
+// at its start, as docs/simulation.md has a job of requested time 0 do.
 func duration(requested int64) float64 {
 	if requested == 0 {
 		return math.SmallestNonzeroFloat64
@@ -307,7 +307,7 @@ func (s *simulation) run() error {
 	return nil
 }
 
-// instant is SIMULATION.md's "At one instant": first every job that ends
+// instant is docs/simulation.md's "At one instant": first every job that ends
 // then frees its cores, then every job submitted then is queued (in
 // trace order), then the scheduler makes one pass; jobs of run time 0
 // started by it end at once, and another pass follows. It returns the

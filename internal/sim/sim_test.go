@@ -215,7 +215,7 @@ func TestRunSchedule(t *testing.T) {
 			name: "easy backfills past every reservation but the head's", trace: depths, nodes: 2, cores: 3, policy: easy,
 			want: []Entry{{1, 0, 0, 20, 4}, {2, 1, 20, 30, 3}, {3, 1, 37, 47, 5}, {4, 1, 65, 75, 6}, {5, 2, 2, 37, 2}, {6, 2, 20, 65, 1}},
 		},
-		// hybrid with depth 1 is easy (SIMULATION.md): the same schedule.
+		// hybrid with depth 1 is easy (docs/simulation.md): the same schedule.
 		{
 			name: "hybrid depth 1 is easy", trace: depths, nodes: 2, cores: 3, policy: hybrid1,
 			want: []Entry{{1, 0, 0, 20, 4}, {2, 1, 20, 30, 3}, {3, 1, 37, 47, 5}, {4, 1, 65, 75, 6}, {5, 2, 2, 37, 2}, {6, 2, 20, 65, 1}},
@@ -449,7 +449,7 @@ func TestRunSummary(t *testing.T) {
 			if diff := cmp.Diff(tt.want, res.Summary, approx); diff != "" {
 				t.Errorf("summary (-want +got):\n%s", diff)
 			}
-			// SIMULATION.md: the three counts add up to the records.
+			// docs/simulation.md: the three counts add up to the records.
 			jobs, _, _ := swf.Read(strings.NewReader(tt.trace))
 			if got := res.Summary.Jobs + res.Summary.Skipped + res.Summary.Denied; got != len(jobs) {
 				t.Errorf("jobs+skipped+denied = %d, want the %d records", got, len(jobs))
@@ -551,8 +551,8 @@ func TestRunRealTraces(t *testing.T) {
 		nodes int
 		cores int
 	}{
-		{name: "hpc2n", path: "../swf/testdata/hpc2n-excerpt.swf", nodes: 120, cores: 2}, // MaxProcs 240
-		{name: "lublin", path: "../swf/testdata/lublin_256.swf", nodes: 256, cores: 1},   // MaxNodes 256
+		{name: "hpc2n", path: "../../testdata/swf/hpc2n-excerpt.swf", nodes: 120, cores: 2}, // MaxProcs 240
+		{name: "lublin", path: "../../testdata/swf/lublin_256.swf", nodes: 256, cores: 1},   // MaxNodes 256
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,7 +54,7 @@ const SchemaVersion = 2
 
 // Errors callers map to exit codes and messages.
 var (
-	// ErrBusy: another process holds the store (CLI.md: exit 69).
+	// ErrBusy: another process holds the store (docs/cli.md: exit 69).
 	ErrBusy = errors.New("store is busy")
 	// ErrCorrupt: the file is not a readable fluxq store.
 	ErrCorrupt = errors.New("store is corrupt")

@@ -8,7 +8,7 @@ import (
 
 func BenchmarkRead(b *testing.B) {
 	for _, name := range []string{"lublin_256", "hpc2n-excerpt"} {
-		data, err := os.ReadFile("testdata/" + name + ".swf")
+		data, err := os.ReadFile("../../testdata/swf/" + name + ".swf")
 		if err != nil {
 			b.Fatal(err)
 		}

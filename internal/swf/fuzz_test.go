@@ -43,7 +43,7 @@ func FuzzRead(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	for _, name := range []string{"testdata/hpc2n-excerpt.swf", "testdata/lublin_256.swf"} {
+	for _, name := range []string{"../../testdata/swf/hpc2n-excerpt.swf", "../../testdata/swf/lublin_256.swf"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)

@@ -198,7 +198,7 @@ func TestRealTraces(t *testing.T) {
 	}{
 		{
 			name:     "hpc2n excerpt",
-			file:     "testdata/hpc2n-excerpt.swf",
+			file:     "../../testdata/swf/hpc2n-excerpt.swf",
 			wantJobs: 3170,
 			wantHdr:  map[string]string{"MaxNodes": "240", "MaxProcs": "240", "UnixStartTime": "1027839845", "Version": "2.2"},
 			wantFirst: Job{
@@ -210,7 +210,7 @@ func TestRealTraces(t *testing.T) {
 		},
 		{
 			name:     "lublin 256",
-			file:     "testdata/lublin_256.swf",
+			file:     "../../testdata/swf/lublin_256.swf",
 			wantJobs: 10000,
 			wantHdr:  map[string]string{"MaxNodes": "256", "MaxJobs": "10000", "MaxRuntime": "162754"},
 			wantFirst: Job{

@@ -1,5 +1,5 @@
 // Package args lets options come after positional arguments, as Flux and
-// Slurm users expect (CLI.md: `fluxres reservation extend r1 -N 2` is
+// Slurm users expect (docs/cli.md: `fluxres reservation extend r1 -N 2` is
 // `fluxres reservation extend -N 2 r1`). urfave/cli, like Go's flag
 // package, stops reading options at the first positional argument, so
 // Reorder rewrites a command line before the app parses it: each command's

@@ -39,7 +39,7 @@ func TestReorder(t *testing.T) {
 		in   string
 		want string
 	}{
-		// CLI.md: options may come before or after positional arguments.
+		// docs/cli.md: options may come before or after positional arguments.
 		{"options after the argument", "fluxq jobs ƒ2 -a -o x", "fluxq jobs -a -o x -- ƒ2"},
 		{"options before stay", "fluxq jobs -a ƒ2", "fluxq jobs -a -- ƒ2"},
 		{"value taken with its option", "fluxq jobs ƒ2 -o {{.id}} ƒ3", "fluxq jobs -o {{.id}} -- ƒ2 ƒ3"},
@@ -53,9 +53,9 @@ func TestReorder(t *testing.T) {
 		// The application's own options may follow the command name.
 		{"global option hoisted", "fluxq jobs ƒ2 --color always -a", "fluxq --color always jobs -a -- ƒ2"},
 		{"global option before stays", "fluxq --state-dir /s jobs ƒ2 -a", "fluxq --state-dir /s jobs -a -- ƒ2"},
-		// CLI.md's example: `extend r1 -N 2` is `extend -N 2 r1`.
+		// docs/cli.md's example: `extend r1 -N 2` is `extend -N 2 r1`.
 		{"subcommand", "fluxq reservation extend r1 -N 2", "fluxq reservation extend -N 2 -- r1"},
-		// CLI.md: in submit, everything from COMMAND on is the job's.
+		// docs/cli.md: in submit, everything from COMMAND on is the job's.
 		{"submit keeps the job's options", "fluxq submit -n 2 echo -n 3", "fluxq submit -n 2 echo -n 3"},
 		{"submit spells -n2", "fluxq submit -n2 --wait echo -n3", "fluxq submit -n 2 --wait echo -n3"},
 		{"submit after --", "fluxq submit -q b -- -x", "fluxq submit -q b -- -x"},

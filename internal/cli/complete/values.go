@@ -26,7 +26,7 @@ type engine struct {
 type valuer func(e *engine, cur string) Result
 
 // jobLines says, for the commands whose trailing arguments are a job's
-// command line (CLI.md: submit, run, reservation target), at which
+// command line (docs/cli.md: submit, run, reservation target), at which
 // positional argument it starts: no option of ours is offered from there.
 var jobLines = map[string]int{
 	"fluxq submit":               0,
@@ -236,7 +236,7 @@ func jobs(e *engine, cur string) Result {
 	return Result{Candidates: out}
 }
 
-// jobWord prints id in the form cur has begun: CLI.md accepts F58 with
+// jobWord prints id in the form cur has begun: docs/cli.md accepts F58 with
 // "ƒ" or "f", and decimal.
 func jobWord(id fluid.ID, cur string, getenv func(string) string) string {
 	switch {

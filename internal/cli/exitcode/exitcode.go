@@ -1,6 +1,6 @@
 // Package exitcode is the one place where an error becomes an exit status and
 // a one-line message on stderr, so every command in every binary reports
-// failure the same way (CLI.md: "Exit codes").
+// failure the same way (docs/cli.md: "Exit codes").
 package exitcode
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/version"
 )
 
-// The exit statuses CLI.md promises to scripts.
+// The exit statuses docs/cli.md promises to scripts.
 const (
 	OK          = 0
 	Failed      = 1  // the request failed: rejected job, unknown id, timeout
@@ -64,14 +64,14 @@ func Code(err error) int {
 		return e.Code
 	}
 	// A busy store, or a fluxsched that does not answer, within
-	// --timeout (CLI.md).
+	// --timeout (docs/cli.md).
 	if errors.Is(err, client.ErrUnavailable) {
 		return Unavailable
 	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return IOError
 	}
-	// Reservation requests exit with their PMIx status (CLI.md).
+	// Reservation requests exit with their PMIx status (docs/cli.md).
 	var re *reservation.Error
 	if errors.As(err, &re) {
 		return int(re.Status)
@@ -169,7 +169,7 @@ func commandPath(app *cli.App, args []string) []string {
 	return path
 }
 
-// oneLine keeps a message to one line, as CLI.md requires.
+// oneLine keeps a message to one line, as docs/cli.md requires.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -179,7 +179,7 @@ func oneLine(s string) string {
 	return printable.String(s)
 }
 
-// Action wraps a command's body so that its errors print as CLI.md shows
+// Action wraps a command's body so that its errors print as docs/cli.md shows
 // them, "bin: command: message", keeping their exit codes.
 func Action(fn cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error { return Prefix(c.Command.Name, fn(c)) }

@@ -1,5 +1,5 @@
 // Package fluxq builds the fluxq command: submit, list and cancel jobs, and
-// administer queues (CLI.md, "fluxq — jobs and queues"). Each noun has its
+// administer queues (docs/cli.md, "fluxq — jobs and queues"). Each noun has its
 // own file; what they share (opening the instance, printing job IDs and
 // user names, reading IDs) is here.
 package fluxq
@@ -129,7 +129,7 @@ EXAMPLES:
 	}
 }
 
-// cmdError prefixes err with the command's name (CLI.md's
+// cmdError prefixes err with the command's name (docs/cli.md's
 // `fluxq: submit: <message>`), keeping its exit code.
 func cmdError(c *cli.Context, err error) error { return exitcode.Prefix(c.Command.Name, err) }
 
@@ -159,7 +159,7 @@ func notef(c *cli.Context, format string, a ...any) {
 	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, c.Command.Name, printable.String(fmt.Sprintf(format, a...)))
 }
 
-// fmtID prints a job ID (CLI.md: F58, ASCII when asked).
+// fmtID prints a job ID (docs/cli.md: F58, ASCII when asked).
 func (e *env) fmtID(id fluid.ID) string { return output.JobID(id, e.getenv) }
 
 // parseID reads a job ID in any RFC 19 form; a malformed one is a usage

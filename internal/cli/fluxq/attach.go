@@ -72,7 +72,7 @@ func oneID(c *cli.Context) (fluid.ID, error) {
 }
 
 // exitWith makes a job's exit code the command's exit status, with no
-// message (CLI.md: run, attach and wait exit with the job's code).
+// message (docs/cli.md: run, attach and wait exit with the job's code).
 func (e *env) exitWith(code int, err error) error {
 	if err != nil {
 		return err

@@ -31,7 +31,7 @@ func TestCancel(t *testing.T) {
 		canceled  int
 		wantQuery *client.JobsQuery
 	}{
-		// CLI.md: the messages of flux cancel.
+		// docs/cli.md: the messages of flux cancel.
 		{name: "all", jobs: active, args: []string{"--all"}, canceled: 3,
 			want:      result{Stderr: "fluxq: cancel: Canceled 3 jobs (0 errors)\n"},
 			wantQuery: &client.JobsQuery{States: job.Active}},

@@ -42,7 +42,7 @@ const hidden = "-"
 // returncodeCanceled is flux's returncode for a job canceled before it ran.
 const returncodeCanceled = -128
 
-// jobJSON is one job of `fluxq jobs --json` (CLI.md), built from its
+// jobJSON is one job of `fluxq jobs --json` (docs/cli.md), built from its
 // summary. Fields flux jobs leaves out until they are known (result,
 // returncode, waitstatus) are left out here too.
 type jobJSON struct {
@@ -84,7 +84,7 @@ type jobJSON struct {
 	MaxRSS  *int64   `json:"max_rss,omitempty"`
 }
 
-// exceptionJSON is CLI.md's exception object; only occurred is present
+// exceptionJSON is docs/cli.md's exception object; only occurred is present
 // when none was raised, as flux jobs does.
 type exceptionJSON struct {
 	Occurred bool   `json:"occurred"`
@@ -204,7 +204,7 @@ func contextualTime(s *ops.Summary, now time.Time) string {
 }
 
 // contextualInfo is the INFO column (flux jobs' contextual_info, plus the
-// scheduler's pending reason, CLI.md): depends:… while DEPEND,
+// scheduler's pending reason, docs/cli.md): depends:… while DEPEND,
 // priority-wait while PRIORITY; while SCHED the estimated start, else held
 // or priority-hold, else the scheduler's reason; the nodelist after.
 func contextualInfo(s *ops.Summary, now time.Time) string {

@@ -37,7 +37,7 @@ var testJobs = []ops.Summary{
 func TestJobsTable(t *testing.T) {
 	fc := &fakeClient{jobs: testJobs}
 	got := runFluxq(t, fc, "", "jobs", "-a")
-	// CLI.md: JOBID USER NAME ST NTASKS NNODES TIME INFO, ST letters and
+	// docs/cli.md: JOBID USER NAME ST NTASKS NNODES TIME INFO, ST letters and
 	// result abbreviations; INFO as flux jobs shows it.
 	want := " JOBID USER  NAME       ST NTASKS NNODES   TIME INFO\n" +
 		"ƒ2UzHM alice held        S      1      -      - held\n" +
@@ -58,7 +58,7 @@ func TestJobsTable(t *testing.T) {
 	}
 }
 
-// CLI.md: QUEUE only when named queues exist.
+// docs/cli.md: QUEUE only when named queues exist.
 func TestJobsTableQueue(t *testing.T) {
 	jobs := []ops.Summary{
 		{ID: 1 << 24, UserID: 1000, Name: "a", Queue: "batch", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
@@ -101,7 +101,7 @@ func TestJobsQuery(t *testing.T) {
 	}
 }
 
-// CLI.md: --json has at least these fields.
+// docs/cli.md: --json has at least these fields.
 func TestJobsJSON(t *testing.T) {
 	got := runFluxq(t, &fakeClient{jobs: testJobs}, "", "jobs", "-a", "--json")
 	var doc struct {
@@ -131,7 +131,7 @@ func TestJobsJSON(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", k, diff)
 		}
 	}
-	// The result only once inactive (CLI.md).
+	// The result only once inactive (docs/cli.md).
 	if _, ok := doc.Jobs[0]["result"]; ok {
 		t.Error("a pending job has a result")
 	}
@@ -177,7 +177,7 @@ func TestJobEnd(t *testing.T) {
 		{"completed", ops.Summary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
 		{"exit 3", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
 		// Flux's returncode is minus the signal; the exit code a shell
-		// shows is 128+N (CLI.md).
+		// shows is 128+N (docs/cli.md).
 		{"killed", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
 		{"not found", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
 		{"canceled pending", ops.Summary{State: "INACTIVE", Result: "CANCELED", Exception: &ops.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},

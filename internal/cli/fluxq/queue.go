@@ -23,7 +23,7 @@ import (
 )
 
 // queueCommand is fluxq queue: RFC 33's administrative tools, with flux
-// queue's subcommands, flags and messages (CLI.md "Queues").
+// queue's subcommands, flags and messages (docs/cli.md "Queues").
 func (e *env) queueCommand() *cli.Command {
 	all := &cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "every queue", DisableDefaultText: true}
 	reason := &cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "why, as `REASON`: status shows it", DefaultText: "for disable, 'disabled by administrator'; for stop, none"}

@@ -93,7 +93,7 @@ var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusiv
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
 	flagOutput, flagError, flagTarget}
 
-// flags are submit's options (CLI.md's table); bulk adds those of a
+// flags are submit's options (docs/cli.md's table); bulk adds those of a
 // submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
 func (st *submitState) flags(bulk bool) []cli.Flag {
 	fs := []cli.Flag{

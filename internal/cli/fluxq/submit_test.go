@@ -121,7 +121,7 @@ func decodeJob(t *testing.T, b []byte) *jobspec.Jobspec {
 	return js
 }
 
-// CLI.md and the issue: `fluxq submit --cc 1-10000 true` is ONE Submit
+// docs/cli.md and the issue: `fluxq submit --cc 1-10000 true` is ONE Submit
 // call with 10,000 jobs, each with its FLUXQ_JOB_CC.
 func TestSubmitCCIsOneCall(t *testing.T) {
 	fc := &fakeClient{}

@@ -11,7 +11,7 @@ import (
 	"github.com/fluxq/fluxq/internal/job"
 )
 
-// Messages of fluxq urgency (CLI.md, flux job urgency's words).
+// Messages of fluxq urgency (docs/cli.md, flux job urgency's words).
 const (
 	msgUrgencyRange = "urgency value is out of range"
 	msgOldHeld      = "old urgency: job held"

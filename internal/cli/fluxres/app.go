@@ -1,5 +1,5 @@
 // Package fluxres builds the fluxres command: resource inventory and status,
-// drain/undrain, and node reservations (CLI.md, "fluxres — resources and
+// drain/undrain, and node reservations (docs/cli.md, "fluxres — resources and
 // reservations").
 package fluxres
 

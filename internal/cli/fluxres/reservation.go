@@ -244,7 +244,7 @@ EXAMPLES:
 // reserveParams reads a create, extend, release or reclaim command line.
 // Only what cannot be read at all is a usage error here; whether the
 // request makes sense is for the instance to say, with its PMIx status,
-// in the specification's order (RESERVATIONS.md decision 7).
+// in the specification's order (docs/reservations.md decision 7).
 func reserveParams(c *cli.Context, op string) (client.ReserveParams, error) {
 	p := client.ReserveParams{Op: op}
 	switch c.NArg() {
@@ -324,7 +324,7 @@ func reserve(c *cli.Context, open opener, p client.ReserveParams, human func(io.
 	return bw.Flush()
 }
 
-// targetCommand is `fluxq submit --target` by another name (CLI.md: one
+// targetCommand is `fluxq submit --target` by another name (docs/cli.md: one
 // code path). Main moves the ALLOC_ID list into --target (moveTargets),
 // so that everything from the COMMAND on stays the job's.
 func targetCommand(open opener) *cli.Command {
@@ -528,7 +528,7 @@ EXAMPLES:
 }
 
 // printShow explains one reservation, a "key: value" line each, then its
-// nodes and its history (RESERVATIONS.md "What a user sees").
+// nodes and its history (docs/reservations.md "What a user sees").
 func printShow(w io.Writer, v client.ReservationView, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	// Values such as req_id are users' text: cleaned as every text output.

@@ -124,7 +124,7 @@ func TestReserveParams(t *testing.T) {
 		{"create share=false is sent", []string{"create", "-N", "1", "--share=false"}, client.ReserveParams{Op: "create", Count: 1, Share: boolp(false)}},
 		{"create --time inf", []string{"create", "-N", "1", "--time", "inf"}, client.ReserveParams{Op: "create", Count: 1, TimeInf: true}},
 		{"create --warn 0 is sent", []string{"create", "-N", "1", "--warn", "0"}, client.ReserveParams{Op: "create", Count: 1, Warn: u32(0)}},
-		// CLI.md: options may come before or after positional arguments.
+		// docs/cli.md: options may come before or after positional arguments.
 		{"extend options first", []string{"extend", "-N", "2", "r1"}, client.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
 		{"extend options last", []string{"extend", "r1", "-N", "2"}, client.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
 		{"extend +FSD", []string{"extend", "r1", "--time", "+5m"}, client.ReserveParams{Op: "extend", ID: "r1", Time: 300}},

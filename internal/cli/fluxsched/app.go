@@ -1,6 +1,6 @@
 // Package fluxsched builds the fluxsched command: the foreground loop that
 // holds the store and runs the job manager, scheduler and exec service
-// (CLI.md, "fluxsched — the instance").
+// (docs/cli.md, "fluxsched — the instance").
 package fluxsched
 
 import (

@@ -7,7 +7,7 @@ import (
 )
 
 // errGuestNeedsRoot refuses guest access to a fluxsched that could only
-// run a guest's jobs as the owner (ARCHITECTURE.md: guest jobs run as the
+// run a guest's jobs as the owner (docs/architecture.md: guest jobs run as the
 // guest, never as the owner).
 var errGuestNeedsRoot = errors.New("[access] allow-guest-user requires fluxsched to run as root")
 

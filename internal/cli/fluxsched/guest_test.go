@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// ARCHITECTURE.md: guest access is refused unless fluxsched runs as root;
+// docs/architecture.md: guest access is refused unless fluxsched runs as root;
 // with it, others may pass through the state and jobs directories (to the
 // socket and their own job folders) but not list them, and the store
 // stays private.

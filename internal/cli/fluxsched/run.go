@@ -198,7 +198,7 @@ func prepare(c *cli.Context) (*setup, error) {
 		if s.qstates, err = ops.StartQueues(tx, s.cfg.QueueSet); err != nil {
 			return err
 		}
-		// Reservations and spare nodes survive a restart (RESERVATIONS.md
+		// Reservations and spare nodes survive a restart (docs/reservations.md
 		// decision 12); the scheduler knows every spare node, in the
 		// instance or not.
 		if s.res, err = ops.LoadReservations(tx, s.cfg.Support); err != nil {

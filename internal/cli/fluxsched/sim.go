@@ -157,7 +157,7 @@ func simMachine(c *cli.Context) (*rset.R, *config.Config, error) {
 
 // simPolicy is the queue policy to simulate: the flags over the config's
 // [sched] table, fcfs without either. The queue depth is unbounded unless
-// --queue-depth says otherwise (SIMULATION.md), whatever the config says.
+// --queue-depth says otherwise (docs/simulation.md), whatever the config says.
 func simPolicy(c *cli.Context, cfg *config.Config) (sched.QueuePolicy, error) {
 	t := config.Sched{}
 	if cfg != nil {

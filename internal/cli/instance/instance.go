@@ -1,5 +1,5 @@
 // Package instance holds what every fluxq, fluxsched and fluxres command
-// shares: the global flags (CLI.md "Common to every binary") and opening
+// shares: the global flags (docs/cli.md "Common to every binary") and opening
 // the instance they name.
 package instance
 
@@ -35,7 +35,7 @@ func Flags() []cli.Flag {
 }
 
 // StateDir is the instance directory: --state-dir / $FLUXQ_STATE_DIR, else
-// $XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq (ARCHITECTURE.md).
+// $XDG_STATE_HOME/fluxq, else ~/.local/state/fluxq (docs/architecture.md).
 func StateDir(c *cli.Context) (string, error) {
 	if d := c.String(FlagStateDir); d != "" {
 		return filepath.Abs(d)

@@ -6,7 +6,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 )
 
-// JobID prints a job ID as every command does (CLI.md): F58 with "ƒ", or
+// JobID prints a job ID as every command does (docs/cli.md): F58 with "ƒ", or
 // with "f" when FLUXQ_F58_FORCE_ASCII is set in getenv's environment.
 func JobID(id fluid.ID, getenv func(string) string) string {
 	f := fluid.F58

@@ -1,5 +1,5 @@
 // Package output is the one place where fluxq, fluxsched and fluxres print
-// formatted data (CLI.md, "Common to every binary"): tables styled like
+// formatted data (docs/cli.md, "Common to every binary"): tables styled like
 // `flux jobs` (plain aligned columns, no borders, numbers to the right),
 // colour that honours --color and NO_COLOR, --json (one document on stdout
 // and nothing else), -o/--format (a Go template over the --json fields, or
@@ -122,7 +122,7 @@ func IsTerminal(w io.Writer) bool {
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
 }
 
-// WriteJSON writes v as one JSON document and a newline: CLI.md's --json.
+// WriteJSON writes v as one JSON document and a newline: docs/cli.md's --json.
 // HTML characters are not escaped, since the reader is a program or a
 // terminal, not a browser.
 func WriteJSON(w io.Writer, v any) error {

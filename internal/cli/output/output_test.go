@@ -165,7 +165,7 @@ func TestPrintList(t *testing.T) {
 	}{
 		{name: "default table", p: Printer{}, want: "   ID NAME   COUNT RESULT\n    7 short      1 ok\n12345 much-+   100\n"},
 		{name: "preset", p: Printer{Format: "names", NoHeader: true}, want: "short\nmuch-+\n"},
-		// CLI.md: --json is one document and nothing else.
+		// docs/cli.md: --json is one document and nothing else.
 		{name: "json", p: Printer{JSON: true}, want: `{"rows":[{"id":7,"name":"short","count":1,"result":"ok","t":1.5},{"id":12345,"name":"much-too-long","count":100,"t":0}]}` + "\n"},
 		// A template sees the --json fields, integers as integers.
 		{name: "template", p: Printer{Format: `{{.name}} {{printf "%05d" .id}} {{.t}}`}, want: "short 00007 1.5\nmuch-too-long 12345 0\n"},
