@@ -1,6 +1,6 @@
 // Command simref is an independent reference implementation of
 // docs/simulation.md, written from that page alone (and the `fluxsched sim`
-// flags of design/CLI.md), to check `fluxsched sim` schedule for schedule:
+// flags of docs/cli.md), to check `fluxsched sim` schedule for schedule:
 //
 //	go run ./bench/simref --trace FILE.swf --cores N --policy fcfs|easy|hybrid|conservative
 //	    [--reservation-depth D] [--schedule-out FILE] [--json]

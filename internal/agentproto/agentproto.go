@@ -1,9 +1,10 @@
 // Package agentproto is the wire contract between fluxsched's exec service
 // and an exec agent (`fluxsched agent`), the one long-lived process per
-// machine that forks every job's tasks (docs/architecture.md, "The exec path"). It is RFC 32 shaped:
-// the same start request and the same start, exception, finish and release
-// responses, carried as wire messages in JSON lines over the agent's unix
-// socket, <state>/agent/<build>.sock.
+// machine that forks every job's tasks (docs/architecture.md, "The exec
+// path"). It is RFC 32 shaped: the same start request and the same
+// start, exception, finish and release responses, carried as wire
+// messages in JSON lines over the agent's unix socket,
+// <state>/agent/<build>.sock.
 //
 // Who may send what is decided by the peer's uid (SO_PEERCRED): hello,
 // start, kill, exception, ack, retire and stop only from the agent's own
