@@ -7,7 +7,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // auto picks the path for every call: the socket while a loop serves it,
@@ -50,9 +50,9 @@ func (a *auto) Submit(ctx context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 		func(d *direct) ([]fluid.ID, error) { return d.Submit(ctx, jobs) })
 }
 
-func (a *auto) Jobs(ctx context.Context, q JobsQuery) ([]ops.Summary, error) {
-	return pick(ctx, a, func(s *socket) ([]ops.Summary, error) { return s.Jobs(ctx, q) },
-		func(d *direct) ([]ops.Summary, error) { return d.Jobs(ctx, q) })
+func (a *auto) Jobs(ctx context.Context, q JobsQuery) ([]state.Summary, error) {
+	return pick(ctx, a, func(s *socket) ([]state.Summary, error) { return s.Jobs(ctx, q) },
+		func(d *direct) ([]state.Summary, error) { return d.Jobs(ctx, q) })
 }
 
 func (a *auto) Job(ctx context.Context, id fluid.ID) (*JobInfo, error) {
@@ -100,7 +100,7 @@ func (a *auto) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eve
 // Wait asks a loop to wait (one request, answered with the summary),
 // and when none serves, or the one that did stops meanwhile, follows the
 // job's events by whichever path serves, then reads the job.
-func (a *auto) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
+func (a *auto) Wait(ctx context.Context, id fluid.ID) (*state.Summary, error) {
 	s, err := a.sock.Wait(ctx, id)
 	var silent *NoAnswerError
 	if err == nil || errors.As(err, &silent) || ctx.Err() != nil ||

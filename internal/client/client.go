@@ -12,7 +12,7 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // Client is an instance, as the commands see it. Every method is one
@@ -24,7 +24,7 @@ type Client interface {
 	Submit(ctx context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 	// Jobs lists job summaries, newest first within each group as
 	// CLI.md orders them.
-	Jobs(ctx context.Context, q JobsQuery) ([]ops.Summary, error)
+	Jobs(ctx context.Context, q JobsQuery) ([]state.Summary, error)
 	// Job returns one job whole.
 	Job(ctx context.Context, id fluid.ID) (*JobInfo, error)
 	// Cancel raises a cancel exception on each job; the result has one
@@ -37,7 +37,7 @@ type Client interface {
 	// returns an error, or ctx ends).
 	Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error
 	// Wait blocks until the job is inactive and returns its summary.
-	Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error)
+	Wait(ctx context.Context, id fluid.ID) (*state.Summary, error)
 	// Stats counts jobs per state and per result (fluxq stats).
 	Stats(ctx context.Context) (*Stats, error)
 
@@ -53,7 +53,7 @@ type Client interface {
 	Queues(ctx context.Context) (*QueueInfo, error)
 	// ChangeQueues enables, disables, starts or stops queues (instance
 	// owner only) and returns their state after.
-	ChangeQueues(ctx context.Context, c ops.QueueChange) (*QueueInfo, error)
+	ChangeQueues(ctx context.Context, c state.QueueChange) (*QueueInfo, error)
 	// WaitQueues waits for a queue, or the instance, to drain or become
 	// idle; progress hears the counts as they change.
 	WaitQueues(ctx context.Context, w QueueWait, progress func(QueueCounts)) (QueueCounts, error)
@@ -66,7 +66,7 @@ type Client interface {
 	Reservations(ctx context.Context, all bool) (*ReservationList, error)
 	// ToolEvents calls fn with the timeout warnings directed to the
 	// calling tool, then, with follow, with each new one until ctx ends.
-	ToolEvents(ctx context.Context, follow bool, fn func(ops.ToolEvent) error) error
+	ToolEvents(ctx context.Context, follow bool, fn func(state.ToolEvent) error) error
 	// AddSpares registers spare nodes; RemoveNodes takes them out of the
 	// scheduler's pool.
 	AddSpares(ctx context.Context, p SpareParams) ([]string, error)
@@ -118,7 +118,7 @@ type JobsQuery struct {
 
 // JobInfo is one job with everything stored about it.
 type JobInfo struct {
-	Summary  ops.Summary      `json:"summary"`
+	Summary  state.Summary    `json:"summary"`
 	Jobspec  json.RawMessage  `json:"jobspec"`
 	R        json.RawMessage  `json:"R,omitempty"`
 	Eventlog []eventlog.Event `json:"eventlog"`

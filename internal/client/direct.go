@@ -13,8 +13,8 @@ import (
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/launcher"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -36,7 +36,7 @@ func newDirect(o Options) *direct {
 
 // who is the caller, for the reservation rules: this process.
 func (d *direct) who(tx *store.Tx) (reservation.Requester, error) {
-	return ops.Identify(tx, filepath.Join(d.dir, JobsFolder), d.uid, os.Getpid(), d.claim, d.asScheduler, true)
+	return state.Identify(tx, filepath.Join(d.dir, JobsFolder), d.uid, os.Getpid(), d.claim, d.asScheduler, true)
 }
 
 func (d *direct) path() string { return filepath.Join(d.dir, StoreFile) }
@@ -75,7 +75,7 @@ func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 			}
 		}
 		var err error
-		ids, _, err = ops.Submit(tx, d.now(), reqs, nil)
+		ids, _, err = state.Submit(tx, d.now(), reqs, nil)
 		return err
 	})
 	return ids, err
@@ -83,16 +83,16 @@ func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error)
 
 // submitRequests makes the requests of the direct path, whose caller is
 // the instance owner: only the owner can open the store (it is 0600).
-func submitRequests(jobs []SubmitJob, uid uint32) []ops.SubmitRequest {
-	reqs := make([]ops.SubmitRequest, len(jobs))
+func submitRequests(jobs []SubmitJob, uid uint32) []state.SubmitRequest {
+	reqs := make([]state.SubmitRequest, len(jobs))
 	for i, j := range jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
 	}
 	return reqs
 }
 
-func (d *direct) Jobs(_ context.Context, q JobsQuery) ([]ops.Summary, error) {
-	var out []ops.Summary
+func (d *direct) Jobs(_ context.Context, q JobsQuery) ([]state.Summary, error) {
+	var out []state.Summary
 	err := d.with(false, func(tx *store.Tx) error {
 		var err error
 		out, err = ListJobs(tx, d.uid, q)
@@ -134,7 +134,7 @@ func (d *direct) Cancel(ctx context.Context, ids []fluid.ID, note string) ([]err
 	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
 		running = running[:0]
 		for i, id := range ids {
-			rec, lerr := ops.Load(tx, id)
+			rec, lerr := state.Load(tx, id)
 			errs[i] = jm.Cancel(tx, id, d.uid, note)
 			if errs[i] == nil && lerr == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released {
 				running = append(running, id)
@@ -197,7 +197,7 @@ func (d *direct) Events(ctx context.Context, id fluid.ID, follow bool, fn func(e
 	}
 }
 
-func (d *direct) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
+func (d *direct) Wait(ctx context.Context, id fluid.ID) (*state.Summary, error) {
 	if err := d.Events(ctx, id, true, func(eventlog.Event) error { return nil }); err != nil {
 		return nil, err
 	}
@@ -230,14 +230,14 @@ func (d *direct) Resources(context.Context) (*Resources, error) {
 
 func (d *direct) Drain(_ context.Context, ranks, reason string, force bool) error {
 	return d.with(true, func(tx *store.Tx) error {
-		_, err := ops.Drain(tx, ranks, reason, force, d.now())
+		_, err := state.Drain(tx, ranks, reason, force, d.now())
 		return err
 	})
 }
 
 func (d *direct) Undrain(_ context.Context, ranks string) error {
 	return d.with(true, func(tx *store.Tx) error {
-		_, err := ops.Undrain(tx, ranks)
+		_, err := state.Undrain(tx, ranks)
 		return err
 	})
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -20,7 +20,7 @@ import (
 // only read the store, so both run them on a snapshot.
 
 // ListJobs answers a JobsQuery for uid.
-func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
+func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]state.Summary, error) {
 	states := q.States
 	switch {
 	case states == 0 && len(q.Results) > 0:
@@ -30,7 +30,7 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 	case len(q.Results) > 0:
 		states |= job.Inactive
 	}
-	want := func(s *ops.Summary) bool {
+	want := func(s *state.Summary) bool {
 		st, err := job.ParseStates(s.State)
 		if err != nil || st&states == 0 {
 			return false
@@ -58,7 +58,7 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 		for _, id := range q.IDs {
 			raw, err := tx.JobValue(uint64(id), store.JobSummary)
 			if err != nil {
-				return nil, ops.ErrUnknownJob
+				return nil, state.ErrUnknownJob
 			}
 			raws = append(raws, raw)
 		}
@@ -90,8 +90,8 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 
 // SortJobs orders a listing as CLI.md says: pending by priority, then id;
 // running by start, newest first; inactive by end, newest first.
-func SortJobs(js []ops.Summary) {
-	group := func(s *ops.Summary) int {
+func SortJobs(js []state.Summary) {
+	group := func(s *state.Summary) int {
 		switch s.State {
 		case "INACTIVE":
 			return 2
@@ -126,11 +126,11 @@ func SortJobs(js []ops.Summary) {
 
 // LoadJobInfo reads one job whole.
 func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*JobInfo, error) {
-	rec, err := ops.Load(tx, id)
+	rec, err := state.Load(tx, id)
 	if err != nil {
 		return nil, err
 	}
-	info := &JobInfo{Summary: *ops.Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
+	info := &JobInfo{Summary: *state.Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
 	if jobsDir != "" {
 		info.JobDir = JobDir(jobsDir, id)
 	}
@@ -162,7 +162,7 @@ func CountJobs(tx *store.Tx) (*Stats, error) {
 func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
 	if err != nil {
-		return nil, false, ops.ErrUnknownJob
+		return nil, false, state.ErrUnknownJob
 	}
 	evs, err := eventlog.Parse(raw)
 	if err != nil {
@@ -177,8 +177,8 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 
 // decodeSummaries decodes stored summaries on every core: listing 100,000
 // jobs is mostly JSON decoding, and each summary stands alone.
-func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
-	out := make([]ops.Summary, len(raws))
+func decodeSummaries(raws [][]byte) ([]state.Summary, error) {
+	out := make([]state.Summary, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -204,7 +204,7 @@ func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
 func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
 	if err != nil {
-		return false, ops.ErrUnknownJob
+		return false, state.ErrUnknownJob
 	}
 	name, err := eventlog.LastName(raw)
 	return name == "clean", err
@@ -213,13 +213,13 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 // EndSummary is the summary a wait answers with: the one stored beside
 // the eventlog, which every commit keeps up to date, or, for a job stored
 // before summaries were, the one its record gives.
-func EndSummary(tx *store.Tx, id fluid.ID) (*ops.Summary, error) {
+func EndSummary(tx *store.Tx, id fluid.ID) (*state.Summary, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobSummary)
 	if err != nil {
-		return nil, ops.ErrUnknownJob
+		return nil, state.ErrUnknownJob
 	}
 	if len(raw) > 0 {
-		var s ops.Summary
+		var s state.Summary
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
 		}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -55,11 +55,11 @@ func (w QueueWait) Done(c QueueCounts) bool {
 // with every count zero: the loop fills them from the job manager, which
 // knows the alloc requests outstanding; the direct path with CountQueues.
 func LoadQueues(tx *store.Tx) (*QueueInfo, error) {
-	set, err := ops.QueueSet(tx)
+	set, err := state.QueueSet(tx)
 	if err != nil {
 		return nil, err
 	}
-	states, err := ops.QueueStates(tx, set)
+	states, err := state.QueueStates(tx, set)
 	if err != nil {
 		return nil, err
 	}
@@ -125,10 +125,10 @@ func (d *direct) Queues(context.Context) (*QueueInfo, error) {
 	return qi, err
 }
 
-func (d *direct) ChangeQueues(_ context.Context, c ops.QueueChange) (*QueueInfo, error) {
+func (d *direct) ChangeQueues(_ context.Context, c state.QueueChange) (*QueueInfo, error) {
 	var qi *QueueInfo
 	err := d.with(true, func(tx *store.Tx) error {
-		names, set, states, err := ops.ChangeQueues(tx, c)
+		names, set, states, err := state.ChangeQueues(tx, c)
 		if err != nil {
 			return err
 		}
@@ -174,7 +174,7 @@ func (s *socket) Queues(ctx context.Context) (*QueueInfo, error) {
 	return &qi, nil
 }
 
-func (s *socket) ChangeQueues(ctx context.Context, c ops.QueueChange) (*QueueInfo, error) {
+func (s *socket) ChangeQueues(ctx context.Context, c state.QueueChange) (*QueueInfo, error) {
 	var qi QueueInfo
 	if _, err := s.call(ctx, MethodQueueSet, c, &qi, nil); err != nil {
 		return nil, err
@@ -205,7 +205,7 @@ func (a *auto) Queues(ctx context.Context) (*QueueInfo, error) {
 		func(d *direct) (*QueueInfo, error) { return d.Queues(ctx) })
 }
 
-func (a *auto) ChangeQueues(ctx context.Context, c ops.QueueChange) (*QueueInfo, error) {
+func (a *auto) ChangeQueues(ctx context.Context, c state.QueueChange) (*QueueInfo, error) {
 	return pick(ctx, a, func(s *socket) (*QueueInfo, error) { return s.ChangeQueues(ctx, c) },
 		func(d *direct) (*QueueInfo, error) { return d.ChangeQueues(ctx, c) })
 }

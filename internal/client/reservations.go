@@ -11,8 +11,8 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -172,7 +172,7 @@ func aliveInStore(tx *store.Tx) func(fluid.ID) bool {
 // transaction sees what the last committed turn did, without taking a
 // turn of the loop.
 func LoadReservations(tx *store.Tx, all bool) (*ReservationList, error) {
-	st, err := ops.ReservationsOrEmpty(tx)
+	st, err := state.ReservationsOrEmpty(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -193,14 +193,14 @@ func (d *direct) Reservations(_ context.Context, all bool) (*ReservationList, er
 	return out, err
 }
 
-func (d *direct) ToolEvents(_ context.Context, _ bool, fn func(ops.ToolEvent) error) error {
-	var evs []ops.ToolEvent
+func (d *direct) ToolEvents(_ context.Context, _ bool, fn func(state.ToolEvent) error) error {
+	var evs []state.ToolEvent
 	err := d.with(false, func(tx *store.Tx) error {
 		who, err := d.who(tx)
 		if err != nil {
 			return err
 		}
-		evs, err = ops.ToolEvents(tx, who.NS.Tool, 0)
+		evs, err = state.ToolEvents(tx, who.NS.Tool, 0)
 		return err
 	})
 	if err != nil {
@@ -217,11 +217,11 @@ func (d *direct) ToolEvents(_ context.Context, _ bool, fn func(ops.ToolEvent) er
 func (d *direct) AddSpares(_ context.Context, p SpareParams) ([]string, error) {
 	var out []string
 	err := d.with(true, func(tx *store.Tx) error {
-		st, err := ops.ReservationsOrEmpty(tx)
+		st, err := state.ReservationsOrEmpty(tx)
 		if err != nil {
 			return err
 		}
-		r, err := ops.AddSpares(tx, st, p.Hosts, p.Cores, p.GPUs)
+		r, err := state.AddSpares(tx, st, p.Hosts, p.Cores, p.GPUs)
 		if err != nil {
 			return err
 		}
@@ -233,7 +233,7 @@ func (d *direct) AddSpares(_ context.Context, p SpareParams) ([]string, error) {
 
 func (d *direct) RemoveNodes(_ context.Context, hosts string) error {
 	return d.with(true, func(tx *store.Tx) error {
-		st, err := ops.ReservationsOrEmpty(tx)
+		st, err := state.ReservationsOrEmpty(tx)
 		if err != nil {
 			return err
 		}
@@ -248,7 +248,7 @@ func (d *direct) RemoveNodes(_ context.Context, hosts string) error {
 		if len(ch.Departed) > 0 {
 			return fmt.Errorf("node %s is in the instance: remove it while fluxsched runs, so its jobs can be stopped", strings.Join(ch.Departed, ","))
 		}
-		return ops.SaveReservations(tx, st)
+		return state.SaveReservations(tx, st)
 	})
 }
 
@@ -264,7 +264,7 @@ func ExpandHosts(hosts string) ([]string, error) {
 }
 
 // SpareParams registers spare nodes; empty Cores take the shape of the
-// instance's first node (ops.AddSpares).
+// instance's first node (state.AddSpares).
 type SpareParams struct {
 	Hosts string `json:"hosts"`
 	Cores string `json:"cores,omitempty"`
@@ -299,9 +299,9 @@ type ToolEventsParams struct {
 	Follow bool `json:"follow"`
 }
 
-func (s *socket) ToolEvents(ctx context.Context, follow bool, fn func(ops.ToolEvent) error) error {
+func (s *socket) ToolEvents(ctx context.Context, follow bool, fn func(state.ToolEvent) error) error {
 	st := &stream{progress: func(raw json.RawMessage) error {
-		var e ops.ToolEvent
+		var e state.ToolEvent
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return fmt.Errorf("bad response from the instance: %w", err)
 		}
@@ -332,7 +332,7 @@ func (a *auto) Reservations(ctx context.Context, all bool) (*ReservationList, er
 		func(d *direct) (*ReservationList, error) { return d.Reservations(ctx, all) })
 }
 
-func (a *auto) ToolEvents(ctx context.Context, follow bool, fn func(ops.ToolEvent) error) error {
+func (a *auto) ToolEvents(ctx context.Context, follow bool, fn func(state.ToolEvent) error) error {
 	_, err := pick(ctx, a, func(s *socket) (struct{}, error) { return struct{}{}, s.ToolEvents(ctx, follow, fn) },
 		func(d *direct) (struct{}, error) { return struct{}{}, d.ToolEvents(ctx, follow, fn) })
 	return err

@@ -4,14 +4,14 @@ import (
 	"encoding/json"
 
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
 // LoadResources reads the inventory, what jobs hold, and drain records.
 func LoadResources(tx *store.Tx) (*Resources, error) {
-	inv, err := ops.Inventory(tx)
+	inv, err := state.Inventory(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 		if json.Unmarshal(get(store.JobSummary), &s) != nil || (s.State != "RUN" && s.State != "CLEANUP") {
 			return true, nil
 		}
-		rec, err := ops.Load(tx, fluid.ID(id))
+		rec, err := state.Load(tx, fluid.ID(id))
 		if err != nil || rec.R == nil || !rec.Job.Allocated {
 			return true, err
 		}
@@ -41,7 +41,7 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 		return nil, err
 	}
 	err = tx.ForEachDrain(func(rank uint64, raw []byte) error {
-		var d ops.DrainRecord
+		var d state.DrainRecord
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 	if err != nil {
 		return nil, err
 	}
-	drained, err := ops.Drained(tx)
+	drained, err := state.Drained(tx)
 	if err != nil {
 		return nil, err
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // socket talks to a running loop, one connection per call.
@@ -201,8 +201,8 @@ func (s *socket) Submit(ctx context.Context, jobs []SubmitJob) ([]fluid.ID, erro
 	return ids, err
 }
 
-func (s *socket) Jobs(ctx context.Context, q JobsQuery) ([]ops.Summary, error) {
-	var out []ops.Summary
+func (s *socket) Jobs(ctx context.Context, q JobsQuery) ([]state.Summary, error) {
+	var out []state.Summary
 	_, err := s.call(ctx, MethodJobs, q, &out, nil)
 	return out, err
 }
@@ -239,8 +239,8 @@ func (s *socket) Events(ctx context.Context, id fluid.ID, follow bool, fn func(e
 	return err
 }
 
-func (s *socket) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
-	var sum ops.Summary
+func (s *socket) Wait(ctx context.Context, id fluid.ID) (*state.Summary, error) {
+	var sum state.Summary
 	if _, err := s.call(ctx, MethodWait, IDParams{ID: id}, &sum, &stream{long: true}); err != nil {
 		return nil, err
 	}

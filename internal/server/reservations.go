@@ -8,8 +8,8 @@ import (
 
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/jobmgr"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -22,7 +22,7 @@ func (s *Server) identify(who peer, req client.Request) (reservation.Requester, 
 	var me reservation.Requester
 	err := s.Store.View(func(tx *store.Tx) error {
 		var err error
-		me, err = ops.Identify(tx, s.JobsDir, who.uid, int(who.pid), req.Job, req.AsScheduler, who.uid == s.Owner)
+		me, err = state.Identify(tx, s.JobsDir, who.uid, int(who.pid), req.Job, req.AsScheduler, who.uid == s.Owner)
 		return err
 	})
 	return me, err
@@ -88,10 +88,10 @@ func (s *Server) toolEvents(ctx context.Context, who peer, req client.Request, w
 	var seen uint64
 	for {
 		changed := s.Loop.Changed()
-		var evs []ops.ToolEvent
+		var evs []state.ToolEvent
 		err := s.Store.View(func(tx *store.Tx) error {
 			var err error
-			evs, err = ops.ToolEvents(tx, user, seen)
+			evs, err = state.ToolEvents(tx, user, seen)
 			return err
 		})
 		if err != nil {

@@ -23,8 +23,8 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/peercred"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -283,7 +283,7 @@ func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *
 	case client.MethodJobs:
 		var q client.JobsQuery
 		if q, err = decode[client.JobsQuery](req); err == nil {
-			var out []ops.Summary
+			var out []state.Summary
 			err = s.Store.View(func(tx *store.Tx) error {
 				out, err = client.ListJobs(tx, who.uid, q)
 				return err
@@ -371,9 +371,9 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 	if err != nil {
 		return err
 	}
-	reqs := make([]ops.SubmitRequest, len(p.Jobs))
+	reqs := make([]state.SubmitRequest, len(p.Jobs))
 	for i, j := range p.Jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
 	}
 	// A plain submission is a tool's, and Submit names the tool only if
 	// the job targets a reservation.
@@ -387,7 +387,7 @@ func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *wr
 		}
 	}
 	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, jm.Reservations())
+		ids, recs, err := state.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err
 		}
@@ -431,14 +431,14 @@ func (s *Server) drain(ctx context.Context, who peer, req client.Request, w *wri
 	_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 		var err error
 		if req.Method == client.MethodDrain {
-			_, err = ops.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())
+			_, err = state.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())
 		} else {
-			_, err = ops.Undrain(tx, p.Ranks)
+			_, err = state.Undrain(tx, p.Ranks)
 		}
 		if err != nil {
 			return nil, err
 		}
-		drained, err := ops.Drained(tx)
+		drained, err := state.Drained(tx)
 		if err != nil {
 			return nil, err
 		}
@@ -460,7 +460,7 @@ func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *wr
 		return err
 	}
 	err = s.Store.View(func(tx *store.Tx) error {
-		owner, err := ops.Owner(tx, p.ID)
+		owner, err := state.Owner(tx, p.ID)
 		if err == nil {
 			err = s.mayRead(who, owner)
 		}
@@ -508,7 +508,7 @@ func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *wr
 		w.result(nil)
 		return nil
 	}
-	var sum *ops.Summary
+	var sum *state.Summary
 	err = s.Store.View(func(tx *store.Tx) error {
 		var err error
 		sum, err = client.EndSummary(tx, p.ID)
@@ -619,12 +619,12 @@ func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request,
 	if who.uid != s.Owner {
 		return fmt.Errorf("permission denied: only the instance owner may change queue state")
 	}
-	c, err := decode[ops.QueueChange](req)
+	c, err := decode[state.QueueChange](req)
 	if err != nil {
 		return err
 	}
 	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		names, set, states, err := ops.ChangeQueues(tx, c)
+		names, set, states, err := state.ChangeQueues(tx, c)
 		if err != nil {
 			return nil, err
 		}
@@ -651,7 +651,7 @@ func (s *Server) waitQueues(ctx context.Context, req client.Request, w *writer) 
 	// once, not at every turn the wait sees.
 	var names []string
 	err = s.Store.View(func(tx *store.Tx) error {
-		set, err := ops.QueueSet(tx)
+		set, err := state.QueueSet(tx)
 		if err == nil {
 			names, err = q.Names(set)
 		}

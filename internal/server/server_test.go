@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/client"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // flaky fails its first accepts as a process out of descriptors does.
@@ -304,7 +304,7 @@ func TestKeepAlive(t *testing.T) {
 // A result line reads as json.Encoder writes the Response it stands for,
 // though the result is not encoded a second time.
 func TestResultLine(t *testing.T) {
-	for _, v := range []any{nil, []int{1, 2}, map[string]string{"a": "<&>"}, "x\ny", ops.Summary{ID: 7, Name: "true"}} {
+	for _, v := range []any{nil, []int{1, 2}, map[string]string{"a": "<&>"}, "x\ny", state.Summary{ID: 7, Name: "true"}} {
 		a, b := net.Pipe()
 		got := make(chan string, 1)
 		go func() {

@@ -16,15 +16,15 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/shell"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 func TestCancel(t *testing.T) {
-	active := []ops.Summary{{ID: 1 << 24, State: "SCHED"}, {ID: 2 << 24, State: "RUN"}, {ID: 3 << 24, State: "SCHED"}}
+	active := []state.Summary{{ID: 1 << 24, State: "SCHED"}, {ID: 2 << 24, State: "RUN"}, {ID: 3 << 24, State: "SCHED"}}
 	tests := []struct {
 		name      string
-		jobs      []ops.Summary
+		jobs      []state.Summary
 		errs      map[fluid.ID]error
 		args      []string
 		want      result
@@ -52,7 +52,7 @@ func TestCancel(t *testing.T) {
 		{name: "by id", args: []string{"ƒ2UzHM", "ƒ3xyZh"}, canceled: 2},
 		// Per job: the job manager's reason, exit 1.
 		{name: "by id with errors", args: []string{"ƒ2UzHM", "ƒ3xyZh", "ƒ5Sxr3"}, canceled: 3,
-			errs: map[fluid.ID]error{1 << 24: ops.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
+			errs: map[fluid.ID]error{1 << 24: state.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
 			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: unknown job id\nfluxq: cancel: ƒ5Sxr3: job is inactive\n", Code: 1}},
 		{name: "nothing", want: result{Stderr: "fluxq: cancel: No target jobs were provided\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "ids and all", args: []string{"--all", "ƒ2UzHM"},
@@ -81,7 +81,7 @@ func TestCancel(t *testing.T) {
 
 func TestUrgency(t *testing.T) {
 	info := func(u int) map[fluid.ID]*client.JobInfo {
-		return map[fluid.ID]*client.JobInfo{1 << 24: {Summary: ops.Summary{ID: 1 << 24, Urgency: u}}}
+		return map[fluid.ID]*client.JobInfo{1 << 24: {Summary: state.Summary{ID: 1 << 24, Urgency: u}}}
 	}
 	tests := []struct {
 		name  string
@@ -226,11 +226,11 @@ func TestAttach(t *testing.T) {
 
 func TestWait(t *testing.T) {
 	fc := &fakeClient{
-		jobs: []ops.Summary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
+		jobs: []state.Summary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
 		infos: map[fluid.ID]*client.JobInfo{
-			1 << 24: {Summary: ops.Summary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
-			2 << 24: {Summary: ops.Summary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
-			3 << 24: {Summary: ops.Summary{ID: 3 << 24, State: "INACTIVE", Result: "CANCELED", Exception: &ops.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
+			1 << 24: {Summary: state.Summary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
+			2 << 24: {Summary: state.Summary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
+			3 << 24: {Summary: state.Summary{ID: 3 << 24, State: "INACTIVE", Result: "CANCELED", Exception: &state.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
 		},
 	}
 	tests := []struct {

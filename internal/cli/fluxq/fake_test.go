@@ -16,14 +16,14 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // fakeClient is an instance held in memory: what the commands asked for
 // is recorded, what they read is set by the test.
 type fakeClient struct {
 	mu        sync.Mutex
-	jobs      []ops.Summary
+	jobs      []state.Summary
 	infos     map[fluid.ID]*client.JobInfo
 	events    map[fluid.ID][]eventlog.Event
 	stats     client.Stats
@@ -54,18 +54,18 @@ func (f *fakeClient) Submit(_ context.Context, jobs []client.SubmitJob) ([]fluid
 	return ids, nil
 }
 
-func (f *fakeClient) Jobs(_ context.Context, q client.JobsQuery) ([]ops.Summary, error) {
+func (f *fakeClient) Jobs(_ context.Context, q client.JobsQuery) ([]state.Summary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, q)
 	if len(q.IDs) == 0 {
 		return slices.Clone(f.jobs), nil
 	}
-	var out []ops.Summary
+	var out []state.Summary
 	for _, id := range q.IDs {
-		i := slices.IndexFunc(f.jobs, func(s ops.Summary) bool { return s.ID == id })
+		i := slices.IndexFunc(f.jobs, func(s state.Summary) bool { return s.ID == id })
 		if i < 0 {
-			return nil, ops.ErrUnknownJob
+			return nil, state.ErrUnknownJob
 		}
 		out = append(out, f.jobs[i])
 	}
@@ -76,7 +76,7 @@ func (f *fakeClient) Job(_ context.Context, id fluid.ID) (*client.JobInfo, error
 	if info, ok := f.infos[id]; ok {
 		return info, nil
 	}
-	return nil, ops.ErrUnknownJob
+	return nil, state.ErrUnknownJob
 }
 
 func (f *fakeClient) Cancel(_ context.Context, ids []fluid.ID, note string) ([]error, error) {
@@ -105,7 +105,7 @@ func (f *fakeClient) Urgency(_ context.Context, id fluid.ID, u int) error {
 func (f *fakeClient) Events(ctx context.Context, id fluid.ID, _ bool, fn func(eventlog.Event) error) error {
 	evs, ok := f.events[id]
 	if !ok {
-		return ops.ErrUnknownJob
+		return state.ErrUnknownJob
 	}
 	for _, ev := range evs {
 		if err := fn(ev); err != nil {
@@ -115,10 +115,10 @@ func (f *fakeClient) Events(ctx context.Context, id fluid.ID, _ bool, fn func(ev
 	return ctx.Err()
 }
 
-func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*ops.Summary, error) {
+func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*state.Summary, error) {
 	info, ok := f.infos[id]
 	if !ok {
-		return nil, ops.ErrUnknownJob
+		return nil, state.ErrUnknownJob
 	}
 	return &info.Summary, nil
 }
@@ -136,7 +136,7 @@ func (f *fakeClient) Close() error                                      { return
 func (f *fakeClient) Queues(context.Context) (*client.QueueInfo, error) {
 	return nil, errors.New("fake: no queues")
 }
-func (f *fakeClient) ChangeQueues(context.Context, ops.QueueChange) (*client.QueueInfo, error) {
+func (f *fakeClient) ChangeQueues(context.Context, state.QueueChange) (*client.QueueInfo, error) {
 	return nil, errors.New("fake: no queues")
 }
 func (f *fakeClient) WaitQueues(context.Context, client.QueueWait, func(client.QueueCounts)) (client.QueueCounts, error) {
@@ -151,7 +151,7 @@ func (f *fakeClient) Reservations(context.Context, bool) (*client.ReservationLis
 	return nil, errors.New("fake: no reservations")
 }
 
-func (f *fakeClient) ToolEvents(context.Context, bool, func(ops.ToolEvent) error) error {
+func (f *fakeClient) ToolEvents(context.Context, bool, func(state.ToolEvent) error) error {
 	return errors.New("fake: no reservations")
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 func intp(n int) *int { return &n }
@@ -18,7 +18,7 @@ func intp(n int) *int { return &n }
 const t0 = 1_700_000_000 - 300
 
 // testJobs covers each way a job shows in a listing.
-var testJobs = []ops.Summary{
+var testJobs = []state.Summary{
 	{ID: 1 << 24, UserID: 1000, Name: "held", State: "SCHED", Urgency: 0, Priority: 0, NTasks: 1, NCores: 1, TSubmit: t0},
 	{ID: 2 << 24, UserID: 1000, Name: "waiting", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 4, NCores: 4, Duration: 3600, TSubmit: t0,
 		Annotations: map[string]any{"sched": map[string]any{"reason_pending": "insufficient resources", "jobs_ahead": 2.0}}},
@@ -29,9 +29,9 @@ var testJobs = []ops.Summary{
 	{ID: 6 << 24, UserID: 1000, Name: "done", State: "INACTIVE", Result: "COMPLETED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 3.5, TInactive: t0 + 4, Nodelist: "node0", ReturnCode: intp(0), WaitStatus: intp(0)},
 	{ID: 7 << 24, UserID: 1000, Name: "false", State: "INACTIVE", Result: "FAILED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
 	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: "INACTIVE", Result: "CANCELED", NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
-		Exception: &ops.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
+		Exception: &state.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
 	{ID: 9 << 24, UserID: 1000, Name: "slow", State: "INACTIVE", Result: "TIMEOUT", NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(143), WaitStatus: intp(15),
-		Exception: &ops.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
+		Exception: &state.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
 }
 
 func TestJobsTable(t *testing.T) {
@@ -60,7 +60,7 @@ func TestJobsTable(t *testing.T) {
 
 // CLI.md: QUEUE only when named queues exist.
 func TestJobsTableQueue(t *testing.T) {
-	jobs := []ops.Summary{
+	jobs := []state.Summary{
 		{ID: 1 << 24, UserID: 1000, Name: "a", Queue: "batch", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
 		{ID: 2 << 24, UserID: 1000, Name: "b", Queue: "debug-and-more", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
 	}
@@ -138,24 +138,24 @@ func TestJobsJSON(t *testing.T) {
 }
 
 func TestContextualInfo(t *testing.T) {
-	sched := func(a map[string]any) ops.Summary {
-		return ops.Summary{State: "SCHED", Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
+	sched := func(a map[string]any) state.Summary {
+		return state.Summary{State: "SCHED", Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
 	}
 	tests := []struct {
 		name string
-		s    ops.Summary
+		s    state.Summary
 		want string
 	}{
-		{"priority", ops.Summary{State: "PRIORITY"}, "priority-wait"},
-		{"depend", ops.Summary{State: "DEPEND", Dependencies: []string{"a", "b"}}, "depends:a,b"},
+		{"priority", state.Summary{State: "PRIORITY"}, "priority-wait"},
+		{"depend", state.Summary{State: "DEPEND", Dependencies: []string{"a", "b"}}, "depends:a,b"},
 		{"eta", sched(map[string]any{"t_estimate": 1_700_000_000.0 + 300}), "eta:5m"},
 		{"eta passed", sched(map[string]any{"t_estimate": 1_700_000_000.0 - 1}), "eta:now"},
 		{"reason", sched(map[string]any{"reason_pending": "unsatisfiable"}), "unsatisfiable"},
-		{"held", ops.Summary{State: "SCHED", Urgency: 0, Priority: 0}, "held"},
-		{"priority hold", ops.Summary{State: "SCHED", Urgency: 5, Priority: 0}, "priority-hold"},
-		{"nothing", ops.Summary{State: "SCHED", Urgency: 16, Priority: 16}, ""},
-		{"running", ops.Summary{State: "RUN", Nodelist: "n[1-2]"}, "n[1-2]"},
-		{"inactive", ops.Summary{State: "INACTIVE", Nodelist: "n1"}, "n1"},
+		{"held", state.Summary{State: "SCHED", Urgency: 0, Priority: 0}, "held"},
+		{"priority hold", state.Summary{State: "SCHED", Urgency: 5, Priority: 0}, "priority-hold"},
+		{"nothing", state.Summary{State: "SCHED", Urgency: 16, Priority: 16}, ""},
+		{"running", state.Summary{State: "RUN", Nodelist: "n[1-2]"}, "n[1-2]"},
+		{"inactive", state.Summary{State: "INACTIVE", Nodelist: "n1"}, "n1"},
 	}
 	for _, tt := range tests {
 		if got := contextualInfo(&tt.s, testNow); got != tt.want {
@@ -167,25 +167,25 @@ func TestContextualInfo(t *testing.T) {
 func TestJobEnd(t *testing.T) {
 	tests := []struct {
 		name           string
-		s              ops.Summary
+		s              state.Summary
 		abbrev, reason string
 		rc             int
 		hasRC          bool
 		exit           int
 		failure        string
 	}{
-		{"completed", ops.Summary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
-		{"exit 3", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
+		{"completed", state.Summary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
+		{"exit 3", state.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
 		// Flux's returncode is minus the signal; the exit code a shell
 		// shows is 128+N (CLI.md).
-		{"killed", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
-		{"not found", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
-		{"canceled pending", ops.Summary{State: "INACTIVE", Result: "CANCELED", Exception: &ops.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
-		{"denied", ops.Summary{State: "INACTIVE", Result: "FAILED", Exception: &ops.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
-		{"timeout", ops.Summary{State: "INACTIVE", Result: "TIMEOUT", ReturnCode: intp(143), WaitStatus: intp(15), Exception: &ops.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
-		{"running", ops.Summary{State: "RUN"}, "R", "", 0, false, 0, ""},
-		{"cleanup", ops.Summary{State: "CLEANUP"}, "C", "", 0, false, 0, ""},
-		{"depend", ops.Summary{State: "DEPEND"}, "D", "", 0, false, 0, ""},
+		{"killed", state.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		{"not found", state.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
+		{"canceled pending", state.Summary{State: "INACTIVE", Result: "CANCELED", Exception: &state.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
+		{"denied", state.Summary{State: "INACTIVE", Result: "FAILED", Exception: &state.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
+		{"timeout", state.Summary{State: "INACTIVE", Result: "TIMEOUT", ReturnCode: intp(143), WaitStatus: intp(15), Exception: &state.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		{"running", state.Summary{State: "RUN"}, "R", "", 0, false, 0, ""},
+		{"cleanup", state.Summary{State: "CLEANUP"}, "C", "", 0, false, 0, ""},
+		{"depend", state.Summary{State: "DEPEND"}, "D", "", 0, false, 0, ""},
 	}
 	for _, tt := range tests {
 		s := &tt.s

@@ -18,8 +18,8 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // queueCommand is fluxq queue: RFC 33's administrative tools, with flux
@@ -248,7 +248,7 @@ func (e *env) queueChange(submission, scheduling, on bool) func(c *cli.Context) 
 		if err != nil {
 			return err
 		}
-		ch := ops.QueueChange{Queue: name, All: c.Bool("all"), Reason: c.String("message"), NoCheckpoint: c.Bool("nocheckpoint")}
+		ch := state.QueueChange{Queue: name, All: c.Bool("all"), Reason: c.String("message"), NoCheckpoint: c.Bool("nocheckpoint")}
 		if submission {
 			ch.Enable = &on
 		}

@@ -26,7 +26,7 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // Names of the variables fluxq sets in a job's environment.
@@ -668,14 +668,14 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return ops.Timestamp(now) + d, nil
+		return state.Timestamp(now) + d, nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return ops.Timestamp(t), nil
+		return state.Timestamp(t), nil
 	}
 	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return ops.Timestamp(t), nil
+			return state.Timestamp(t), nil
 		}
 	}
 	for _, layout := range []string{"15:04:05", "15:04", "3pm", "3:04pm", "3PM", "3:04PM"} {
@@ -685,7 +685,7 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 			if at.Before(now) {
 				at = at.AddDate(0, 0, 1)
 			}
-			return ops.Timestamp(at), nil
+			return state.Timestamp(at), nil
 		}
 	}
 	return 0, fmt.Errorf("invalid time %q: want +FSD or a date and time", s)
@@ -693,7 +693,7 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 
 // exitCodeOf is the exit code a job's end stands for: its tasks' (128+N
 // for signal N), or 1 for a job that ended without running to the end.
-func exitCodeOf(s *ops.Summary) int {
+func exitCodeOf(s *state.Summary) int {
 	if s.ReturnCode != nil {
 		return *s.ReturnCode
 	}
@@ -705,7 +705,7 @@ func exitCodeOf(s *ops.Summary) int {
 
 // failure says why a job did not succeed, in the words of flux-core's job
 // wait: the fatal exception, the signal, or the exit code; "" if it did.
-func failure(s *ops.Summary) string {
+func failure(s *state.Summary) string {
 	if ex := s.Exception; ex != nil && ex.Occurred && ex.Severity == 0 && s.WaitStatus == nil {
 		return strings.TrimSpace("Fatal exception type=" + ex.Type + " " + ex.Note)
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // topClient is the fake instance with resources and queues, and a Jobs
@@ -34,12 +34,12 @@ type topClient struct {
 	err error
 }
 
-func (f *topClient) Jobs(ctx context.Context, q client.JobsQuery) ([]ops.Summary, error) {
+func (f *topClient) Jobs(ctx context.Context, q client.JobsQuery) ([]state.Summary, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
 	all, err := f.fakeClient.Jobs(ctx, q)
-	return slices.DeleteFunc(all, func(s ops.Summary) bool {
+	return slices.DeleteFunc(all, func(s state.Summary) bool {
 		st, err := job.ParseStates(s.State)
 		return err != nil || st&q.States == 0
 	}), err
@@ -94,7 +94,7 @@ func topQueues(t *testing.T) *client.QueueInfo {
 func TestTopSnapshot(t *testing.T) {
 	jobs := slices.Clone(testJobs)
 	// Ended two hours ago: not counted among the recent inactive jobs.
-	jobs = append(jobs, ops.Summary{ID: 10 << 24, UserID: 1000, Name: "old", State: "INACTIVE", Result: "COMPLETED", TInactive: t0 - 7200})
+	jobs = append(jobs, state.Summary{ID: 10 << 24, UserID: 1000, Name: "old", State: "INACTIVE", Result: "COMPLETED", TInactive: t0 - 7200})
 	e := testEnv(&fakeClient{}, "")
 	snap, err := e.topSnapshot(testNow, jobs, topResources(t), topQueues(t))
 	if err != nil {
@@ -150,9 +150,9 @@ func TestTopSnapshotAnonymous(t *testing.T) {
 
 func TestTopSnapshotInactiveCap(t *testing.T) {
 	// As many recent inactive jobs as top reads: there may be more.
-	jobs := make([]ops.Summary, topInactiveCap)
+	jobs := make([]state.Summary, topInactiveCap)
 	for i := range jobs {
-		jobs[i] = ops.Summary{ID: 1, State: "INACTIVE", TInactive: t0}
+		jobs[i] = state.Summary{ID: 1, State: "INACTIVE", TInactive: t0}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {
@@ -171,9 +171,9 @@ func TestTopSnapshotInactiveCap(t *testing.T) {
 func TestTopSnapshotRows(t *testing.T) {
 	// More pending jobs than a screen shows: all are counted, the first
 	// topRows formatted.
-	jobs := make([]ops.Summary, topRows+100)
+	jobs := make([]state.Summary, topRows+100)
 	for i := range jobs {
-		jobs[i] = ops.Summary{ID: 1, State: "SCHED"}
+		jobs[i] = state.Summary{ID: 1, State: "SCHED"}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {

@@ -23,8 +23,8 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/hostlist"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // opener connects a command to the instance: instance.Open, or an
@@ -644,14 +644,14 @@ EXAMPLES:
 			defer cl.Close()
 			follow := c.Bool(flagFollow)
 			if p.JSON && !follow {
-				evs := []ops.ToolEvent{}
-				if err := cl.ToolEvents(c.Context, false, func(e ops.ToolEvent) error { evs = append(evs, e); return nil }); err != nil {
+				evs := []state.ToolEvent{}
+				if err := cl.ToolEvents(c.Context, false, func(e state.ToolEvent) error { evs = append(evs, e); return nil }); err != nil {
 					return err
 				}
 				return output.WriteJSON(p.Out, evs)
 			}
 			bw := bufio.NewWriter(p.Out)
-			err = cl.ToolEvents(c.Context, follow, func(e ops.ToolEvent) error {
+			err = cl.ToolEvents(c.Context, follow, func(e state.ToolEvent) error {
 				if p.JSON {
 					b, err := json.Marshal(e)
 					if err != nil {

@@ -13,8 +13,8 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // fakeClient is an instance in memory: it records the requests and
@@ -26,7 +26,7 @@ type fakeClient struct {
 	reserveErr error
 	view       *client.ReservationView
 	list       *client.ReservationList
-	events     []ops.ToolEvent
+	events     []state.ToolEvent
 	spares     []string
 
 	asScheduler bool
@@ -69,7 +69,7 @@ func (f *fakeClient) Reservations(_ context.Context, all bool) (*client.Reservat
 	return f.list, nil
 }
 
-func (f *fakeClient) ToolEvents(_ context.Context, follow bool, fn func(ops.ToolEvent) error) error {
+func (f *fakeClient) ToolEvents(_ context.Context, follow bool, fn func(state.ToolEvent) error) error {
 	f.follows = append(f.follows, follow)
 	for _, e := range f.events {
 		if err := fn(e); err != nil {
@@ -353,7 +353,7 @@ func TestReservationShow(t *testing.T) {
 
 func TestReservationEvents(t *testing.T) {
 	t.Setenv("TZ", "UTC")
-	f := &fakeClient{events: []ops.ToolEvent{
+	f := &fakeClient{events: []state.ToolEvent{
 		{Seq: 1, Warning: reservation.Warning{AllocID: "r1", ReqID: "job-a", TimeRemaining: 60, To: reservation.ToolNS("alice"), Time: 1700000000}},
 		{Seq: 2, Warning: reservation.Warning{AllocID: "r2", TimeRemaining: 5, To: reservation.ToolNS("alice"), Time: 1700000001}},
 	}}
@@ -364,13 +364,13 @@ func TestReservationEvents(t *testing.T) {
 		t.Errorf("events: exit %d\n%s\nwant\n%s", code, out, want)
 	}
 	_, out, _ = runRes(t, f, "reservation", "events", "--json")
-	var arr []ops.ToolEvent
+	var arr []state.ToolEvent
 	if err := json.Unmarshal([]byte(out), &arr); err != nil || len(arr) != 2 || arr[1].AllocID != "r2" {
 		t.Errorf("events --json: %v: %s", err, out)
 	}
 	_, out, _ = runRes(t, f, "reservation", "events", "--json", "--follow")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var e ops.ToolEvent
+	var e state.ToolEvent
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &e) != nil || e.ReqID != "job-a" {
 		t.Errorf("events --json --follow: %s", out)
 	}

@@ -1,4 +1,4 @@
-// Package ops holds the operations fluxq's users ask for, each written once
+// Package state holds the operations fluxq's users ask for, each written once
 // as work inside one store transaction, so that the loop (serving the
 // socket) and a CLI opening the store directly (no loop running) do exactly
 // the same thing: "submit now, schedule later".
@@ -6,7 +6,7 @@
 // Every job event goes through Post, which applies it to the job's state
 // (internal/job decides whether it may happen), appends it to the stored
 // eventlog and refreshes the job's listing summary in the same transaction.
-package ops
+package state
 
 import (
 	"encoding/json"
