@@ -10,8 +10,8 @@ package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
@@ -27,7 +27,7 @@ import (
 const EventlogVersion = 1
 
 // ErrUnknownJob is returned for an id with no job record (Flux's wording).
-var ErrUnknownJob = errors.New("unknown job id")
+var ErrUnknownJob = api.ErrUnknownJob
 
 // Record is everything stored about one job, decoded.
 type Record struct {
