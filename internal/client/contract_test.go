@@ -562,3 +562,28 @@ func TestContractCoversTable(t *testing.T) {
 		}
 	}
 }
+
+// With no loop serving the socket, Open's client answers from the store;
+// with one, through the socket.
+func TestAutoPicksPath(t *testing.T) {
+	ctx := context.Background()
+	dir, inv := instanceDir(t)
+	c, err := Open(ctx, Options{StateDir: dir, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Submit(ctx, []api.SubmitJob{{Jobspec: spec(t, "a"), Urgency: 0}}); err != nil {
+		t.Fatalf("direct submit: %v", err)
+	}
+	_ = socketClient(t, dir, inv) // a loop now holds the store
+	st, err := c.Stats(ctx)
+	if err != nil || st.Total != 1 {
+		t.Fatalf("stats through the loop: %+v, %v", st, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, state.SocketFile)); err != nil {
+		t.Errorf("no socket: %v", err)
+	}
+	if _, err := c.Job(ctx, unknownID); !errors.Is(err, api.ErrUnknownJob) {
+		t.Errorf("unknown job through the loop: %v", err)
+	}
+}
