@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
-	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/queue"
@@ -106,7 +105,15 @@ type JobSummary struct {
 	Targets []string  `json:"targets,omitempty"`
 	Parent  *fluid.ID `json:"parent,omitempty"`
 	// Usage is what the job's processes consumed, once it finished.
-	Usage *execproto.Usage `json:"usage,omitempty"`
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is what a job's processes consumed: the exec protocol's report
+// (execproto.Usage, the same fields), as listings show it.
+type Usage struct {
+	UserCPU float64 `json:"user_cpu"` // seconds
+	SysCPU  float64 `json:"sys_cpu"`  // seconds
+	MaxRSS  int64   `json:"max_rss"`  // bytes: the largest resident set of any one process
 }
 
 // Exception is the summary of a job's exception.
