@@ -9,6 +9,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
@@ -239,4 +240,16 @@ func ptr[R any](r R, err error) (*R, error) {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// Call calls any entry of the table through c: a request added to the
+// table needs no method of its own on Client. A Client that is not one
+// of this package's (a command's test fake) serves only its methods.
+func Call[P, R, S any](ctx context.Context, c Client, m api.Method[P, R, S], p P, each func(S) error) (R, error) {
+	cn, ok := c.(*conn)
+	if !ok {
+		var r R
+		return r, fmt.Errorf("%s: not served by this client", m.Name)
+	}
+	return call(ctx, cn.t, m, p, each)
 }

@@ -357,7 +357,7 @@ func contractCases(t *testing.T) []contractCase {
 			return nil, c.Urgency(ctx, f.held, 3)
 		}, failsWith([]string{"inactive"}, exitcode.Failed)},
 		{"stats", api.Stats.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
-			st, err := c.Stats(ctx)
+			st, err := Call(ctx, c, api.Stats, api.None{}, nil)
 			if err != nil {
 				return nil, err
 			}
