@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/queue"
@@ -105,15 +106,7 @@ type JobSummary struct {
 	Targets []string  `json:"targets,omitempty"`
 	Parent  *fluid.ID `json:"parent,omitempty"`
 	// Usage is what the job's processes consumed, once it finished.
-	Usage *Usage `json:"usage,omitempty"`
-}
-
-// Usage is what a job's processes consumed: the exec protocol's report
-// (execproto.Usage, the same fields), as listings show it.
-type Usage struct {
-	UserCPU float64 `json:"user_cpu"` // seconds
-	SysCPU  float64 `json:"sys_cpu"`  // seconds
-	MaxRSS  int64   `json:"max_rss"`  // bytes: the largest resident set of any one process
+	Usage *execproto.Usage `json:"usage,omitempty"`
 }
 
 // Exception is the summary of a job's exception.

@@ -34,7 +34,7 @@ func Summarize(rec *Record) *Summary {
 		TCleanup:     j.TCleanup,
 		TInactive:    j.TInactive,
 		Dependencies: j.Dependencies,
-		Usage:        (*api.Usage)(rec.Usage),
+		Usage:        rec.Usage,
 	}
 	if rec.Jobspec != nil {
 		c := rec.Jobspec.Counts()
