@@ -1,7 +1,10 @@
-// Package state holds the operations fluxq's users ask for, each written once
-// as work inside one store transaction, so that the loop (serving the
-// socket) and a CLI opening the store directly (no loop running) do exactly
-// the same thing: "submit now, schedule later".
+// Package state holds the operations fluxq's users ask for — every read and
+// every write each makes of the store — written once as work inside one
+// store transaction, so that the loop (serving the socket) and a CLI
+// opening the store directly (no loop running) do exactly the same thing:
+// "submit now, schedule later". The reads the store alone answers are bound
+// to their api table entries here (table.go), for the server and the direct
+// client both.
 //
 // Every job event goes through Post, which applies it to the job's state
 // (internal/job decides whether it may happen), appends it to the stored
