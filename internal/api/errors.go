@@ -87,25 +87,19 @@ var (
 	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "instance unavailable"}
 )
 
-// Kinds lets an operation's package give its own sentinel errors a kind
-// without making them *Error values: Encode asks each in turn.
-type Kinds []struct {
-	Err  error
-	Code Code
+// kind is a foreign sentinel given a kind (Classify).
+type kind struct {
+	err  error
+	code Code
 }
 
-// kinds are the foreign sentinels given a kind (Classify).
-var kinds Kinds
+// kinds are the foreign sentinels given a kind, asked in turn by Encode.
+var kinds []kind
 
-// Classify gives errors that are (errors.Is) err the kind code on the wire
-// and on the direct path alike. It is meant for package initialisation,
-// for a package whose sentinels predate this one.
-func Classify(err error, code Code) {
-	kinds = append(kinds, struct {
-		Err  error
-		Code Code
-	}{err, code})
-}
+// Classify gives errors that are (errors.Is) err the kind code, on the
+// wire and on the direct path alike: for a package whose sentinels
+// predate this one. It is meant for package initialisation.
+func Classify(err error, code Code) { kinds = append(kinds, kind{err, code}) }
 
 // Encode is err as the socket carries it: its whole message, with the kind
 // of the first error in its chain that has one.
@@ -124,8 +118,8 @@ func Encode(err error) *Error {
 		out.Code, out.Errno = CodeSystem, int(errno)
 	default:
 		for _, k := range kinds {
-			if errors.Is(err, k.Err) {
-				out.Code = k.Code
+			if errors.Is(err, k.err) {
+				out.Code = k.code
 				break
 			}
 		}
