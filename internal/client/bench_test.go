@@ -5,6 +5,8 @@ import (
 	"context"
 	"strconv"
 	"testing"
+
+	"github.com/fluxq/fluxq/internal/api"
 )
 
 // benchSpec is a jobspec the size `fluxq submit true` makes: about 1.7 KB,
@@ -27,13 +29,13 @@ func benchSpec() []byte {
 // direct Submit of 10,000 jobs into a fresh store.
 func BenchmarkDirectSubmit10000(b *testing.B) {
 	spec := benchSpec()
-	jobs := make([]SubmitJob, 10000)
+	jobs := make([]api.SubmitJob, 10000)
 	for i := range jobs {
-		jobs[i] = SubmitJob{Jobspec: spec, Urgency: 16}
+		jobs[i] = api.SubmitJob{Jobspec: spec, Urgency: 16}
 	}
 	for b.Loop() {
 		b.StopTimer()
-		d := newDirect(Options{StateDir: b.TempDir()})
+		d := &conn{t: newDirect(Options{StateDir: b.TempDir()})}
 		b.StartTimer()
 		if _, err := d.Submit(context.Background(), jobs); err != nil {
 			b.Fatal(err)

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/launcher"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
+	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -34,87 +37,207 @@ func newDirect(o Options) *direct {
 	return &direct{dir: o.StateDir, timeout: o.Timeout, uid: uint32(os.Getuid()), now: time.Now, claim: o.JobClaim, asScheduler: o.AsScheduler}
 }
 
-// who is the caller, for the reservation rules: this process.
-func (d *direct) who(tx *store.Tx) (reservation.Requester, error) {
-	return ops.Identify(tx, filepath.Join(d.dir, JobsFolder), d.uid, os.Getpid(), d.claim, d.asScheduler, true)
+// caller is this process, for the state functions: only the instance
+// owner can open the store (it is 0600).
+func (d *direct) caller() state.Caller {
+	return state.Caller{UID: d.uid, Owner: true, JobsDir: filepath.Join(d.dir, state.JobsFolder)}
 }
 
-func (d *direct) path() string { return filepath.Join(d.dir, StoreFile) }
+// who is the caller, for the reservation rules: this process.
+func (d *direct) who(tx *store.Tx) (reservation.Requester, error) {
+	return state.Identify(tx, filepath.Join(d.dir, state.JobsFolder), d.uid, os.Getpid(), d.claim, d.asScheduler, true)
+}
+
+func (d *direct) path() string { return filepath.Join(d.dir, state.StoreFile) }
 
 // with opens the store for one transaction. A store held by a loop that
-// started meanwhile is reported as unavailable after the timeout.
+// started meanwhile is reported as unavailable after the timeout. Any
+// other error reads as it would from the socket (api.Wire).
 func (d *direct) with(write bool, fn func(tx *store.Tx) error) error {
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
-		return fmt.Errorf("state directory: %w", err)
+		return api.Wire(fmt.Errorf("state directory: %w", err))
 	}
 	st, err := store.Open(d.path(), store.Options{Timeout: d.timeout})
 	if errors.Is(err, store.ErrBusy) {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	if err != nil {
-		return err
+		return api.Wire(err)
 	}
 	defer st.Close()
 	if write {
-		return st.Update(fn)
+		return api.Wire(st.Update(fn))
 	}
-	return st.View(fn)
+	return api.Wire(st.View(fn))
 }
 
-func (d *direct) Submit(_ context.Context, jobs []SubmitJob) ([]fluid.ID, error) {
-	var ids []fluid.ID
-	err := d.with(true, func(tx *store.Tx) error {
-		reqs := submitRequests(jobs, d.uid)
-		if d.claim != "" || d.asScheduler {
+// roundTrip answers an exchange with the state function of its entry: a
+// read the server answers the same way (state.ReaderOf), or the direct
+// path's own answer (locals).
+func (d *direct) roundTrip(ctx context.Context, x *exchange) error {
+	var v any
+	var err error
+	if r, ok := state.ReaderOf(x.spec.Name); ok {
+		err = d.with(false, func(tx *store.Tx) error {
+			var err error
+			v, err = r.Run(tx, d.caller(), func(p any) error {
+				reflect.ValueOf(p).Elem().Set(reflect.ValueOf(x.params))
+				return nil
+			})
+			return err
+		})
+	} else if l, ok := locals[x.spec.Name]; ok {
+		v, err = l(ctx, d, x.params, x.line)
+	} else {
+		err = fmt.Errorf("unknown method %q", x.spec.Name)
+	}
+	if err != nil {
+		return err
+	}
+	reflect.ValueOf(x.result).Elem().Set(reflect.ValueOf(v))
+	return nil
+}
+
+// local is the direct path's answer to an entry the store alone does not
+// answer the way the server does: a change made with no loop to tell, or
+// a stream with no loop to wait for.
+type local func(ctx context.Context, d *direct, params any, line func(any) error) (any, error)
+
+var locals = map[string]local{}
+
+// serve binds an entry to its direct answer, with its types.
+func serve[P, R, S any](m api.Method[P, R, S], fn func(ctx context.Context, d *direct, p P, emit func(S) error) (R, error)) {
+	locals[m.Name] = func(ctx context.Context, d *direct, params any, line func(any) error) (any, error) {
+		return fn(ctx, d, params.(P), func(v S) error { return line(v) })
+	}
+}
+
+// pollInterval paces followers on the direct path, where nothing can
+// announce a change: the store is only read, briefly, between naps.
+const pollInterval = 200 * time.Millisecond
+
+func init() {
+	serve(api.Submit, func(_ context.Context, d *direct, p api.SubmitParams, _ func(api.None) error) ([]fluid.ID, error) {
+		var ids []fluid.ID
+		err := d.with(true, func(tx *store.Tx) error {
+			reqs := submitRequests(p.Jobs, d.uid)
+			if d.claim != "" || d.asScheduler {
+				who, err := d.who(tx)
+				if err != nil {
+					return err
+				}
+				for i := range reqs {
+					reqs[i].Who = &who
+				}
+			}
+			var err error
+			ids, _, err = state.Submit(tx, d.now(), reqs, nil)
+			return err
+		})
+		return ids, err
+	})
+	serve(api.Cancel, cancel)
+	serve(api.Urgency, func(_ context.Context, d *direct, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
+		var uerr error
+		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+			uerr = jm.Urgency(tx, p.ID, d.uid, p.Urgency)
+			return nil
+		})
+		if err == nil {
+			err = api.Wire(uerr)
+		}
+		return api.None{}, err
+	})
+	serve(api.Events, func(ctx context.Context, d *direct, p api.EventsParams, emit func(eventlog.Event) error) (api.None, error) {
+		return api.None{}, d.events(ctx, p.ID, p.Follow, emit)
+	})
+	serve(api.Wait, func(ctx context.Context, d *direct, p api.IDParams, _ func(api.None) error) (api.JobSummary, error) {
+		if err := d.events(ctx, p.ID, true, func(eventlog.Event) error { return nil }); err != nil {
+			return api.JobSummary{}, err
+		}
+		info, err := call(ctx, d, api.Job, p, nil)
+		return info.Summary, err
+	})
+	serve(api.Drain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
+		return api.None{}, d.with(true, func(tx *store.Tx) error {
+			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, d.now())
+			return err
+		})
+	})
+	serve(api.Undrain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
+		return api.None{}, d.with(true, func(tx *store.Tx) error {
+			_, err := state.Undrain(tx, p.Ranks)
+			return err
+		})
+	})
+	serve(api.Queues, func(_ context.Context, d *direct, _ api.None, _ func(api.None) error) (api.QueueInfo, error) {
+		return d.queues()
+	})
+	serve(api.ChangeQueues, func(_ context.Context, d *direct, c api.QueueChange, _ func(api.None) error) (api.QueueInfo, error) {
+		var qi *api.QueueInfo
+		err := d.with(true, func(tx *store.Tx) error {
+			var err error
+			qi, err = state.ChangedQueues(tx, c)
+			return err
+		})
+		if err != nil {
+			return api.QueueInfo{}, err
+		}
+		return *qi, nil
+	})
+	serve(api.WaitQueues, waitQueues)
+	serve(api.Reserve, func(context.Context, *direct, api.ReserveParams, func(api.None) error) (api.ReservationView, error) {
+		return api.ReservationView{}, ErrNeedsInstance
+	})
+	serve(api.ToolEvents, func(_ context.Context, d *direct, _ api.ToolEventsParams, emit func(api.ToolEvent) error) (api.None, error) {
+		var evs []api.ToolEvent
+		err := d.with(false, func(tx *store.Tx) error {
 			who, err := d.who(tx)
 			if err != nil {
 				return err
 			}
-			for i := range reqs {
-				reqs[i].Who = &who
+			evs, err = state.ToolEvents(tx, who.NS.Tool, 0)
+			return err
+		})
+		if err != nil {
+			return api.None{}, err
+		}
+		for _, e := range evs {
+			if err := emit(e); err != nil {
+				return api.None{}, err
 			}
 		}
-		var err error
-		ids, _, err = ops.Submit(tx, d.now(), reqs, nil)
-		return err
+		return api.None{}, nil
 	})
-	return ids, err
+	serve(api.AddSpares, func(_ context.Context, d *direct, p api.SpareParams, _ func(api.None) error) ([]string, error) {
+		var out []string
+		err := d.with(true, func(tx *store.Tx) error {
+			var err error
+			out, err = state.AddSpareNodes(tx, p)
+			return err
+		})
+		return out, err
+	})
+	serve(api.RemoveNodes, func(_ context.Context, d *direct, p api.SpareParams, _ func(api.None) error) (api.None, error) {
+		return api.None{}, d.with(true, func(tx *store.Tx) error { return state.RemoveSpareNodes(tx, p.Hosts) })
+	})
 }
 
 // submitRequests makes the requests of the direct path, whose caller is
 // the instance owner: only the owner can open the store (it is 0600).
-func submitRequests(jobs []SubmitJob, uid uint32) []ops.SubmitRequest {
-	reqs := make([]ops.SubmitRequest, len(jobs))
+func submitRequests(jobs []api.SubmitJob, uid uint32) []state.SubmitRequest {
+	reqs := make([]state.SubmitRequest, len(jobs))
 	for i, j := range jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
 	}
 	return reqs
 }
 
-func (d *direct) Jobs(_ context.Context, q JobsQuery) ([]ops.Summary, error) {
-	var out []ops.Summary
-	err := d.with(false, func(tx *store.Tx) error {
-		var err error
-		out, err = ListJobs(tx, d.uid, q)
-		return err
-	})
-	return out, err
-}
-
-func (d *direct) Job(_ context.Context, id fluid.ID) (*JobInfo, error) {
-	var info *JobInfo
-	err := d.with(false, func(tx *store.Tx) error {
-		var err error
-		info, err = LoadJobInfo(tx, id, filepath.Join(d.dir, JobsFolder))
-		return err
-	})
-	return info, err
-}
-
 // manager runs fn with a job manager over the store's active jobs, so a
-// change made with no loop running follows the very rules the loop's
-// would; what it would tell the scheduler or exec service is for the next
-// loop to say, after it loads the jobs.
+// cancel or an urgency made with no loop running follows the very rules
+// the loop's would (the job manager's, which post the events that follow
+// from them); what it would tell the scheduler or exec service is for the
+// next loop to say, after it loads the jobs.
 func (d *direct) manager(fn func(tx *store.Tx, jm *jobmgr.Manager) error) error {
 	return d.with(true, func(tx *store.Tx) error {
 		jm := jobmgr.New(jobmgr.Config{Owner: uint32(os.Geteuid()), Now: d.now})
@@ -125,63 +248,51 @@ func (d *direct) manager(fn func(tx *store.Tx, jm *jobmgr.Manager) error) error 
 	})
 }
 
-// Cancel commits each job's exception, then asks the exec agents to stop
+// cancel commits each job's exception, then asks the exec agents to stop
 // the processes of those that were running: no fluxsched is there to pass
 // the exception on, and the next one only collects their ends.
-func (d *direct) Cancel(ctx context.Context, ids []fluid.ID, note string) ([]error, error) {
-	errs := make([]error, len(ids))
+func cancel(ctx context.Context, d *direct, p api.CancelParams, _ func(api.None) error) (api.CancelResult, error) {
+	out := make(api.CancelResult, len(p.IDs))
 	var running []fluid.ID
 	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
 		running = running[:0]
-		for i, id := range ids {
-			rec, lerr := ops.Load(tx, id)
-			errs[i] = jm.Cancel(tx, id, d.uid, note)
-			if errs[i] == nil && lerr == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released {
+		for i, id := range p.IDs {
+			out[i] = nil
+			rec, lerr := state.Load(tx, id)
+			if err := jm.Cancel(tx, id, d.uid, p.Note); err != nil {
+				out[i] = api.Encode(err)
+			} else if lerr == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released {
 				running = append(running, id)
 			}
 		}
 		return nil
 	})
 	if err != nil || len(running) == 0 {
-		return errs, err
+		return out, err
 	}
 	// The cancel is committed whatever the agents say: an agent that
 	// cannot be asked leaves the job to end at the next fluxsched.
 	_ = launcher.Cancel(ctx, d.dir, running)
-	return errs, nil
+	return out, nil
 }
 
-func (d *direct) Urgency(_ context.Context, id fluid.ID, urgency int) error {
-	var uerr error
-	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
-		uerr = jm.Urgency(tx, id, d.uid, urgency)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return uerr
-}
-
-// pollInterval paces followers on the direct path, where nothing can
-// announce a change: the store is only read, briefly, between naps.
-const pollInterval = 200 * time.Millisecond
-
-func (d *direct) Events(ctx context.Context, id fluid.ID, follow bool, fn func(eventlog.Event) error) error {
+// events reads the job's eventlog, and with follow reads it again between
+// naps until the job is inactive.
+func (d *direct) events(ctx context.Context, id fluid.ID, follow bool, emit func(eventlog.Event) error) error {
 	seen := 0
 	for {
 		var evs []eventlog.Event
 		var done bool
 		err := d.with(false, func(tx *store.Tx) error {
 			var err error
-			evs, done, err = NewEvents(tx, id, seen)
+			evs, done, err = state.NewEvents(tx, id, seen)
 			return err
 		})
 		if err != nil {
 			return err
 		}
 		for _, e := range evs {
-			if err := fn(e); err != nil {
+			if err := emit(e); err != nil {
 				return err
 			}
 		}
@@ -197,49 +308,42 @@ func (d *direct) Events(ctx context.Context, id fluid.ID, follow bool, fn func(e
 	}
 }
 
-func (d *direct) Wait(ctx context.Context, id fluid.ID) (*ops.Summary, error) {
-	if err := d.Events(ctx, id, true, func(eventlog.Event) error { return nil }); err != nil {
-		return nil, err
-	}
-	info, err := d.Job(ctx, id)
+func (d *direct) queues() (api.QueueInfo, error) {
+	var qi *api.QueueInfo
+	err := d.with(false, func(tx *store.Tx) error {
+		var err error
+		qi, err = state.CountedQueues(tx)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return api.QueueInfo{}, err
 	}
-	return &info.Summary, nil
+	return *qi, nil
 }
 
-func (d *direct) Stats(context.Context) (*Stats, error) {
-	var st *Stats
-	err := d.with(false, func(tx *store.Tx) error {
-		var err error
-		st, err = CountJobs(tx)
-		return err
-	})
-	return st, err
+// waitQueues on the direct path reads the store between naps: nothing
+// moves until a loop starts, but one may.
+func waitQueues(ctx context.Context, d *direct, w api.QueueWait, emit func(api.QueueCounts) error) (api.QueueCounts, error) {
+	for {
+		qi, err := d.queues()
+		if err != nil {
+			return api.QueueCounts{}, err
+		}
+		names, err := w.Names(qi.Set)
+		if err != nil {
+			return api.QueueCounts{}, api.Wire(err)
+		}
+		c := qi.Total(names)
+		if err := emit(c); err != nil {
+			return c, err
+		}
+		if w.Done(c) {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return c, ctx.Err()
+		case <-time.After(pollInterval):
+		}
+	}
 }
-
-func (d *direct) Resources(context.Context) (*Resources, error) {
-	var res *Resources
-	err := d.with(false, func(tx *store.Tx) error {
-		var err error
-		res, err = LoadResources(tx)
-		return err
-	})
-	return res, err
-}
-
-func (d *direct) Drain(_ context.Context, ranks, reason string, force bool) error {
-	return d.with(true, func(tx *store.Tx) error {
-		_, err := ops.Drain(tx, ranks, reason, force, d.now())
-		return err
-	})
-}
-
-func (d *direct) Undrain(_ context.Context, ranks string) error {
-	return d.with(true, func(tx *store.Tx) error {
-		_, err := ops.Undrain(tx, ranks)
-		return err
-	})
-}
-
-func (d *direct) Close() error { return nil }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // Options say which instance to open.
@@ -26,16 +28,23 @@ func Open(ctx context.Context, o Options) (Client, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	return &auto{
-		sock:    &socket{path: filepath.Join(o.StateDir, SocketFile), timeout: o.Timeout, claim: o.JobClaim, asScheduler: o.AsScheduler},
+	return &conn{t: &auto{
+		sock:    &socket{path: filepath.Join(o.StateDir, state.SocketFile), timeout: o.Timeout, claim: o.JobClaim, asScheduler: o.AsScheduler},
 		direct:  newDirect(o),
 		timeout: o.Timeout,
-	}, nil
+	}}, nil
 }
 
 // errNotServing: no loop listens on the socket (none, or a stale one from
 // a loop that died), so the store is the way in. Nothing was sent.
 var errNotServing = errors.New("no loop serves the socket")
+
+// The files of an instance's state directory, for the commands.
+const (
+	StoreFile  = state.StoreFile
+	SocketFile = state.SocketFile
+	JobsFolder = state.JobsFolder
+)
 
 // dial connects before deadline. A full listen backlog (EAGAIN: the
 // loop is not accepting, stopped or swamped) is tried again until then.

@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 )
 
 // fakeServer answers every connection with answer, given the request
 // read (nil when it does not read it).
-func fakeServer(t *testing.T, read bool, answer func(c net.Conn, req *Request)) *socket {
+func fakeServer(t *testing.T, read bool, answer func(c net.Conn, req *api.Call)) *conn {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s.sock")
 	ln, err := net.Listen("unix", path)
@@ -31,23 +32,23 @@ func fakeServer(t *testing.T, read bool, answer func(c net.Conn, req *Request)) 
 			}
 			go func() {
 				defer c.Close()
-				var req *Request
+				var req *api.Call
 				if read {
 					line, err := bufio.NewReader(c).ReadBytes('\n')
 					if err != nil {
 						return
 					}
-					req = &Request{}
+					req = &api.Call{}
 					json.Unmarshal(line, req)
 				}
 				answer(c, req)
 			}()
 		}
 	}()
-	return &socket{path: path, timeout: 300 * time.Millisecond}
+	return &conn{t: &socket{path: path, timeout: 300 * time.Millisecond}}
 }
 
-func send(c net.Conn, r Response) {
+func send(c net.Conn, r api.Reply) {
 	b, _ := json.Marshal(r)
 	c.Write(append(b, '\n'))
 }
@@ -55,7 +56,7 @@ func send(c net.Conn, r Response) {
 // Issue 13: --timeout covered only the connect; a stopped fluxsched
 // kept every client waiting. It bounds fluxsched's silence now.
 func TestSocketTimeout(t *testing.T) {
-	s := fakeServer(t, true, func(c net.Conn, req *Request) {
+	s := fakeServer(t, true, func(c net.Conn, req *api.Call) {
 		if req.Timeout != 0.3 {
 			t.Errorf("request timeout = %v, want 0.3", req.Timeout)
 		}
@@ -70,7 +71,7 @@ func TestSocketTimeout(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("Stats gave up after %s", d)
 	}
-	_, err = s.Submit(context.Background(), []SubmitJob{{Jobspec: json.RawMessage(`{}`)}})
+	_, err = s.Submit(context.Background(), []api.SubmitJob{{Jobspec: json.RawMessage(`{}`)}})
 	if err == nil || err.Error() != "fluxsched did not answer within 0.3s (the request may still be carried out)" {
 		t.Errorf("Submit = %v", err)
 	}
@@ -79,19 +80,19 @@ func TestSocketTimeout(t *testing.T) {
 // Signs of life keep a long request going past the timeout; a stream is
 // bounded only until its first line.
 func TestSocketAlive(t *testing.T) {
-	s := fakeServer(t, true, func(c net.Conn, req *Request) {
+	s := fakeServer(t, true, func(c net.Conn, req *api.Call) {
 		switch req.Method {
-		case MethodStats:
+		case api.Stats.Name:
 			for range 10 {
-				send(c, Response{Working: true})
+				send(c, api.Reply{Working: true})
 				time.Sleep(100 * time.Millisecond)
 			}
-			send(c, Response{Result: json.RawMessage(`{"total":7}`), Final: true})
-		case MethodEvents:
-			send(c, Response{Working: true})
+			send(c, api.Reply{Result: json.RawMessage(`{"total":7}`), Final: true})
+		case api.Events.Name:
+			send(c, api.Reply{Working: true})
 			time.Sleep(time.Second)
 			c.Write([]byte(`{"event":{"timestamp":1,"name":"clean"}}` + "\n"))
-			send(c, Response{Final: true})
+			send(c, api.Reply{Final: true})
 		}
 	})
 	st, err := s.Stats(context.Background())
@@ -115,8 +116,8 @@ func TestSocketAlive(t *testing.T) {
 // A refused connection says why before fluxsched hangs up, even when it
 // never reads the request.
 func TestSocketRefused(t *testing.T) {
-	s := fakeServer(t, false, func(c net.Conn, _ *Request) {
-		send(c, Response{Error: "too many connections from uid 65534 (256 open); try again later", Final: true})
+	s := fakeServer(t, false, func(c net.Conn, _ *api.Call) {
+		send(c, api.Reply{Error: "too many connections from uid 65534 (256 open); try again later", Final: true})
 	})
 	_, err := s.Stats(context.Background())
 	if err == nil || err.Error() != "too many connections from uid 65534 (256 open); try again later" {

@@ -19,10 +19,10 @@ import (
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
+	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )

@@ -10,10 +10,10 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
+	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 

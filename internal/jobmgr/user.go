@@ -3,8 +3,8 @@ package jobmgr
 import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/schedproto"
+	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 

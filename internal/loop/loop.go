@@ -267,7 +267,7 @@ func (s source) String() string {
 }
 
 // turn handles a batch in one transaction and commits it once. Requests
-// operations must check everything before they write (as internal/ops
+// operations must check everything before they write (as internal/state
 // and the job manager's user methods do), so a refused request leaves
 // nothing behind and the rest of the turn still commits.
 //

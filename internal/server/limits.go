@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/api"
 )
 
 // What one caller may hold of fluxsched, so that no guest can take the
@@ -187,7 +187,7 @@ func (s *Server) refuse(c *net.UnixConn, who peer, reason string) {
 	// Not through a writer: a caller that does not read is not waited
 	// for here, in the accept loop.
 	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
-	json.NewEncoder(c).Encode(client.Response{Error: reason, Final: true})
+	json.NewEncoder(c).Encode(api.Reply{Error: reason, Final: true})
 	c.Close()
 	t := s.tracker()
 	t.mu.Lock()

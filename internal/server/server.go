@@ -19,12 +19,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fluxq/fluxq/internal/client"
-	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/peercred"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -166,7 +165,7 @@ func (s *Server) serveConn(ctx context.Context, cn *conn) {
 	defer cancel()
 	w := &writer{conn: conn}
 	if who.uid != s.Owner && !s.AllowGuest {
-		w.fail(fmt.Errorf("permission denied: the instance belongs to uid %d", s.Owner))
+		w.fail(api.Errorf(api.CodePermission, "permission denied: the instance belongs to uid %d", s.Owner))
 		return
 	}
 	guest := who.uid != s.Owner
@@ -183,7 +182,7 @@ func (s *Server) serveConn(ctx context.Context, cn *conn) {
 		}
 		return
 	}
-	var req client.Request
+	var req api.Call
 	err = json.Unmarshal(line, &req) // copies what it keeps
 	size := len(line)
 	line = nil
@@ -220,7 +219,7 @@ type writer struct {
 
 // send writes one line; a caller that does not take it within
 // writeTimeout is given up on.
-func (w *writer) send(r client.Response) error {
+func (w *writer) send(r api.Reply) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.final {
@@ -245,7 +244,7 @@ func (w *writer) sendLine(line []byte, final bool) error {
 }
 
 func (w *writer) fail(err error) {
-	w.send(client.Response{Error: err.Error(), Status: statusOf(err), Errno: client.Errno(err), Final: true})
+	w.send(api.Failure(err))
 }
 
 func (w *writer) result(v any) {
@@ -264,263 +263,6 @@ func (w *writer) result(v any) {
 	w.sendLine(line, true)
 }
 
-func decode[T any](req client.Request) (T, error) {
-	var v T
-	if len(req.Params) == 0 {
-		return v, nil
-	}
-	if err := json.Unmarshal(req.Params, &v); err != nil {
-		return v, fmt.Errorf("%s: bad parameters: %w", req.Method, err)
-	}
-	return v, nil
-}
-
-func (s *Server) dispatch(ctx context.Context, who peer, req client.Request, w *writer) {
-	var err error
-	switch req.Method {
-	case client.MethodSubmit:
-		err = s.submit(ctx, who, req, w)
-	case client.MethodJobs:
-		var q client.JobsQuery
-		if q, err = decode[client.JobsQuery](req); err == nil {
-			var out []ops.Summary
-			err = s.Store.View(func(tx *store.Tx) error {
-				out, err = client.ListJobs(tx, who.uid, q)
-				return err
-			})
-			if err == nil {
-				w.result(out)
-			}
-		}
-	case client.MethodJob:
-		var p client.IDParams
-		if p, err = decode[client.IDParams](req); err == nil {
-			var info *client.JobInfo
-			err = s.Store.View(func(tx *store.Tx) error {
-				info, err = client.LoadJobInfo(tx, p.ID, s.JobsDir)
-				if err == nil {
-					err = s.mayRead(who, info.Summary.UserID)
-				}
-				return err
-			})
-			if err == nil {
-				w.result(info)
-			}
-		}
-	case client.MethodCancel:
-		err = s.cancel(ctx, who, req, w)
-	case client.MethodUrgency:
-		var p client.UrgencyParams
-		if p, err = decode[client.UrgencyParams](req); err == nil {
-			_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-				return nil, jm.Urgency(tx, p.ID, who.uid, p.Urgency)
-			})
-			if err == nil {
-				w.result(nil)
-			}
-		}
-	case client.MethodEvents, client.MethodWait:
-		err = s.follow(ctx, who, req, w)
-	case client.MethodStats:
-		var st *client.Stats
-		err = s.Store.View(func(tx *store.Tx) error {
-			st, err = client.CountJobs(tx)
-			return err
-		})
-		if err == nil {
-			w.result(st)
-		}
-	case client.MethodResources:
-		var res *client.Resources
-		err = s.Store.View(func(tx *store.Tx) error {
-			res, err = client.LoadResources(tx)
-			return err
-		})
-		if err == nil {
-			w.result(res)
-		}
-	case client.MethodDrain, client.MethodUndrain:
-		err = s.drain(ctx, who, req, w)
-	case client.MethodQueues:
-		var qi *client.QueueInfo
-		if qi, err = s.queues(ctx); err == nil {
-			w.result(qi)
-		}
-	case client.MethodQueueSet:
-		err = s.changeQueues(ctx, who, req, w)
-	case client.MethodQueueWait:
-		err = s.waitQueues(ctx, req, w)
-	case client.MethodReserve:
-		err = s.reserve(ctx, who, req, w)
-	case client.MethodReservations:
-		err = s.reservations(req, w)
-	case client.MethodToolEvents:
-		err = s.toolEvents(ctx, who, req, w)
-	case client.MethodSpareAdd, client.MethodNodeRemove:
-		err = s.spares(ctx, who, req, w)
-	default:
-		err = fmt.Errorf("unknown method %q", req.Method)
-	}
-	if err != nil {
-		w.fail(err)
-	}
-}
-
-func (s *Server) submit(ctx context.Context, who peer, req client.Request, w *writer) error {
-	p, err := decode[client.SubmitParams](req)
-	if err != nil {
-		return err
-	}
-	reqs := make([]ops.SubmitRequest, len(p.Jobs))
-	for i, j := range p.Jobs {
-		reqs[i] = ops.SubmitRequest{Jobspec: j.Jobspec, UserID: who.uid, Owner: who.uid == s.Owner, Urgency: j.Urgency}
-	}
-	// A plain submission is a tool's, and Submit names the tool only if
-	// the job targets a reservation.
-	if req.Job != "" || req.AsScheduler {
-		me, err := s.identify(who, req)
-		if err != nil {
-			return err
-		}
-		for i := range reqs {
-			reqs[i].Who = &me
-		}
-	}
-	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, jm.Reservations())
-		if err != nil {
-			return nil, err
-		}
-		return ids, jm.Submitted(tx, recs)
-	})
-	if err != nil {
-		return err
-	}
-	w.result(v)
-	return nil
-}
-
-func (s *Server) cancel(ctx context.Context, who peer, req client.Request, w *writer) error {
-	p, err := decode[client.CancelParams](req)
-	if err != nil {
-		return err
-	}
-	msgs := make([]string, len(p.IDs))
-	_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		for i, id := range p.IDs {
-			if err := jm.Cancel(tx, id, who.uid, p.Note); err != nil {
-				msgs[i] = err.Error()
-			}
-		}
-		return nil, nil
-	})
-	if err != nil {
-		return err
-	}
-	return w.send(client.Response{Errors: msgs, Final: true})
-}
-
-func (s *Server) drain(ctx context.Context, who peer, req client.Request, w *writer) error {
-	if who.uid != s.Owner {
-		return fmt.Errorf("permission denied: only the instance owner may drain or undrain")
-	}
-	p, err := decode[client.DrainParams](req)
-	if err != nil {
-		return err
-	}
-	_, err = s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		var err error
-		if req.Method == client.MethodDrain {
-			_, err = ops.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())
-		} else {
-			_, err = ops.Undrain(tx, p.Ranks)
-		}
-		if err != nil {
-			return nil, err
-		}
-		drained, err := ops.Drained(tx)
-		if err != nil {
-			return nil, err
-		}
-		jm.SetDown(drained)
-		return nil, nil
-	})
-	if err != nil {
-		return err
-	}
-	w.result(nil)
-	return nil
-}
-
-// follow streams a job's events (events, with follow) or waits for its
-// end (wait), reading the store after every turn that posted events.
-func (s *Server) follow(ctx context.Context, who peer, req client.Request, w *writer) error {
-	p, err := decode[client.EventsParams](req)
-	if err != nil {
-		return err
-	}
-	err = s.Store.View(func(tx *store.Tx) error {
-		owner, err := ops.Owner(tx, p.ID)
-		if err == nil {
-			err = s.mayRead(who, owner)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	wait := req.Method == client.MethodWait
-	seen := 0
-	for {
-		changed := s.Loop.JobChanged(p.ID)
-		var evs []eventlog.Event
-		var done bool
-		err := s.Store.View(func(tx *store.Tx) error {
-			var err error
-			if wait {
-				done, err = client.Ended(tx, p.ID)
-			} else {
-				evs, done, err = client.NewEvents(tx, p.ID, seen)
-			}
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		seen += len(evs)
-		if !wait {
-			for i := range evs {
-				if err := w.send(client.Response{Event: &evs[i]}); err != nil {
-					return nil // the client is gone
-				}
-			}
-		}
-		if done || (!wait && !p.Follow) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-	}
-	if !wait {
-		w.result(nil)
-		return nil
-	}
-	var sum *ops.Summary
-	err = s.Store.View(func(tx *store.Tx) error {
-		var err error
-		sum, err = client.EndSummary(tx, p.ID)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	w.result(sum)
-	return nil
-}
-
 // do runs op in the loop, unless the caller hung up before its turn
 // came: a request its client gave up on (--timeout) is not carried out
 // behind its back.
@@ -533,13 +275,6 @@ func (s *Server) do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manage
 	})
 }
 
-// streams are the methods whose answer may take as long as a job: their
-// callers' --timeout bounds only the wait for the first line.
-var streams = map[string]bool{
-	client.MethodEvents: true, client.MethodWait: true,
-	client.MethodQueueWait: true, client.MethodToolEvents: true,
-}
-
 // keepAlive shows a caller that gave its --timeout (the request's
 // Timeout) that fluxsched is alive and at work on its request, so that
 // the caller's bound is on fluxsched's silence, not on the work: a
@@ -547,12 +282,12 @@ var streams = map[string]bool{
 // timeout until its answer. A stopped fluxsched says nothing, and its
 // callers give up in time. Older clients, which give no timeout, would
 // take the line for an answer: they hear none.
-func keepAlive(w *writer, req client.Request) (stop func()) {
+func keepAlive(w *writer, req api.Call) (stop func()) {
 	if req.Timeout <= 0 {
 		return func() {}
 	}
-	alive := client.Response{Working: true}
-	if streams[req.Method] {
+	alive := api.Reply{Working: true}
+	if spec, _ := api.Lookup(req.Method); spec.Stream {
 		w.send(alive)
 		return func() {}
 	}
@@ -577,114 +312,5 @@ func keepAlive(w *writer, req client.Request) (stop func()) {
 	}
 }
 
-// errNotYours refuses a job's jobspec, eventlog and output to anyone but
-// its owner and the instance owner, as Flux does (EPERM).
-var errNotYours = errors.New("permission denied: only the job's owner and the instance owner may read it")
-
-// mayRead says whether who may read the whole of a job of owner.
-func (s *Server) mayRead(who peer, owner uint32) error {
-	if who.uid == s.Owner || who.uid == owner {
-		return nil
-	}
-	return errNotYours
-}
-
 // SocketPath is the socket of a state directory.
-func SocketPath(stateDir string) string { return filepath.Join(stateDir, client.SocketFile) }
-
-// queues reads the queues with the job manager's counts, which know the
-// alloc requests outstanding.
-func (s *Server) queues(ctx context.Context) (*client.QueueInfo, error) {
-	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		qi, err := client.LoadQueues(tx)
-		if err != nil {
-			return nil, err
-		}
-		return countQueues(qi, jm), nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*client.QueueInfo), nil
-}
-
-func countQueues(qi *client.QueueInfo, jm *jobmgr.Manager) *client.QueueInfo {
-	for _, name := range qi.Set.Names() {
-		qi.Counts[name] = jm.Counts([]string{name})
-	}
-	return qi
-}
-
-func (s *Server) changeQueues(ctx context.Context, who peer, req client.Request, w *writer) error {
-	if who.uid != s.Owner {
-		return fmt.Errorf("permission denied: only the instance owner may change queue state")
-	}
-	c, err := decode[ops.QueueChange](req)
-	if err != nil {
-		return err
-	}
-	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		names, set, states, err := ops.ChangeQueues(tx, c)
-		if err != nil {
-			return nil, err
-		}
-		jm.SetQueues(set, states)
-		qi := client.NewQueueInfo(set, states)
-		qi.Changed = names
-		return countQueues(qi, jm), nil
-	})
-	if err != nil {
-		return err
-	}
-	w.result(v)
-	return nil
-}
-
-// waitQueues answers flux queue drain and idle: a progress line whenever
-// the counts change, and the final counts once the wait is satisfied.
-func (s *Server) waitQueues(ctx context.Context, req client.Request, w *writer) error {
-	q, err := decode[client.QueueWait](req)
-	if err != nil {
-		return err
-	}
-	// Only a restart changes the configuration: the names are resolved
-	// once, not at every turn the wait sees.
-	var names []string
-	err = s.Store.View(func(tx *store.Tx) error {
-		set, err := ops.QueueSet(tx)
-		if err == nil {
-			names, err = q.Names(set)
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	var last *client.QueueCounts
-	for {
-		changed := s.Loop.Changed()
-		v, err := s.do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
-			return jm.Counts(names), nil
-		})
-		if err != nil {
-			return err
-		}
-		c := v.(client.QueueCounts)
-		if q.Done(c) {
-			w.result(c)
-			return nil
-		}
-		if last == nil || *last != c {
-			b, _ := json.Marshal(c)
-			if err := w.send(client.Response{Progress: b}); err != nil {
-				return nil // the client is gone
-			}
-			last = &c
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-changed:
-		}
-	}
-}
+func SocketPath(stateDir string) string { return filepath.Join(stateDir, state.SocketFile) }

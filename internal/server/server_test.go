@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxq/fluxq/internal/client"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // flaky fails its first accepts as a process out of descriptors does.
@@ -262,7 +262,7 @@ func TestRequestBounds(t *testing.T) {
 // request is kept alive by signs of life until its answer, and a stream
 // hears one at once. A caller that gives no timeout hears none.
 func TestKeepAlive(t *testing.T) {
-	lines := func(req client.Request, wait time.Duration) []string {
+	lines := func(req api.Call, wait time.Duration) []string {
 		a, b := net.Pipe()
 		defer a.Close()
 		w := &writer{conn: a}
@@ -282,20 +282,20 @@ func TestKeepAlive(t *testing.T) {
 		stop := keepAlive(w, req)
 		time.Sleep(wait)
 		stop()
-		w.send(client.Response{Final: true})
-		w.send(client.Response{Working: true}) // after the final line: dropped
+		w.send(api.Reply{Final: true})
+		w.send(api.Reply{Working: true}) // after the final line: dropped
 		a.Close()
 		return <-got
 	}
-	ls := lines(client.Request{Method: client.MethodSubmit, Timeout: 0.2}, 500*time.Millisecond)
+	ls := lines(api.Call{Method: api.Submit.Name, Timeout: 0.2}, 500*time.Millisecond)
 	if len(ls) < 4 || ls[0] != `{"working":true}` || ls[len(ls)-1] != `{"final":true}` {
 		t.Errorf("submit, timeout 0.2s, 0.5s of work: %q", ls)
 	}
-	ls = lines(client.Request{Method: client.MethodEvents, Timeout: 0.2}, 500*time.Millisecond)
+	ls = lines(api.Call{Method: api.Events.Name, Timeout: 0.2}, 500*time.Millisecond)
 	if want := []string{`{"working":true}`, `{"final":true}`}; !slices.Equal(ls, want) {
 		t.Errorf("events: %q, want %q", ls, want)
 	}
-	ls = lines(client.Request{Method: client.MethodSubmit}, 200*time.Millisecond)
+	ls = lines(api.Call{Method: api.Submit.Name}, 200*time.Millisecond)
 	if want := []string{`{"final":true}`}; !slices.Equal(ls, want) {
 		t.Errorf("no timeout given: %q, want %q", ls, want)
 	}
@@ -304,7 +304,7 @@ func TestKeepAlive(t *testing.T) {
 // A result line reads as json.Encoder writes the Response it stands for,
 // though the result is not encoded a second time.
 func TestResultLine(t *testing.T) {
-	for _, v := range []any{nil, []int{1, 2}, map[string]string{"a": "<&>"}, "x\ny", ops.Summary{ID: 7, Name: "true"}} {
+	for _, v := range []any{nil, []int{1, 2}, map[string]string{"a": "<&>"}, "x\ny", state.Summary{ID: 7, Name: "true"}} {
 		a, b := net.Pipe()
 		got := make(chan string, 1)
 		go func() {
@@ -314,7 +314,7 @@ func TestResultLine(t *testing.T) {
 		(&writer{conn: a}).result(v)
 		raw, _ := json.Marshal(v)
 		var want bytes.Buffer
-		json.NewEncoder(&want).Encode(client.Response{Result: raw, Final: true})
+		json.NewEncoder(&want).Encode(api.Reply{Result: raw, Final: true})
 		if g := <-got; g != want.String() {
 			t.Errorf("result(%v): %q, want %q", v, g, want.String())
 		}

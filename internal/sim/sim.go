@@ -25,11 +25,11 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/swf"
 	"github.com/fluxq/fluxq/internal/wire"
@@ -226,7 +226,7 @@ func duration(requested int64) float64 {
 func (s *simulation) clock() time.Time { return epoch.Add(time.Duration(s.now) * time.Second) }
 
 // stamp is virtual time as the scheduler and R see it.
-func (s *simulation) stamp() float64 { return ops.Timestamp(s.clock()) }
+func (s *simulation) stamp() float64 { return state.Timestamp(s.clock()) }
 
 // instantsPerCommit bounds how much one store transaction holds.
 const instantsPerCommit = 512
@@ -249,7 +249,7 @@ func (s *simulation) run() error {
 		if err := tx.PutInventory(raw); err != nil {
 			return err
 		}
-		states, err := ops.StartQueues(tx, set)
+		states, err := state.StartQueues(tx, set)
 		if err != nil {
 			return err
 		}
@@ -258,7 +258,7 @@ func (s *simulation) run() error {
 		for name, st := range states {
 			st.Start(true, "", false)
 			states[name] = st
-			if err := ops.PutQueueState(tx, name, st); err != nil {
+			if err := state.PutQueueState(tx, name, st); err != nil {
 				return err
 			}
 		}
@@ -318,7 +318,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 			return next, err
 		}
 		if first {
-			var recs []ops.SubmitRequest
+			var recs []state.SubmitRequest
 			var batch []*simJob
 			for next < len(s.jobs) && s.jobs[next].submit == s.now {
 				j := s.jobs[next]
@@ -333,12 +333,12 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				}
-				recs = append(recs, ops.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16})
+				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16})
 				batch = append(batch, j)
 				next++
 			}
 			if len(recs) > 0 {
-				ids, made, err := ops.Submit(tx, s.clock(), recs, s.jm.Reservations())
+				ids, made, err := state.Submit(tx, s.clock(), recs, s.jm.Reservations())
 				if err != nil {
 					return next, fmt.Errorf("submitting: %w", err)
 				}

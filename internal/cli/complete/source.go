@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,7 +162,7 @@ func (s *LiveSource) Jobs(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	sums, err := cl.Jobs(ctx, client.JobsQuery{})
+	sums, err := cl.Jobs(ctx, api.JobsQuery{})
 	if err != nil {
 		return nil, err
 	}

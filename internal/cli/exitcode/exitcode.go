@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/cli/printable"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/version"
 )
@@ -53,8 +53,10 @@ func UsageErrorf(format string, a ...any) error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, a...)}
 }
 
-// Code maps an error to its exit status: an explicit code wins, then an
-// exit status a job reported (cli.ExitCoder), else Failed.
+// Code maps an error to its exit status, the one place that does: an
+// explicit code wins, then the error's kind (api.Code, the same on the
+// socket and the direct path), then an exit status a job reported
+// (cli.ExitCoder), else Failed.
 func Code(err error) int {
 	if err == nil {
 		return OK
@@ -65,7 +67,7 @@ func Code(err error) int {
 	}
 	// A busy store, or a fluxsched that does not answer, within
 	// --timeout (docs/cli.md).
-	if errors.Is(err, client.ErrUnavailable) {
+	if errors.Is(err, api.ErrUnavailable) {
 		return Unavailable
 	}
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
@@ -80,6 +82,8 @@ func Code(err error) int {
 	if errors.As(err, &ec) {
 		return ec.ExitCode()
 	}
+	// Every other kind (unknown job, permission, inactive…) is a failed
+	// request.
 	return Failed
 }
 

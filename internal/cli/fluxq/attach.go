@@ -3,6 +3,7 @@ package fluxq
 import (
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"io/fs"
 	"os"
@@ -302,7 +303,7 @@ EXAMPLES:
 
 // jobInfo fetches one job whole for a command whose first argument named
 // it; errors say which job.
-func (e *env) jobInfo(c *cli.Context, id fluid.ID) (*client.JobInfo, error) {
+func (e *env) jobInfo(c *cli.Context, id fluid.ID) (*api.JobInfo, error) {
 	cl, err := e.connect(c)
 	if err != nil {
 		return nil, err

@@ -2,12 +2,12 @@ package fluxq
 
 import (
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 )
 
 // The issue benchmarks `fluxq submit --cc 1-10000 true` at 5,000 submits/s
@@ -23,8 +23,8 @@ func BenchmarkSubmitCC10000(b *testing.B) {
 }
 
 // manyJobs is a listing of n inactive jobs.
-func manyJobs(n int) []*ops.Summary {
-	out := make([]*ops.Summary, n)
+func manyJobs(n int) []*api.JobSummary {
+	out := make([]*api.JobSummary, n)
 	for i := range out {
 		s := testJobs[5]
 		s.ID = fluid.ID(i+1) << 16

@@ -2,12 +2,12 @@ package fluxq
 
 import (
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 )
@@ -104,7 +104,7 @@ func (e *env) cancel(c *cli.Context) error {
 }
 
 func (e *env) cancelAll(c *cli.Context) error {
-	q := client.JobsQuery{}
+	q := api.JobsQuery{}
 	for _, w := range c.StringSlice("states") {
 		st, ok := cancelStates[strings.ToLower(strings.TrimSpace(w))]
 		if !ok {

@@ -3,6 +3,7 @@ package fluxq
 import (
 	"context"
 	"errors"
+	"github.com/fluxq/fluxq/internal/api"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,30 +12,28 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/shell"
 )
 
 func TestCancel(t *testing.T) {
-	active := []ops.Summary{{ID: 1 << 24, State: "SCHED"}, {ID: 2 << 24, State: "RUN"}, {ID: 3 << 24, State: "SCHED"}}
+	active := []api.JobSummary{{ID: 1 << 24, State: "SCHED"}, {ID: 2 << 24, State: "RUN"}, {ID: 3 << 24, State: "SCHED"}}
 	tests := []struct {
 		name      string
-		jobs      []ops.Summary
+		jobs      []api.JobSummary
 		errs      map[fluid.ID]error
 		args      []string
 		want      result
 		canceled  int
-		wantQuery *client.JobsQuery
+		wantQuery *api.JobsQuery
 	}{
 		// docs/cli.md: the messages of flux cancel.
 		{name: "all", jobs: active, args: []string{"--all"}, canceled: 3,
 			want:      result{Stderr: "fluxq: cancel: Canceled 3 jobs (0 errors)\n"},
-			wantQuery: &client.JobsQuery{States: job.Active}},
+			wantQuery: &api.JobsQuery{States: job.Active}},
 		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: jobmgr.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
 			want: result{Stderr: "fluxq: cancel: Canceled 3 jobs (1 error)\n"}},
 		{name: "one job", jobs: active[:1], args: []string{"--all"}, canceled: 1,
@@ -45,14 +44,14 @@ func TestCancel(t *testing.T) {
 		// -S and -u imply --all.
 		{name: "states", jobs: active[:2], args: []string{"-S", "run,sched"}, canceled: 2,
 			want:      result{Stderr: "fluxq: cancel: Canceled 2 jobs (0 errors)\n"},
-			wantQuery: &client.JobsQuery{States: job.Run | job.Sched}},
+			wantQuery: &api.JobsQuery{States: job.Run | job.Sched}},
 		{name: "all users", jobs: active[:1], args: []string{"-u", "all"}, canceled: 1,
 			want:      result{Stderr: "fluxq: cancel: Canceled 1 job (0 errors)\n"},
-			wantQuery: &client.JobsQuery{States: job.Active, AllUsers: true}},
+			wantQuery: &api.JobsQuery{States: job.Active, AllUsers: true}},
 		{name: "by id", args: []string{"ƒ2UzHM", "ƒ3xyZh"}, canceled: 2},
 		// Per job: the job manager's reason, exit 1.
 		{name: "by id with errors", args: []string{"ƒ2UzHM", "ƒ3xyZh", "ƒ5Sxr3"}, canceled: 3,
-			errs: map[fluid.ID]error{1 << 24: ops.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
+			errs: map[fluid.ID]error{1 << 24: api.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
 			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: unknown job id\nfluxq: cancel: ƒ5Sxr3: job is inactive\n", Code: 1}},
 		{name: "nothing", want: result{Stderr: "fluxq: cancel: No target jobs were provided\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "ids and all", args: []string{"--all", "ƒ2UzHM"},
@@ -71,7 +70,7 @@ func TestCancel(t *testing.T) {
 				t.Errorf("%d jobs canceled, want %d", len(fc.canceled), tt.canceled)
 			}
 			if tt.wantQuery != nil {
-				if diff := cmp.Diff([]client.JobsQuery{*tt.wantQuery}, fc.queries); diff != "" {
+				if diff := cmp.Diff([]api.JobsQuery{*tt.wantQuery}, fc.queries); diff != "" {
 					t.Errorf("query (-want +got):\n%s", diff)
 				}
 			}
@@ -80,8 +79,8 @@ func TestCancel(t *testing.T) {
 }
 
 func TestUrgency(t *testing.T) {
-	info := func(u int) map[fluid.ID]*client.JobInfo {
-		return map[fluid.ID]*client.JobInfo{1 << 24: {Summary: ops.Summary{ID: 1 << 24, Urgency: u}}}
+	info := func(u int) map[fluid.ID]*api.JobInfo {
+		return map[fluid.ID]*api.JobInfo{1 << 24: {Summary: api.JobSummary{ID: 1 << 24, Urgency: u}}}
 	}
 	tests := []struct {
 		name  string
@@ -188,7 +187,7 @@ func TestAttach(t *testing.T) {
 	}
 	signaled := []eventlog.Event{{Timestamp: 1, Name: "finish", Context: map[string]any{"status": 9}}, {Timestamp: 2, Name: "clean"}}
 	fc := &fakeClient{
-		infos: map[fluid.ID]*client.JobInfo{
+		infos: map[fluid.ID]*api.JobInfo{
 			1 << 24: {JobDir: dir},
 			2 << 24: {JobDir: filepath.Join(dir, "never-ran")},
 			3 << 24: {},
@@ -226,11 +225,11 @@ func TestAttach(t *testing.T) {
 
 func TestWait(t *testing.T) {
 	fc := &fakeClient{
-		jobs: []ops.Summary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
-		infos: map[fluid.ID]*client.JobInfo{
-			1 << 24: {Summary: ops.Summary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
-			2 << 24: {Summary: ops.Summary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
-			3 << 24: {Summary: ops.Summary{ID: 3 << 24, State: "INACTIVE", Result: "CANCELED", Exception: &ops.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
+		jobs: []api.JobSummary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
+		infos: map[fluid.ID]*api.JobInfo{
+			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
+			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
+			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: "INACTIVE", Result: "CANCELED", Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
 		},
 	}
 	tests := []struct {
@@ -257,7 +256,7 @@ func TestWait(t *testing.T) {
 
 func TestInfo(t *testing.T) {
 	s := testJobs[6] // failed, exit 1
-	fc := &fakeClient{infos: map[fluid.ID]*client.JobInfo{s.ID: {
+	fc := &fakeClient{infos: map[fluid.ID]*api.JobInfo{s.ID: {
 		Summary:  s,
 		Jobspec:  []byte(`{"version":1}`),
 		R:        []byte(`{"version":1,"execution":{}}`),
@@ -326,7 +325,7 @@ func (c *interruptClient) Events(ctx context.Context, _ fluid.ID, _ bool, fn fun
 // An interrupt while running a job cancels it; run then exits as the job
 // did.
 func TestRunInterrupt(t *testing.T) {
-	fc := &interruptClient{fakeClient: &fakeClient{infos: map[fluid.ID]*client.JobInfo{1000: {}}}, canceled: make(chan struct{})}
+	fc := &interruptClient{fakeClient: &fakeClient{infos: map[fluid.ID]*api.JobInfo{1000: {}}}, canceled: make(chan struct{})}
 	e := testEnv(fc, "")
 	e.signals = func() (<-chan os.Signal, func()) {
 		ch := make(chan os.Signal, 1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/fluxq/fluxq/internal/api"
 	"os"
 	"slices"
 	"strings"
@@ -16,31 +17,30 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 )
 
 // fakeClient is an instance held in memory: what the commands asked for
 // is recorded, what they read is set by the test.
 type fakeClient struct {
 	mu        sync.Mutex
-	jobs      []ops.Summary
-	infos     map[fluid.ID]*client.JobInfo
+	jobs      []api.JobSummary
+	infos     map[fluid.ID]*api.JobInfo
 	events    map[fluid.ID][]eventlog.Event
-	stats     client.Stats
+	stats     api.JobCounts
 	cancelErr map[fluid.ID]error
 	urgErr    error
 	submitErr error
 
-	submits   [][]client.SubmitJob
+	submits   [][]api.SubmitJob
 	canceled  []fluid.ID
 	notes     []string
 	urgencies map[fluid.ID]int
-	queries   []client.JobsQuery
+	queries   []api.JobsQuery
 }
 
 var _ client.Client = (*fakeClient)(nil)
 
-func (f *fakeClient) Submit(_ context.Context, jobs []client.SubmitJob) ([]fluid.ID, error) {
+func (f *fakeClient) Submit(_ context.Context, jobs []api.SubmitJob) ([]fluid.ID, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.submitErr != nil {
@@ -54,29 +54,29 @@ func (f *fakeClient) Submit(_ context.Context, jobs []client.SubmitJob) ([]fluid
 	return ids, nil
 }
 
-func (f *fakeClient) Jobs(_ context.Context, q client.JobsQuery) ([]ops.Summary, error) {
+func (f *fakeClient) Jobs(_ context.Context, q api.JobsQuery) ([]api.JobSummary, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, q)
 	if len(q.IDs) == 0 {
 		return slices.Clone(f.jobs), nil
 	}
-	var out []ops.Summary
+	var out []api.JobSummary
 	for _, id := range q.IDs {
-		i := slices.IndexFunc(f.jobs, func(s ops.Summary) bool { return s.ID == id })
+		i := slices.IndexFunc(f.jobs, func(s api.JobSummary) bool { return s.ID == id })
 		if i < 0 {
-			return nil, ops.ErrUnknownJob
+			return nil, api.ErrUnknownJob
 		}
 		out = append(out, f.jobs[i])
 	}
 	return out, nil
 }
 
-func (f *fakeClient) Job(_ context.Context, id fluid.ID) (*client.JobInfo, error) {
+func (f *fakeClient) Job(_ context.Context, id fluid.ID) (*api.JobInfo, error) {
 	if info, ok := f.infos[id]; ok {
 		return info, nil
 	}
-	return nil, ops.ErrUnknownJob
+	return nil, api.ErrUnknownJob
 }
 
 func (f *fakeClient) Cancel(_ context.Context, ids []fluid.ID, note string) ([]error, error) {
@@ -105,7 +105,7 @@ func (f *fakeClient) Urgency(_ context.Context, id fluid.ID, u int) error {
 func (f *fakeClient) Events(ctx context.Context, id fluid.ID, _ bool, fn func(eventlog.Event) error) error {
 	evs, ok := f.events[id]
 	if !ok {
-		return ops.ErrUnknownJob
+		return api.ErrUnknownJob
 	}
 	for _, ev := range evs {
 		if err := fn(ev); err != nil {
@@ -115,17 +115,17 @@ func (f *fakeClient) Events(ctx context.Context, id fluid.ID, _ bool, fn func(ev
 	return ctx.Err()
 }
 
-func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*ops.Summary, error) {
+func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*api.JobSummary, error) {
 	info, ok := f.infos[id]
 	if !ok {
-		return nil, ops.ErrUnknownJob
+		return nil, api.ErrUnknownJob
 	}
 	return &info.Summary, nil
 }
 
-func (f *fakeClient) Stats(context.Context) (*client.Stats, error) { return &f.stats, nil }
-func (f *fakeClient) Resources(context.Context) (*client.Resources, error) {
-	return &client.Resources{}, nil
+func (f *fakeClient) Stats(context.Context) (*api.JobCounts, error) { return &f.stats, nil }
+func (f *fakeClient) Resources(context.Context) (*api.ResourceInfo, error) {
+	return &api.ResourceInfo{}, nil
 }
 func (f *fakeClient) Drain(context.Context, string, string, bool) error { return nil }
 func (f *fakeClient) Undrain(context.Context, string) error             { return nil }
@@ -133,29 +133,29 @@ func (f *fakeClient) Close() error                                      { return
 
 // Queue commands are tested end to end (testdata/script/fluxq_queue*.txtar):
 // the fake has no queues.
-func (f *fakeClient) Queues(context.Context) (*client.QueueInfo, error) {
+func (f *fakeClient) Queues(context.Context) (*api.QueueInfo, error) {
 	return nil, errors.New("fake: no queues")
 }
-func (f *fakeClient) ChangeQueues(context.Context, ops.QueueChange) (*client.QueueInfo, error) {
+func (f *fakeClient) ChangeQueues(context.Context, api.QueueChange) (*api.QueueInfo, error) {
 	return nil, errors.New("fake: no queues")
 }
-func (f *fakeClient) WaitQueues(context.Context, client.QueueWait, func(client.QueueCounts)) (client.QueueCounts, error) {
-	return client.QueueCounts{}, errors.New("fake: no queues")
+func (f *fakeClient) WaitQueues(context.Context, api.QueueWait, func(api.QueueCounts)) (api.QueueCounts, error) {
+	return api.QueueCounts{}, errors.New("fake: no queues")
 }
 
-func (f *fakeClient) Reserve(context.Context, client.ReserveParams) (*client.ReservationView, error) {
+func (f *fakeClient) Reserve(context.Context, api.ReserveParams) (*api.ReservationView, error) {
 	return nil, errors.New("fake: no reservations")
 }
 
-func (f *fakeClient) Reservations(context.Context, bool) (*client.ReservationList, error) {
+func (f *fakeClient) Reservations(context.Context, bool) (*api.ReservationList, error) {
 	return nil, errors.New("fake: no reservations")
 }
 
-func (f *fakeClient) ToolEvents(context.Context, bool, func(ops.ToolEvent) error) error {
+func (f *fakeClient) ToolEvents(context.Context, bool, func(api.ToolEvent) error) error {
 	return errors.New("fake: no reservations")
 }
 
-func (f *fakeClient) AddSpares(context.Context, client.SpareParams) ([]string, error) {
+func (f *fakeClient) AddSpares(context.Context, api.SpareParams) ([]string, error) {
 	return nil, errors.New("fake: no nodes")
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fsd"
 )
@@ -107,7 +107,7 @@ func (e *env) info(c *cli.Context) error {
 
 // writeInfo prints one job for people: one "field value" line each, the
 // fields named as --json names them.
-func (e *env) writeInfo(w io.Writer, info *client.JobInfo, now time.Time) error {
+func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 	s := &info.Summary
 	j := e.toJSON(s, now)
 	rows := [][2]string{

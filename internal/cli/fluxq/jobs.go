@@ -1,7 +1,9 @@
 package fluxq
 
 import (
+	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"math"
 	"strconv"
 	"strings"
@@ -16,7 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // Annotation keys the INFO column reads (RFC 27 sched annotations).
@@ -99,7 +101,7 @@ type jobsDoc struct {
 }
 
 // toJSON turns a summary into its --json form at time now.
-func (e *env) toJSON(s *ops.Summary, now time.Time) jobJSON {
+func (e *env) toJSON(s *api.JobSummary, now time.Time) jobJSON {
 	j := jobJSON{
 		ID: s.ID, IDF58: e.fmtID(s.ID), UserID: s.UserID, Username: e.userName(s.UserID),
 		Queue: s.Queue, Name: s.Name, State: s.State, Result: s.Result, Status: status(s),
@@ -132,7 +134,7 @@ func (e *env) toJSON(s *ops.Summary, now time.Time) jobJSON {
 }
 
 // status is flux jobs' status: the state while active, the result after.
-func status(s *ops.Summary) string {
+func status(s *api.JobSummary) string {
 	if s.State == job.Inactive.String() && s.Result != "" {
 		return s.Result
 	}
@@ -141,7 +143,7 @@ func status(s *ops.Summary) string {
 
 // statusAbbrev is the ST column: D P S R C while active, and CD F CA TO
 // for the result of an inactive job.
-func statusAbbrev(s *ops.Summary) string {
+func statusAbbrev(s *api.JobSummary) string {
 	if s.State == job.Inactive.String() {
 		if r, err := job.ParseResult(s.Result); err == nil {
 			return r.Abbrev()
@@ -156,7 +158,7 @@ func statusAbbrev(s *ops.Summary) string {
 // returnCode is flux jobs' returncode: the exit status, minus the signal
 // number for a job killed by one, -128 for a job canceled before it ran
 // and 1 for one that failed before it ran; none while active.
-func returnCode(s *ops.Summary) (int, bool) {
+func returnCode(s *api.JobSummary) (int, bool) {
 	if ws := s.WaitStatus; ws != nil {
 		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
 			return -sig, true
@@ -174,25 +176,25 @@ func returnCode(s *ops.Summary) (int, bool) {
 
 // runtime is how long the job has run (flux jobs' runtime): until cleanup,
 // or until now while it runs.
-func runtime(s *ops.Summary, now time.Time) float64 {
+func runtime(s *api.JobSummary, now time.Time) float64 {
 	switch {
 	case s.TRun > 0 && s.TCleanup > 0:
 		return math.Max(0, s.TCleanup-s.TRun)
 	case s.TRun > 0:
-		return math.Max(0, ops.Timestamp(now)-s.TRun)
+		return math.Max(0, state.Timestamp(now)-s.TRun)
 	}
 	return 0
 }
 
 // pending reports whether the job waits for resources or before them.
-func pending(s *ops.Summary) bool {
+func pending(s *api.JobSummary) bool {
 	st, err := job.ParseStates(s.State)
 	return err == nil && st&(job.Pending|job.New) != 0
 }
 
 // contextualTime is the TIME column: the time limit while pending, the
 // runtime after (flux jobs' contextual_time).
-func contextualTime(s *ops.Summary, now time.Time) string {
+func contextualTime(s *api.JobSummary, now time.Time) string {
 	t := runtime(s, now)
 	if pending(s) {
 		t = s.Duration
@@ -207,7 +209,7 @@ func contextualTime(s *ops.Summary, now time.Time) string {
 // scheduler's pending reason, docs/cli.md): depends:… while DEPEND,
 // priority-wait while PRIORITY; while SCHED the estimated start, else held
 // or priority-hold, else the scheduler's reason; the nodelist after.
-func contextualInfo(s *ops.Summary, now time.Time) string {
+func contextualInfo(s *api.JobSummary, now time.Time) string {
 	switch s.State {
 	case job.Depend.String():
 		return infoDepends + strings.Join(s.Dependencies, ",")
@@ -216,7 +218,7 @@ func contextualInfo(s *ops.Summary, now time.Time) string {
 	case job.Sched.String():
 		sched, _ := s.Annotations[annotSched].(map[string]any)
 		if t, ok := number(sched[annotTEstimate]); ok {
-			eta := t - ops.Timestamp(now)
+			eta := t - state.Timestamp(now)
 			if eta < 0 {
 				return infoETA + infoNow
 			}
@@ -237,7 +239,7 @@ func contextualInfo(s *ops.Summary, now time.Time) string {
 }
 
 // inactiveReason is how an inactive job ended, in flux jobs' words.
-func inactiveReason(s *ops.Summary) string {
+func inactiveReason(s *api.JobSummary) string {
 	if s.State != job.Inactive.String() {
 		return ""
 	}
@@ -300,7 +302,7 @@ func number(v any) (float64, bool) {
 
 // jobStyle colours a row as flux jobs does: completed green, failed and
 // timed out red, canceled grey.
-func jobStyle(s *ops.Summary) output.Style {
+func jobStyle(s *api.JobSummary) output.Style {
 	switch s.Result {
 	case job.Completed.String():
 		return output.Success
@@ -322,17 +324,17 @@ func countCell(n int) string {
 
 // jobsList is how `fluxq jobs` prints, at time now. withQueue adds the
 // QUEUE column (when some listed job names a queue).
-func (e *env) jobsList(now time.Time, withQueue bool) output.List[*ops.Summary] {
-	type col = output.Column[*ops.Summary]
-	id := col{Header: "JOBID", Align: output.Right, Value: func(s *ops.Summary) string { return e.fmtID(s.ID) }}
-	queue := col{Header: "QUEUE", Max: 8, Value: func(s *ops.Summary) string { return s.Queue }}
-	usr := col{Header: "USER", Max: 8, Value: func(s *ops.Summary) string { return e.userName(s.UserID) }}
-	name := col{Header: "NAME", Max: 10, Value: func(s *ops.Summary) string { return s.Name }}
+func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummary] {
+	type col = output.Column[*api.JobSummary]
+	id := col{Header: "JOBID", Align: output.Right, Value: func(s *api.JobSummary) string { return e.fmtID(s.ID) }}
+	queue := col{Header: "QUEUE", Max: 8, Value: func(s *api.JobSummary) string { return s.Queue }}
+	usr := col{Header: "USER", Max: 8, Value: func(s *api.JobSummary) string { return e.userName(s.UserID) }}
+	name := col{Header: "NAME", Max: 10, Value: func(s *api.JobSummary) string { return s.Name }}
 	st := col{Header: "ST", Align: output.Right, Value: statusAbbrev}
-	ntasks := col{Header: "NTASKS", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NTasks) }}
-	nnodes := col{Header: "NNODES", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NNodes) }}
-	tm := col{Header: "TIME", Align: output.Right, Value: func(s *ops.Summary) string { return contextualTime(s, now) }}
-	info := col{Header: "INFO", Value: func(s *ops.Summary) string { return contextualInfo(s, now) }}
+	ntasks := col{Header: "NTASKS", Align: output.Right, Value: func(s *api.JobSummary) string { return countCell(s.NTasks) }}
+	nnodes := col{Header: "NNODES", Align: output.Right, Value: func(s *api.JobSummary) string { return countCell(s.NNodes) }}
+	tm := col{Header: "TIME", Align: output.Right, Value: func(s *api.JobSummary) string { return contextualTime(s, now) }}
+	info := col{Header: "INFO", Value: func(s *api.JobSummary) string { return contextualInfo(s, now) }}
 
 	withQ := func(cols ...col) []col {
 		if !withQueue {
@@ -344,35 +346,35 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*ops.Summary] 
 	long := withQ(id, usr, name,
 		col{Header: "STATUS", Value: status},
 		ntasks, nnodes,
-		col{Header: "NCORES", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NCores) }},
-		col{Header: "NGPUS", Align: output.Right, Value: func(s *ops.Summary) string { return countCell(s.NGPUs) }},
-		col{Header: "T_SUBMIT", Align: output.Right, Value: func(s *ops.Summary) string {
+		col{Header: "NCORES", Align: output.Right, Value: func(s *api.JobSummary) string { return countCell(s.NCores) }},
+		col{Header: "NGPUS", Align: output.Right, Value: func(s *api.JobSummary) string { return countCell(s.NGPUs) }},
+		col{Header: "T_SUBMIT", Align: output.Right, Value: func(s *api.JobSummary) string {
 			return time.Unix(int64(s.TSubmit), 0).Format("Jan02 15:04")
 		}},
 		tm, info,
 		col{Header: "REASON", Value: inactiveReason},
 	)
 	deps := withQ(id, name,
-		col{Header: "URG", Align: output.Right, Value: func(s *ops.Summary) string { return strconv.Itoa(s.Urgency) }},
-		col{Header: "PRIORITY", Align: output.Right, Value: func(s *ops.Summary) string { return strconv.FormatInt(s.Priority, 10) }},
-		col{Header: "STATE", Value: func(s *ops.Summary) string { return s.State }},
-		col{Header: "DEPENDENCIES", Value: func(s *ops.Summary) string { return strings.Join(s.Dependencies, ",") }},
+		col{Header: "URG", Align: output.Right, Value: func(s *api.JobSummary) string { return strconv.Itoa(s.Urgency) }},
+		col{Header: "PRIORITY", Align: output.Right, Value: func(s *api.JobSummary) string { return strconv.FormatInt(s.Priority, 10) }},
+		col{Header: "STATE", Value: func(s *api.JobSummary) string { return s.State }},
+		col{Header: "DEPENDENCIES", Value: func(s *api.JobSummary) string { return strings.Join(s.Dependencies, ",") }},
 	)
-	return output.List[*ops.Summary]{
-		Tables: map[string]output.Table[*ops.Summary]{
+	return output.List[*api.JobSummary]{
+		Tables: map[string]output.Table[*api.JobSummary]{
 			"default": {Description: "JOBID USER NAME ST NTASKS NNODES TIME INFO", Columns: def, Style: jobStyle},
 			"long":    {Description: "adds status, cores, GPUs, submit time and how the job ended", Columns: long, Style: jobStyle},
 			"deps":    {Description: "urgency, priority and dependencies", Columns: deps, Style: jobStyle},
 		},
 		Order: []string{"default", "long", "deps"},
-		Doc: func(items []*ops.Summary) any {
+		Doc: func(items []*api.JobSummary) any {
 			doc := jobsDoc{Jobs: make([]jobJSON, len(items))}
 			for i, s := range items {
 				doc.Jobs[i] = e.toJSON(s, now)
 			}
 			return doc
 		},
-		Item: func(s *ops.Summary) any { return e.toJSON(s, now) },
+		Item: func(s *api.JobSummary) any { return e.toJSON(s, now) },
 	}
 }
 
@@ -416,7 +418,7 @@ EXAMPLES:
 }
 
 func (e *env) jobs(c *cli.Context) error {
-	q := client.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue")}
+	q := api.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue")}
 	if q.Count < 0 {
 		return exitcode.UsageErrorf("--count must be >= 0")
 	}
@@ -459,7 +461,7 @@ func (e *env) jobs(c *cli.Context) error {
 	if err != nil {
 		return e.whichUnknown(c, cl, q, err)
 	}
-	items := make([]*ops.Summary, 0, len(list))
+	items := make([]*api.JobSummary, 0, len(list))
 	withQueue := false
 	name := c.String("name")
 	for i := range list {
@@ -475,8 +477,8 @@ func (e *env) jobs(c *cli.Context) error {
 
 // whichUnknown turns a failed listing by id into a message naming the
 // first id that does not exist.
-func (e *env) whichUnknown(c *cli.Context, cl client.Client, q client.JobsQuery, err error) error {
-	if len(q.IDs) == 0 || err.Error() != ops.ErrUnknownJob.Error() {
+func (e *env) whichUnknown(c *cli.Context, cl client.Client, q api.JobsQuery, err error) error {
+	if len(q.IDs) == 0 || !errors.Is(err, api.ErrUnknownJob) {
 		return err
 	}
 	for _, id := range q.IDs {
@@ -491,7 +493,7 @@ func (e *env) whichUnknown(c *cli.Context, cl client.Client, q client.JobsQuery,
 
 // parseFilter reads -f: states (virtual ones too) and results, as flux
 // jobs does; results select inactive jobs that ended so.
-func parseFilter(words []string, q *client.JobsQuery) error {
+func parseFilter(words []string, q *api.JobsQuery) error {
 	for _, w := range words {
 		w = strings.TrimSpace(w)
 		if w == "" {

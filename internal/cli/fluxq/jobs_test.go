@@ -2,14 +2,13 @@ package fluxq
 
 import (
 	"encoding/json"
+	"github.com/fluxq/fluxq/internal/api"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 )
 
 func intp(n int) *int { return &n }
@@ -18,7 +17,7 @@ func intp(n int) *int { return &n }
 const t0 = 1_700_000_000 - 300
 
 // testJobs covers each way a job shows in a listing.
-var testJobs = []ops.Summary{
+var testJobs = []api.JobSummary{
 	{ID: 1 << 24, UserID: 1000, Name: "held", State: "SCHED", Urgency: 0, Priority: 0, NTasks: 1, NCores: 1, TSubmit: t0},
 	{ID: 2 << 24, UserID: 1000, Name: "waiting", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 4, NCores: 4, Duration: 3600, TSubmit: t0,
 		Annotations: map[string]any{"sched": map[string]any{"reason_pending": "insufficient resources", "jobs_ahead": 2.0}}},
@@ -29,9 +28,9 @@ var testJobs = []ops.Summary{
 	{ID: 6 << 24, UserID: 1000, Name: "done", State: "INACTIVE", Result: "COMPLETED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 3.5, TInactive: t0 + 4, Nodelist: "node0", ReturnCode: intp(0), WaitStatus: intp(0)},
 	{ID: 7 << 24, UserID: 1000, Name: "false", State: "INACTIVE", Result: "FAILED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
 	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: "INACTIVE", Result: "CANCELED", NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
-		Exception: &ops.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
+		Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
 	{ID: 9 << 24, UserID: 1000, Name: "slow", State: "INACTIVE", Result: "TIMEOUT", NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(143), WaitStatus: intp(15),
-		Exception: &ops.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
+		Exception: &api.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
 }
 
 func TestJobsTable(t *testing.T) {
@@ -53,14 +52,14 @@ func TestJobsTable(t *testing.T) {
 		t.Errorf("fluxq jobs -a (-want +got):\n%s", diff)
 	}
 	// -a asks for every state, of the caller.
-	if diff := cmp.Diff([]client.JobsQuery{{States: job.Pending | job.Running | job.Inactive}}, fc.queries); diff != "" {
+	if diff := cmp.Diff([]api.JobsQuery{{States: job.Pending | job.Running | job.Inactive}}, fc.queries); diff != "" {
 		t.Errorf("query (-want +got):\n%s", diff)
 	}
 }
 
 // docs/cli.md: QUEUE only when named queues exist.
 func TestJobsTableQueue(t *testing.T) {
-	jobs := []ops.Summary{
+	jobs := []api.JobSummary{
 		{ID: 1 << 24, UserID: 1000, Name: "a", Queue: "batch", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
 		{ID: 2 << 24, UserID: 1000, Name: "b", Queue: "debug-and-more", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
 	}
@@ -75,27 +74,27 @@ func TestJobsQuery(t *testing.T) {
 	uid := uint32(1001)
 	tests := []struct {
 		args []string
-		want client.JobsQuery
+		want api.JobsQuery
 	}{
-		{nil, client.JobsQuery{}},
-		{[]string{"-A"}, client.JobsQuery{AllUsers: true}},
-		{[]string{"-u", "all"}, client.JobsQuery{AllUsers: true}},
-		{[]string{"-u", "1001"}, client.JobsQuery{UserID: &uid}},
-		{[]string{"-c", "5", "-q", "a,b"}, client.JobsQuery{Count: 5, Queues: []string{"a", "b"}}},
+		{nil, api.JobsQuery{}},
+		{[]string{"-A"}, api.JobsQuery{AllUsers: true}},
+		{[]string{"-u", "all"}, api.JobsQuery{AllUsers: true}},
+		{[]string{"-u", "1001"}, api.JobsQuery{UserID: &uid}},
+		{[]string{"-c", "5", "-q", "a,b"}, api.JobsQuery{Count: 5, Queues: []string{"a", "b"}}},
 		// flux jobs -f: states and results.
-		{[]string{"-f", "running"}, client.JobsQuery{States: job.Running}},
-		{[]string{"-f", "completed,failed"}, client.JobsQuery{States: job.Inactive, Results: []job.Result{job.Completed, job.Failed}}},
-		{[]string{"-f", "sched", "-f", "timeout"}, client.JobsQuery{States: job.Sched | job.Inactive, Results: []job.Result{job.Timeout}}},
-		{[]string{"-f", "inactive,failed"}, client.JobsQuery{States: job.Inactive}},
+		{[]string{"-f", "running"}, api.JobsQuery{States: job.Running}},
+		{[]string{"-f", "completed,failed"}, api.JobsQuery{States: job.Inactive, Results: []job.Result{job.Completed, job.Failed}}},
+		{[]string{"-f", "sched", "-f", "timeout"}, api.JobsQuery{States: job.Sched | job.Inactive, Results: []job.Result{job.Timeout}}},
+		{[]string{"-f", "inactive,failed"}, api.JobsQuery{States: job.Inactive}},
 		// Listed by ID, jobs show whatever their state.
-		{[]string{"ƒ2UzHM"}, client.JobsQuery{States: job.All, IDs: []fluid.ID{1 << 24}}},
+		{[]string{"ƒ2UzHM"}, api.JobsQuery{States: job.All, IDs: []fluid.ID{1 << 24}}},
 	}
 	for _, tt := range tests {
 		fc := &fakeClient{jobs: testJobs}
 		if got := runFluxq(t, fc, "", append([]string{"jobs"}, tt.args...)...); got.Code != 0 {
 			t.Fatalf("fluxq jobs %v: %+v", tt.args, got)
 		}
-		if diff := cmp.Diff([]client.JobsQuery{tt.want}, fc.queries); diff != "" {
+		if diff := cmp.Diff([]api.JobsQuery{tt.want}, fc.queries); diff != "" {
 			t.Errorf("fluxq jobs %v query (-want +got):\n%s", tt.args, diff)
 		}
 	}
@@ -138,24 +137,24 @@ func TestJobsJSON(t *testing.T) {
 }
 
 func TestContextualInfo(t *testing.T) {
-	sched := func(a map[string]any) ops.Summary {
-		return ops.Summary{State: "SCHED", Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
+	sched := func(a map[string]any) api.JobSummary {
+		return api.JobSummary{State: "SCHED", Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
 	}
 	tests := []struct {
 		name string
-		s    ops.Summary
+		s    api.JobSummary
 		want string
 	}{
-		{"priority", ops.Summary{State: "PRIORITY"}, "priority-wait"},
-		{"depend", ops.Summary{State: "DEPEND", Dependencies: []string{"a", "b"}}, "depends:a,b"},
+		{"priority", api.JobSummary{State: "PRIORITY"}, "priority-wait"},
+		{"depend", api.JobSummary{State: "DEPEND", Dependencies: []string{"a", "b"}}, "depends:a,b"},
 		{"eta", sched(map[string]any{"t_estimate": 1_700_000_000.0 + 300}), "eta:5m"},
 		{"eta passed", sched(map[string]any{"t_estimate": 1_700_000_000.0 - 1}), "eta:now"},
 		{"reason", sched(map[string]any{"reason_pending": "unsatisfiable"}), "unsatisfiable"},
-		{"held", ops.Summary{State: "SCHED", Urgency: 0, Priority: 0}, "held"},
-		{"priority hold", ops.Summary{State: "SCHED", Urgency: 5, Priority: 0}, "priority-hold"},
-		{"nothing", ops.Summary{State: "SCHED", Urgency: 16, Priority: 16}, ""},
-		{"running", ops.Summary{State: "RUN", Nodelist: "n[1-2]"}, "n[1-2]"},
-		{"inactive", ops.Summary{State: "INACTIVE", Nodelist: "n1"}, "n1"},
+		{"held", api.JobSummary{State: "SCHED", Urgency: 0, Priority: 0}, "held"},
+		{"priority hold", api.JobSummary{State: "SCHED", Urgency: 5, Priority: 0}, "priority-hold"},
+		{"nothing", api.JobSummary{State: "SCHED", Urgency: 16, Priority: 16}, ""},
+		{"running", api.JobSummary{State: "RUN", Nodelist: "n[1-2]"}, "n[1-2]"},
+		{"inactive", api.JobSummary{State: "INACTIVE", Nodelist: "n1"}, "n1"},
 	}
 	for _, tt := range tests {
 		if got := contextualInfo(&tt.s, testNow); got != tt.want {
@@ -167,25 +166,25 @@ func TestContextualInfo(t *testing.T) {
 func TestJobEnd(t *testing.T) {
 	tests := []struct {
 		name           string
-		s              ops.Summary
+		s              api.JobSummary
 		abbrev, reason string
 		rc             int
 		hasRC          bool
 		exit           int
 		failure        string
 	}{
-		{"completed", ops.Summary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
-		{"exit 3", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
+		{"completed", api.JobSummary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
+		{"exit 3", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
 		// Flux's returncode is minus the signal; the exit code a shell
 		// shows is 128+N (docs/cli.md).
-		{"killed", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
-		{"not found", ops.Summary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
-		{"canceled pending", ops.Summary{State: "INACTIVE", Result: "CANCELED", Exception: &ops.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
-		{"denied", ops.Summary{State: "INACTIVE", Result: "FAILED", Exception: &ops.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
-		{"timeout", ops.Summary{State: "INACTIVE", Result: "TIMEOUT", ReturnCode: intp(143), WaitStatus: intp(15), Exception: &ops.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
-		{"running", ops.Summary{State: "RUN"}, "R", "", 0, false, 0, ""},
-		{"cleanup", ops.Summary{State: "CLEANUP"}, "C", "", 0, false, 0, ""},
-		{"depend", ops.Summary{State: "DEPEND"}, "D", "", 0, false, 0, ""},
+		{"killed", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		{"not found", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
+		{"canceled pending", api.JobSummary{State: "INACTIVE", Result: "CANCELED", Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
+		{"denied", api.JobSummary{State: "INACTIVE", Result: "FAILED", Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
+		{"timeout", api.JobSummary{State: "INACTIVE", Result: "TIMEOUT", ReturnCode: intp(143), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		{"running", api.JobSummary{State: "RUN"}, "R", "", 0, false, 0, ""},
+		{"cleanup", api.JobSummary{State: "CLEANUP"}, "C", "", 0, false, 0, ""},
+		{"depend", api.JobSummary{State: "DEPEND"}, "D", "", 0, false, 0, ""},
 	}
 	for _, tt := range tests {
 		s := &tt.s
@@ -216,7 +215,7 @@ func TestJobsErrors(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	fc := &fakeClient{stats: client.Stats{States: map[string]int{"RUN": 2, "INACTIVE": 3}, Results: map[string]int{"COMPLETED": 2, "TIMEOUT": 1}, Total: 5}}
+	fc := &fakeClient{stats: api.JobCounts{States: map[string]int{"RUN": 2, "INACTIVE": 3}, Results: map[string]int{"COMPLETED": 2, "TIMEOUT": 1}, Total: 5}}
 	got := runFluxq(t, fc, "", "stats")
 	want := "depend      0\npriority    0\nsched       0\nrun         2\ncleanup     0\ninactive    3\n" +
 		"  completed 2\n  failed    0\n  canceled  0\n  timeout   1\ntotal       5\n"

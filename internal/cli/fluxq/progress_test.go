@@ -2,13 +2,13 @@ package fluxq
 
 import (
 	"bytes"
+	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 )
 
 // terminal is a stderr that says it is a terminal (progress.Terminal), so
@@ -49,11 +49,11 @@ const (
 // failures printed above it, erased at the end; stdout untouched.
 func TestWaitAllProgress(t *testing.T) {
 	fc := &fakeClient{
-		jobs: []ops.Summary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
-		infos: map[fluid.ID]*client.JobInfo{
-			1 << 24: {Summary: ops.Summary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
-			2 << 24: {Summary: ops.Summary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
-			3 << 24: {Summary: ops.Summary{ID: 3 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
+		jobs: []api.JobSummary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
+		infos: map[fluid.ID]*api.JobInfo{
+			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
+			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
+			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
 		},
 	}
 	stdout, stderr, code := runOnTerminal(fc, "wait", "--all")
@@ -93,10 +93,10 @@ func TestWaitAllProgress(t *testing.T) {
 // erased before the IDs are printed; a small submit shows none (it is
 // quicker than the second it waits for); --wait counts the jobs done.
 func TestSubmitProgress(t *testing.T) {
-	fc := &fakeClient{infos: map[fluid.ID]*client.JobInfo{}}
+	fc := &fakeClient{infos: map[fluid.ID]*api.JobInfo{}}
 	for i := range 150 {
 		id := fluid.ID(1000 + i)
-		fc.infos[id] = &client.JobInfo{Summary: ops.Summary{ID: id, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}}
+		fc.infos[id] = &api.JobInfo{Summary: api.JobSummary{ID: id, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}}
 	}
 	stdout, stderr, code := runOnTerminal(fc, "submit", "--cc", "1-150", "--wait", "true")
 	if code != 0 || strings.Count(stdout, "\n") != 150 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"slices"
 	"strconv"
@@ -16,9 +17,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/printable"
 	"github.com/fluxq/fluxq/internal/cli/progress"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 )
 
@@ -248,7 +247,7 @@ func (e *env) queueChange(submission, scheduling, on bool) func(c *cli.Context) 
 		if err != nil {
 			return err
 		}
-		ch := ops.QueueChange{Queue: name, All: c.Bool("all"), Reason: c.String("message"), NoCheckpoint: c.Bool("nocheckpoint")}
+		ch := api.QueueChange{Queue: name, All: c.Bool("all"), Reason: c.String("message"), NoCheckpoint: c.Bool("nocheckpoint")}
 		if submission {
 			ch.Enable = &on
 		}
@@ -298,7 +297,7 @@ func (e *env) queueWait(idle bool) func(c *cli.Context) error {
 		}
 		defer cl.Close()
 		pl := e.queueProgress(c, idle)
-		counts, err := cl.WaitQueues(ctx, client.QueueWait{Queue: name, Idle: idle}, pl.show)
+		counts, err := cl.WaitQueues(ctx, api.QueueWait{Queue: name, Idle: idle}, pl.show)
 		pl.done()
 		if errors.Is(err, context.DeadlineExceeded) && c.Context.Err() == nil {
 			return errors.New("timeout")
@@ -325,7 +324,7 @@ type queueLine struct {
 	start time.Time
 
 	mu     sync.Mutex
-	counts *client.QueueCounts // nil until the first counts come
+	counts *api.QueueCounts // nil until the first counts come
 }
 
 func (e *env) queueProgress(c *cli.Context, idle bool) *queueLine {
@@ -337,7 +336,7 @@ func (e *env) queueProgress(c *cli.Context, idle bool) *queueLine {
 }
 
 // show hears the counts as the instance reports them.
-func (p *queueLine) show(ct client.QueueCounts) {
+func (p *queueLine) show(ct api.QueueCounts) {
 	p.mu.Lock()
 	p.counts = &ct
 	p.mu.Unlock()
@@ -367,20 +366,20 @@ func (p *queueLine) done() { p.line.Done() }
 
 // queueRow is one queue as fluxq queue list shows it.
 type queueRow struct {
-	Name          string             `json:"name"`
-	Default       bool               `json:"default"`
-	Parent        string             `json:"parent,omitempty"`
-	Enabled       bool               `json:"enabled"`
-	Started       bool               `json:"started"`
-	DisableReason string             `json:"disable_reason,omitempty"`
-	StopReason    string             `json:"stop_reason,omitempty"`
-	Requires      []string           `json:"requires,omitempty"`
-	TDefault      float64            `json:"default_duration"` // 0: none
-	TLimit        float64            `json:"duration_limit"`   // 0: unlimited
-	Max           queue.Sizes        `json:"max"`              // -1: unlimited
-	Min           queue.Sizes        `json:"min"`
-	Counts        client.QueueCounts `json:"counts"`
-	Scheduler     map[string]any     `json:"scheduler,omitempty"`
+	Name          string          `json:"name"`
+	Default       bool            `json:"default"`
+	Parent        string          `json:"parent,omitempty"`
+	Enabled       bool            `json:"enabled"`
+	Started       bool            `json:"started"`
+	DisableReason string          `json:"disable_reason,omitempty"`
+	StopReason    string          `json:"stop_reason,omitempty"`
+	Requires      []string        `json:"requires,omitempty"`
+	TDefault      float64         `json:"default_duration"` // 0: none
+	TLimit        float64         `json:"duration_limit"`   // 0: unlimited
+	Max           queue.Sizes     `json:"max"`              // -1: unlimited
+	Min           queue.Sizes     `json:"min"`
+	Counts        api.QueueCounts `json:"counts"`
+	Scheduler     map[string]any  `json:"scheduler,omitempty"`
 }
 
 func (e *env) queueList(c *cli.Context) error {

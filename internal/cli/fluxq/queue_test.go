@@ -2,11 +2,11 @@ package fluxq
 
 import (
 	"bytes"
+	"github.com/fluxq/fluxq/internal/api"
 	"testing"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/cli/progress"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/queue"
 )
 
@@ -46,7 +46,7 @@ func TestQueueProgress(t *testing.T) {
 	var b bytes.Buffer
 	p := &queueLine{line: progress.New(&b, progress.Forced(true), progress.WithInterval(time.Hour)), idle: true, now: clock, start: now}
 	p.line.Tick(p.text) // draws once at once, then hourly
-	p.show(client.QueueCounts{Running: 2, Pending: 1, Waiting: 3})
+	p.show(api.QueueCounts{Running: 2, Pending: 1, Waiting: 3})
 	now = now.Add(12500 * time.Millisecond)
 	if got, want := p.text(), "idle: 2 running, 1 alloc pending (3 jobs waiting) 12s"; got != want {
 		t.Errorf("idle line = %q, want %q", got, want)
@@ -57,11 +57,11 @@ func TestQueueProgress(t *testing.T) {
 	}
 
 	d := &queueLine{now: clock, start: testNow}
-	d.show(client.QueueCounts{Active: 12, Running: 3})
+	d.show(api.QueueCounts{Active: 12, Running: 3})
 	if got, want := d.text(), "drain: 12 active jobs (3 running) 12s"; got != want {
 		t.Errorf("drain line = %q, want %q", got, want)
 	}
-	d.show(client.QueueCounts{Active: 1, Running: 1})
+	d.show(api.QueueCounts{Active: 1, Running: 1})
 	if got, want := d.text(), "drain: 1 active job (1 running) 12s"; got != want {
 		t.Errorf("drain line = %q, want %q", got, want)
 	}

@@ -1,6 +1,7 @@
 package fluxq
 
 import (
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"strconv"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/output"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/job"
 )
 
@@ -55,7 +55,7 @@ EXAMPLES:
 
 // writeStats prints one line per state, the results of inactive jobs
 // indented under it, and the total.
-func writeStats(w io.Writer, st *client.Stats) error {
+func writeStats(w io.Writer, st *api.JobCounts) error {
 	var rows []statsRow
 	for _, s := range statsStates {
 		rows = append(rows, statsRow{strings.ToLower(s.String()), st.States[s.String()]})

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // Names of the variables fluxq sets in a job's environment.
@@ -258,7 +259,7 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 }
 
 // printSpecs writes each jobspec on a line of its own: --dry-run.
-func printSpecs(w io.Writer, jobs []client.SubmitJob) error {
+func printSpecs(w io.Writer, jobs []api.SubmitJob) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	for _, j := range jobs {
 		bw.Write(j.Jobspec)
@@ -269,7 +270,7 @@ func printSpecs(w io.Writer, jobs []client.SubmitJob) error {
 
 // submission builds the jobs the command line asks for: one, or one per
 // --cc/--bcc id.
-func (e *env) submission(c *cli.Context, st *submitState) ([]client.SubmitJob, error) {
+func (e *env) submission(c *cli.Context, st *submitState) ([]api.SubmitJob, error) {
 	copies, setCC, err := ccCopies(c)
 	if err != nil {
 		return nil, err
@@ -286,12 +287,12 @@ func (e *env) submission(c *cli.Context, st *submitState) ([]client.SubmitJob, e
 		if err != nil {
 			return nil, err
 		}
-		return []client.SubmitJob{j}, nil
+		return []api.SubmitJob{j}, nil
 	}
 	if in.ccShapesJob() {
 		// {cc} changes what is parsed (a time limit, constraints...):
 		// every copy is built on its own.
-		jobs := make([]client.SubmitJob, len(copies))
+		jobs := make([]api.SubmitJob, len(copies))
 		for i, cc := range copies {
 			if jobs[i], err = in.build(e, cc, true, setCC); err != nil {
 				return nil, fmt.Errorf("cc=%s: %w", cc, err)
@@ -314,11 +315,11 @@ func (e *env) submission(c *cli.Context, st *submitState) ([]client.SubmitJob, e
 
 // stamp makes one job per copy from a jobspec holding marker where the id
 // goes. The id is digits, which JSON strings hold as they are.
-func stamp(tmpl client.SubmitJob, marker string, copies []string) []client.SubmitJob {
-	jobs := make([]client.SubmitJob, len(copies))
+func stamp(tmpl api.SubmitJob, marker string, copies []string) []api.SubmitJob {
+	jobs := make([]api.SubmitJob, len(copies))
 	m := []byte(marker)
 	for i, cc := range copies {
-		jobs[i] = client.SubmitJob{Jobspec: bytes.ReplaceAll(tmpl.Jobspec, m, []byte(cc)), Urgency: tmpl.Urgency}
+		jobs[i] = api.SubmitJob{Jobspec: bytes.ReplaceAll(tmpl.Jobspec, m, []byte(cc)), Urgency: tmpl.Urgency}
 	}
 	return jobs
 }
@@ -492,7 +493,7 @@ func (in *submitInputs) contains(s string) bool {
 // build makes the job of copy cc (withCC) or the only job, as flux submit
 // does: {cc} replaced in the command and in the options that take it,
 // then the environment, constraints and time limit worked out.
-func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.SubmitJob, error) {
+func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.SubmitJob, error) {
 	sub := func(s string) string { return s }
 	if withCC {
 		sub = func(s string) string { return replaceCC(s, cc) }
@@ -511,18 +512,18 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 
 	urgency, err := parseSubmitUrgency(sub(in.urgency))
 	if err != nil {
-		return client.SubmitJob{}, err
+		return api.SubmitJob{}, err
 	}
 	if tl := sub(in.timeLimit); tl != "" {
 		d, err := fsd.ParseTimeLimit(tl)
 		if err != nil {
-			return client.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
+			return api.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
 		}
 		o.Duration = d
 	}
 	env, err := jobEnvironment(in.environ, subAll(in.envRules))
 	if err != nil {
-		return client.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+		return api.SubmitJob{}, exitcode.UsageErrorf("%v", err)
 	}
 	if setCC {
 		env[EnvJobCC] = cc
@@ -533,7 +534,7 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 		cons, err := constraint.ParseQuery(q)
 		if err != nil {
 			// flux submit reports a bad --requires as a failure (exit 1).
-			return client.SubmitJob{}, fmt.Errorf("--requires='%s': %v", q, err)
+			return api.SubmitJob{}, fmt.Errorf("--requires='%s': %v", q, err)
 		}
 		o.Constraints = cons
 	}
@@ -550,7 +551,7 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 	}
 	js, err := jobspec.FromOptions(o)
 	if err != nil {
-		return client.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+		return api.SubmitJob{}, exitcode.UsageErrorf("%v", err)
 	}
 	if len(in.targets) > 0 {
 		// PMIX_SPAWN_TARGET: the instance checks ownership and resolves
@@ -566,9 +567,9 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 	}
 	b, err := js.MarshalJSON()
 	if err != nil {
-		return client.SubmitJob{}, err
+		return api.SubmitJob{}, err
 	}
-	return client.SubmitJob{Jobspec: b, Urgency: urgency}, nil
+	return api.SubmitJob{Jobspec: b, Urgency: urgency}, nil
 }
 
 // replaceCC replaces {cc} in s, leaving mustache templates such as
@@ -597,7 +598,7 @@ func parseSubmitUrgency(s string) (int, error) {
 }
 
 // jobspecSubmission reads --jobspec FILE (or - for stdin), as is.
-func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, setCC bool) ([]client.SubmitJob, error) {
+func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, setCC bool) ([]api.SubmitJob, error) {
 	if c.Args().Len() > 0 {
 		return nil, exitcode.UsageErrorf("--jobspec takes no COMMAND")
 	}
@@ -633,11 +634,11 @@ func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, se
 		if err != nil {
 			return nil, err
 		}
-		one := client.SubmitJob{Jobspec: b, Urgency: urgency}
+		one := api.SubmitJob{Jobspec: b, Urgency: urgency}
 		if copies == nil {
-			return []client.SubmitJob{one}, nil
+			return []api.SubmitJob{one}, nil
 		}
-		jobs := make([]client.SubmitJob, len(copies))
+		jobs := make([]api.SubmitJob, len(copies))
 		for i := range jobs {
 			jobs[i] = one
 		}
@@ -657,7 +658,7 @@ func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, se
 	if err != nil {
 		return nil, err
 	}
-	return stamp(client.SubmitJob{Jobspec: b, Urgency: urgency}, marker, copies), nil
+	return stamp(api.SubmitJob{Jobspec: b, Urgency: urgency}, marker, copies), nil
 }
 
 // parseBeginTime reads --begin-time: "+FSD" from now, or a date and time
@@ -668,14 +669,14 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return ops.Timestamp(now) + d, nil
+		return state.Timestamp(now) + d, nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return ops.Timestamp(t), nil
+		return state.Timestamp(t), nil
 	}
 	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return ops.Timestamp(t), nil
+			return state.Timestamp(t), nil
 		}
 	}
 	for _, layout := range []string{"15:04:05", "15:04", "3pm", "3:04pm", "3PM", "3:04PM"} {
@@ -685,7 +686,7 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 			if at.Before(now) {
 				at = at.AddDate(0, 0, 1)
 			}
-			return ops.Timestamp(at), nil
+			return state.Timestamp(at), nil
 		}
 	}
 	return 0, fmt.Errorf("invalid time %q: want +FSD or a date and time", s)
@@ -693,7 +694,7 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 
 // exitCodeOf is the exit code a job's end stands for: its tasks' (128+N
 // for signal N), or 1 for a job that ended without running to the end.
-func exitCodeOf(s *ops.Summary) int {
+func exitCodeOf(s *api.JobSummary) int {
 	if s.ReturnCode != nil {
 		return *s.ReturnCode
 	}
@@ -705,7 +706,7 @@ func exitCodeOf(s *ops.Summary) int {
 
 // failure says why a job did not succeed, in the words of flux-core's job
 // wait: the fatal exception, the signal, or the exit code; "" if it did.
-func failure(s *ops.Summary) string {
+func failure(s *api.JobSummary) string {
 	if ex := s.Exception; ex != nil && ex.Occurred && ex.Severity == 0 && s.WaitStatus == nil {
 		return strings.TrimSpace("Fatal exception type=" + ex.Type + " " + ex.Note)
 	}

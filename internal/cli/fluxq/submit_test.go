@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxq/fluxq/internal/jobspec"
-	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 func TestJobEnvironment(t *testing.T) {
@@ -86,7 +86,7 @@ func TestReplaceCC(t *testing.T) {
 
 func TestParseBeginTime(t *testing.T) {
 	now := time.Date(2024, 5, 6, 12, 0, 0, 0, time.UTC)
-	ts := func(t time.Time) float64 { return ops.Timestamp(t) }
+	ts := func(t time.Time) float64 { return state.Timestamp(t) }
 	tests := []struct {
 		in   string
 		want float64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"strconv"
 	"time"
 
@@ -17,8 +18,8 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/state"
 )
 
 // The header counts jobs that ended within topInactiveWindow, reading at
@@ -152,11 +153,11 @@ func (e *env) topFetch(ctx context.Context, c *cli.Context) (*top.Snapshot, erro
 		return nil, err
 	}
 	defer cl.Close()
-	active, err := cl.Jobs(ctx, client.JobsQuery{States: job.Active, AllUsers: true})
+	active, err := cl.Jobs(ctx, api.JobsQuery{States: job.Active, AllUsers: true})
 	if err != nil {
 		return nil, err
 	}
-	ended, err := cl.Jobs(ctx, client.JobsQuery{States: job.Inactive, AllUsers: true, Count: topInactiveCap})
+	ended, err := cl.Jobs(ctx, api.JobsQuery{States: job.Inactive, AllUsers: true, Count: topInactiveCap})
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (e *env) topFetch(ctx context.Context, c *cli.Context) (*top.Snapshot, erro
 // topSnapshot formats what the instance said for the screen at time now:
 // jobs (active ones and recently ended ones, in listing order), the
 // resources, and the queues (nil: none known).
-func (e *env) topSnapshot(now time.Time, jobs []ops.Summary, res *client.Resources, qi *client.QueueInfo) (*top.Snapshot, error) {
+func (e *env) topSnapshot(now time.Time, jobs []api.JobSummary, res *api.ResourceInfo, qi *api.QueueInfo) (*top.Snapshot, error) {
 	snap := &top.Snapshot{InactiveWindow: fsd.FormatExact(topInactiveWindow.Seconds())}
 	gauges, err := topGauges(res)
 	if err != nil {
@@ -204,7 +205,7 @@ func (e *env) topSnapshot(now time.Time, jobs []ops.Summary, res *client.Resourc
 		}
 	}
 
-	since := ops.Timestamp(now.Add(-topInactiveWindow))
+	since := state.Timestamp(now.Add(-topInactiveWindow))
 	ended := 0
 	for i := range jobs {
 		s := &jobs[i]
@@ -234,7 +235,7 @@ func (e *env) topSnapshot(now time.Time, jobs []ops.Summary, res *client.Resourc
 
 // topJob is one row of either job table, in fluxq jobs' words: the INFO
 // column (eta, hold, reason; the nodelist once running) is contextualInfo.
-func (e *env) topJob(s *ops.Summary, now time.Time) top.Job {
+func (e *env) topJob(s *api.JobSummary, now time.Time) top.Job {
 	return top.Job{
 		ID: e.fmtID(s.ID), Queue: s.Queue, User: e.userName(s.UserID), Name: s.Name,
 		NTasks: countCell(s.NTasks), NNodes: countCell(s.NNodes), Time: contextualTime(s, now),
@@ -245,7 +246,7 @@ func (e *env) topJob(s *ops.Summary, now time.Time) top.Job {
 // topGauges are nodes, cores and GPUs held by jobs out of the instance's;
 // GPUs only when it has some. No inventory (an instance never started)
 // shows no gauge.
-func topGauges(res *client.Resources) ([]top.Gauge, error) {
+func topGauges(res *api.ResourceInfo) ([]top.Gauge, error) {
 	if res == nil || len(res.Inventory) == 0 {
 		return nil, nil
 	}

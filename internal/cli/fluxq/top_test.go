@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"regexp"
 	"slices"
@@ -19,7 +20,6 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 )
@@ -29,24 +29,24 @@ import (
 // jobs apart).
 type topClient struct {
 	*fakeClient
-	res *client.Resources
-	qi  *client.QueueInfo
+	res *api.ResourceInfo
+	qi  *api.QueueInfo
 	err error
 }
 
-func (f *topClient) Jobs(ctx context.Context, q client.JobsQuery) ([]ops.Summary, error) {
+func (f *topClient) Jobs(ctx context.Context, q api.JobsQuery) ([]api.JobSummary, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
 	all, err := f.fakeClient.Jobs(ctx, q)
-	return slices.DeleteFunc(all, func(s ops.Summary) bool {
+	return slices.DeleteFunc(all, func(s api.JobSummary) bool {
 		st, err := job.ParseStates(s.State)
 		return err != nil || st&q.States == 0
 	}), err
 }
 
-func (f *topClient) Resources(context.Context) (*client.Resources, error) { return f.res, f.err }
-func (f *topClient) Queues(context.Context) (*client.QueueInfo, error)    { return f.qi, f.err }
+func (f *topClient) Resources(context.Context) (*api.ResourceInfo, error) { return f.res, f.err }
+func (f *topClient) Queues(context.Context) (*api.QueueInfo, error)       { return f.qi, f.err }
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
 	t.Helper()
@@ -59,19 +59,19 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 
 // topResources is two nodes of four cores and one GPU; jobs hold two
 // cores of node0; node1 is drained.
-func topResources(t *testing.T) *client.Resources {
+func topResources(t *testing.T) *api.ResourceInfo {
 	inv := rset.New([]rset.Node{
 		{Rank: 0, Hostname: "node0", Cores: idset.Of(0, 1, 2, 3), GPUs: idset.Of(0)},
 		{Rank: 1, Hostname: "node1", Cores: idset.Of(0, 1, 2, 3), GPUs: idset.Of(0)},
 	})
 	held := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.Of(0, 1)}})
-	return &client.Resources{Inventory: mustJSON(t, inv), Allocated: mustJSON(t, held),
-		Drained: []client.Drain{{Rank: 1, Reason: "maintenance"}}}
+	return &api.ResourceInfo{Inventory: mustJSON(t, inv), Allocated: mustJSON(t, held),
+		Drained: []api.DrainedRank{{Rank: 1, Reason: "maintenance"}}}
 }
 
 // topQueues is batch (the default, started) and debug (stopped, with its
 // own policy), under a global easy policy.
-func topQueues(t *testing.T) *client.QueueInfo {
+func topQueues(t *testing.T) *api.QueueInfo {
 	batch := "batch"
 	set, err := queue.Compile(queue.Tables{
 		Policy: queue.Policy{
@@ -86,15 +86,15 @@ func topQueues(t *testing.T) *client.QueueInfo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &client.QueueInfo{Set: set,
+	return &api.QueueInfo{Set: set,
 		States: map[string]queue.State{"batch": {Enabled: true, Started: true}, "debug": {Enabled: false, Started: false}},
-		Counts: map[string]client.QueueCounts{"batch": {Running: 1, Waiting: 3}, "debug": {Waiting: 1}}}
+		Counts: map[string]api.QueueCounts{"batch": {Running: 1, Waiting: 3}, "debug": {Waiting: 1}}}
 }
 
 func TestTopSnapshot(t *testing.T) {
 	jobs := slices.Clone(testJobs)
 	// Ended two hours ago: not counted among the recent inactive jobs.
-	jobs = append(jobs, ops.Summary{ID: 10 << 24, UserID: 1000, Name: "old", State: "INACTIVE", Result: "COMPLETED", TInactive: t0 - 7200})
+	jobs = append(jobs, api.JobSummary{ID: 10 << 24, UserID: 1000, Name: "old", State: "INACTIVE", Result: "COMPLETED", TInactive: t0 - 7200})
 	e := testEnv(&fakeClient{}, "")
 	snap, err := e.topSnapshot(testNow, jobs, topResources(t), topQueues(t))
 	if err != nil {
@@ -136,8 +136,8 @@ func TestTopSnapshotAnonymous(t *testing.T) {
 	// queue table, no QUEUE column, no GPU gauge.
 	e := testEnv(&fakeClient{}, "")
 	inv := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.Of(0, 1)}})
-	res := &client.Resources{Inventory: mustJSON(t, inv), Allocated: mustJSON(t, rset.New(nil))}
-	qi := client.NewQueueInfo(queue.Anonymous(), map[string]queue.State{"": queue.Initial(false)})
+	res := &api.ResourceInfo{Inventory: mustJSON(t, inv), Allocated: mustJSON(t, rset.New(nil))}
+	qi := api.NewQueueInfo(queue.Anonymous(), map[string]queue.State{"": queue.Initial(false)})
 	snap, err := e.topSnapshot(testNow, nil, res, qi)
 	if err != nil {
 		t.Fatal(err)
@@ -150,9 +150,9 @@ func TestTopSnapshotAnonymous(t *testing.T) {
 
 func TestTopSnapshotInactiveCap(t *testing.T) {
 	// As many recent inactive jobs as top reads: there may be more.
-	jobs := make([]ops.Summary, topInactiveCap)
+	jobs := make([]api.JobSummary, topInactiveCap)
 	for i := range jobs {
-		jobs[i] = ops.Summary{ID: 1, State: "INACTIVE", TInactive: t0}
+		jobs[i] = api.JobSummary{ID: 1, State: "INACTIVE", TInactive: t0}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {
@@ -171,9 +171,9 @@ func TestTopSnapshotInactiveCap(t *testing.T) {
 func TestTopSnapshotRows(t *testing.T) {
 	// More pending jobs than a screen shows: all are counted, the first
 	// topRows formatted.
-	jobs := make([]ops.Summary, topRows+100)
+	jobs := make([]api.JobSummary, topRows+100)
 	for i := range jobs {
-		jobs[i] = ops.Summary{ID: 1, State: "SCHED"}
+		jobs[i] = api.JobSummary{ID: 1, State: "SCHED"}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {
@@ -209,7 +209,7 @@ func TestTopOnce(t *testing.T) {
 		t.Errorf("--once cuts rows:\n%s", got.Stdout)
 	}
 	// Jobs of every user, active and recently ended, asked apart.
-	want := []client.JobsQuery{{States: job.Active, AllUsers: true}, {States: job.Inactive, AllUsers: true, Count: topInactiveCap}}
+	want := []api.JobsQuery{{States: job.Active, AllUsers: true}, {States: job.Inactive, AllUsers: true, Count: topInactiveCap}}
 	if diff := cmp.Diff(want, fc.queries); diff != "" {
 		t.Errorf("queries (-want +got):\n%s", diff)
 	}

@@ -1,20 +1,19 @@
 package fluxq
 
 import (
+	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"testing"
 
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 )
 
 // A finished job's usage shows in info, and as -o and --json fields.
 func TestUsageFields(t *testing.T) {
 	s := testJobs[6]
 	s.Usage = &execproto.Usage{UserCPU: 1.25, SysCPU: 0.5, MaxRSS: 200 << 20}
-	fc := &fakeClient{jobs: []ops.Summary{s}, infos: map[fluid.ID]*client.JobInfo{s.ID: {Summary: s, Jobspec: []byte(`{}`)}}}
+	fc := &fakeClient{jobs: []api.JobSummary{s}, infos: map[fluid.ID]*api.JobInfo{s.ID: {Summary: s, Jobspec: []byte(`{}`)}}}
 	got := runFluxq(t, fc, "", "info", "ƒBNuyR")
 	for _, line := range []string{"user_cpu   1.250s\n", "sys_cpu    0.500s\n", "max_rss    200.0MiB\n"} {
 		if !strings.Contains(got.Stdout, line) {

@@ -2,13 +2,13 @@ package fluxq
 
 import (
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"sync"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/progress"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/job"
 )
 
@@ -69,7 +69,7 @@ func (e *env) wait(c *cli.Context) error {
 		}
 		return e.exitWith(exitCodeOf(s), nil)
 	}
-	jobs, err := cl.Jobs(c.Context, client.JobsQuery{States: job.Active})
+	jobs, err := cl.Jobs(c.Context, api.JobsQuery{States: job.Active})
 	if err != nil {
 		return err
 	}

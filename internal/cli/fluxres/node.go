@@ -1,13 +1,13 @@
 package fluxres
 
 import (
+	"github.com/fluxq/fluxq/internal/api"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
 )
@@ -85,8 +85,8 @@ EXAMPLES:
 }
 
 // spareParams reads node add's options; a malformed one is a usage error.
-func spareParams(c *cli.Context) (client.SpareParams, error) {
-	var p client.SpareParams
+func spareParams(c *cli.Context) (api.SpareParams, error) {
+	var p api.SpareParams
 	if !c.IsSet(flagSpare) || c.String(flagSpare) == "" {
 		return p, exitcode.UsageErrorf("add needs --spare HOSTS")
 	}
@@ -149,19 +149,19 @@ func orDash(s string) string {
 }
 
 func nodeListCommand(open opener) *cli.Command {
-	list := output.List[client.NodeView]{
-		Tables: map[string]output.Table[client.NodeView]{output.Default: {
+	list := output.List[api.NodeView]{
+		Tables: map[string]output.Table[api.NodeView]{output.Default: {
 			Description: "NAME RANK ORIGIN SESSION HOLDER",
-			Columns: []output.Column[client.NodeView]{
-				{Header: "NAME", Value: func(n client.NodeView) string { return n.Name }},
-				{Header: "RANK", Align: output.Right, Value: func(n client.NodeView) string { return strconv.FormatUint(uint64(n.Rank), 10) }},
-				{Header: "ORIGIN", Value: func(n client.NodeView) string { return string(n.Origin) }},
-				{Header: "SESSION", Value: func(n client.NodeView) string { return orDash(n.Session) }},
-				{Header: "HOLDER", Value: func(n client.NodeView) string { return orDash(n.Holder) }},
+			Columns: []output.Column[api.NodeView]{
+				{Header: "NAME", Value: func(n api.NodeView) string { return n.Name }},
+				{Header: "RANK", Align: output.Right, Value: func(n api.NodeView) string { return strconv.FormatUint(uint64(n.Rank), 10) }},
+				{Header: "ORIGIN", Value: func(n api.NodeView) string { return string(n.Origin) }},
+				{Header: "SESSION", Value: func(n api.NodeView) string { return orDash(n.Session) }},
+				{Header: "HOLDER", Value: func(n api.NodeView) string { return orDash(n.Holder) }},
 			},
 		}},
-		Doc:  func(ns []client.NodeView) any { return map[string]any{"nodes": ns} },
-		Item: func(n client.NodeView) any { return n },
+		Doc:  func(ns []api.NodeView) any { return map[string]any{"nodes": ns} },
+		Item: func(n api.NodeView) any { return n },
 	}
 	return &cli.Command{
 		Name:  "list",

@@ -2,23 +2,22 @@ package fluxres
 
 import (
 	"encoding/json"
+	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/fluxq/fluxq/internal/client"
 )
 
 func TestNodeAdd(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want client.SpareParams
+		want api.SpareParams
 	}{
-		{"hosts", []string{"--spare", "spare[0-1]"}, client.SpareParams{Hosts: "spare[0-1]"}},
-		{"shape", []string{"--spare", "spare2", "--cores", "0-3", "--gpus", "0"}, client.SpareParams{Hosts: "spare2", Cores: "0-3", GPUs: "0"}},
-		{"as scheduler", []string{"--as-scheduler", "--spare=spare3"}, client.SpareParams{Hosts: "spare3"}},
+		{"hosts", []string{"--spare", "spare[0-1]"}, api.SpareParams{Hosts: "spare[0-1]"}},
+		{"shape", []string{"--spare", "spare2", "--cores", "0-3", "--gpus", "0"}, api.SpareParams{Hosts: "spare2", Cores: "0-3", GPUs: "0"}},
+		{"as scheduler", []string{"--as-scheduler", "--spare=spare3"}, api.SpareParams{Hosts: "spare3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -27,7 +26,7 @@ func TestNodeAdd(t *testing.T) {
 			if code != 0 || out != "" {
 				t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
 			}
-			if diff := cmp.Diff([]client.SpareParams{tt.want}, f.added); diff != "" {
+			if diff := cmp.Diff([]api.SpareParams{tt.want}, f.added); diff != "" {
 				t.Errorf("SpareParams (-want +got):\n%s", diff)
 			}
 		})
@@ -75,7 +74,7 @@ func TestNodeList(t *testing.T) {
 	}
 	_, out, _ = runRes(t, f, "node", "list", "--json")
 	var doc struct {
-		Nodes []client.NodeView `json:"nodes"`
+		Nodes []api.NodeView `json:"nodes"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Nodes) != 3 || doc.Nodes[2].Session != "" || doc.Nodes[1].Holder != "r1" {
 		t.Errorf("--json: %v: %s", err, out)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"math"
 	"os"
@@ -23,7 +24,6 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/hostlist"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
 )
 
@@ -145,7 +145,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return reserve(c, open, p, func(w io.Writer, v *client.ReservationView) {
+			return reserve(c, open, p, func(w io.Writer, v *api.ReservationView) {
 				if v.ReqID != "" {
 					fmt.Fprintf(w, "%s %s\n", v.ID, printable.String(v.ReqID))
 					return
@@ -180,7 +180,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return reserve(c, open, p, func(w io.Writer, v *client.ReservationView) { fmt.Fprintln(w, v.ID) })
+			return reserve(c, open, p, func(w io.Writer, v *api.ReservationView) { fmt.Fprintln(w, v.ID) })
 		}),
 	}
 }
@@ -245,8 +245,8 @@ EXAMPLES:
 // Only what cannot be read at all is a usage error here; whether the
 // request makes sense is for the instance to say, with its PMIx status,
 // in the specification's order (docs/reservations.md decision 7).
-func reserveParams(c *cli.Context, op string) (client.ReserveParams, error) {
-	p := client.ReserveParams{Op: op}
+func reserveParams(c *cli.Context, op string) (api.ReserveParams, error) {
+	p := api.ReserveParams{Op: op}
 	switch c.NArg() {
 	case 0:
 	case 1:
@@ -303,7 +303,7 @@ func reserveParams(c *cli.Context, op string) (client.ReserveParams, error) {
 
 // reserve sends one request and prints its answer: the view with --json,
 // else what human prints (nothing when nil).
-func reserve(c *cli.Context, open opener, p client.ReserveParams, human func(io.Writer, *client.ReservationView)) error {
+func reserve(c *cli.Context, open opener, p api.ReserveParams, human func(io.Writer, *api.ReservationView)) error {
 	pr, cl, err := open.printing(c)
 	if err != nil {
 		return err
@@ -401,7 +401,7 @@ func isoTime(ts float64) string {
 
 // expires is the EXPIRES column: the end reason of an ended reservation,
 // "-" for one without --time, else the time left.
-func expires(v client.ReservationView, now time.Time) string {
+func expires(v api.ReservationView, now time.Time) string {
 	switch {
 	case !v.Live():
 		if v.EndReason == "" {
@@ -424,21 +424,21 @@ func yesNo(b bool) string {
 
 func resListCommand(open opener) *cli.Command {
 	now := time.Now()
-	list := output.List[client.ReservationView]{
-		Tables: map[string]output.Table[client.ReservationView]{output.Default: {
+	list := output.List[api.ReservationView]{
+		Tables: map[string]output.Table[api.ReservationView]{output.Default: {
 			Description: "ALLOC_ID STATE OWNER NNODES NODELIST SHARE INHERIT EXPIRES",
-			Columns: []output.Column[client.ReservationView]{
-				{Header: "ALLOC_ID", Value: func(v client.ReservationView) string { return v.ID }},
-				{Header: "STATE", Value: func(v client.ReservationView) string { return v.State }},
-				{Header: "OWNER", Value: func(v client.ReservationView) string { return fmtNS(v.Owner) }},
-				{Header: "NNODES", Align: output.Right, Value: func(v client.ReservationView) string { return strconv.Itoa(len(v.Nodes)) }},
-				{Header: "NODELIST", Value: func(v client.ReservationView) string { return nodelist(v.Nodes) }},
-				{Header: "SHARE", Value: func(v client.ReservationView) string { return yesNo(v.Share) }},
-				{Header: "INHERIT", Value: func(v client.ReservationView) string { return v.Inheritance.String() }},
-				{Header: "EXPIRES", Value: func(v client.ReservationView) string { return expires(v, now) }},
+			Columns: []output.Column[api.ReservationView]{
+				{Header: "ALLOC_ID", Value: func(v api.ReservationView) string { return v.ID }},
+				{Header: "STATE", Value: func(v api.ReservationView) string { return v.State }},
+				{Header: "OWNER", Value: func(v api.ReservationView) string { return fmtNS(v.Owner) }},
+				{Header: "NNODES", Align: output.Right, Value: func(v api.ReservationView) string { return strconv.Itoa(len(v.Nodes)) }},
+				{Header: "NODELIST", Value: func(v api.ReservationView) string { return nodelist(v.Nodes) }},
+				{Header: "SHARE", Value: func(v api.ReservationView) string { return yesNo(v.Share) }},
+				{Header: "INHERIT", Value: func(v api.ReservationView) string { return v.Inheritance.String() }},
+				{Header: "EXPIRES", Value: func(v api.ReservationView) string { return expires(v, now) }},
 			},
 		}},
-		Item: func(v client.ReservationView) any { return v },
+		Item: func(v api.ReservationView) any { return v },
 	}
 	return &cli.Command{
 		Name:  "list",
@@ -472,7 +472,7 @@ EXAMPLES:
 			}
 			now = time.Now()
 			l := list
-			l.Doc = func([]client.ReservationView) any { return rl }
+			l.Doc = func([]api.ReservationView) any { return rl }
 			return output.PrintList(p, l, rl.Reservations)
 		}),
 	}
@@ -517,7 +517,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			i := slices.IndexFunc(rl.Reservations, func(v client.ReservationView) bool { return v.ID == id })
+			i := slices.IndexFunc(rl.Reservations, func(v api.ReservationView) bool { return v.ID == id })
 			if i < 0 {
 				return &reservation.Error{Status: reservation.NotFound, Msg: fmt.Sprintf("allocation %q does not exist", id)}
 			}
@@ -529,7 +529,7 @@ EXAMPLES:
 
 // printShow explains one reservation, a "key: value" line each, then its
 // nodes and its history (docs/reservations.md "What a user sees").
-func printShow(w io.Writer, v client.ReservationView, now time.Time) error {
+func printShow(w io.Writer, v api.ReservationView, now time.Time) error {
 	bw := bufio.NewWriter(w)
 	// Values such as req_id are users' text: cleaned as every text output.
 	line := func(k, val string) { fmt.Fprintf(bw, "%s: %s\n", k, printable.String(val)) }
@@ -644,14 +644,14 @@ EXAMPLES:
 			defer cl.Close()
 			follow := c.Bool(flagFollow)
 			if p.JSON && !follow {
-				evs := []ops.ToolEvent{}
-				if err := cl.ToolEvents(c.Context, false, func(e ops.ToolEvent) error { evs = append(evs, e); return nil }); err != nil {
+				evs := []api.ToolEvent{}
+				if err := cl.ToolEvents(c.Context, false, func(e api.ToolEvent) error { evs = append(evs, e); return nil }); err != nil {
 					return err
 				}
 				return output.WriteJSON(p.Out, evs)
 			}
 			bw := bufio.NewWriter(p.Out)
-			err = cl.ToolEvents(c.Context, follow, func(e ops.ToolEvent) error {
+			err = cl.ToolEvents(c.Context, follow, func(e api.ToolEvent) error {
 				if p.JSON {
 					b, err := json.Marshal(e)
 					if err != nil {

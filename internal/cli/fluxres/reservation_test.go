@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"testing"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/reservation"
 )
 
@@ -24,18 +24,18 @@ type fakeClient struct {
 	client.Client
 
 	reserveErr error
-	view       *client.ReservationView
-	list       *client.ReservationList
-	events     []ops.ToolEvent
+	view       *api.ReservationView
+	list       *api.ReservationList
+	events     []api.ToolEvent
 	spares     []string
 
 	asScheduler bool
-	reserves    []client.ReserveParams
+	reserves    []api.ReserveParams
 	all         []bool
 	follows     []bool
-	added       []client.SpareParams
+	added       []api.SpareParams
 	removed     []string
-	submits     [][]client.SubmitJob
+	submits     [][]api.SubmitJob
 }
 
 func (f *fakeClient) open(c *cli.Context) (client.Client, error) {
@@ -45,7 +45,7 @@ func (f *fakeClient) open(c *cli.Context) (client.Client, error) {
 
 func (f *fakeClient) Close() error { return nil }
 
-func (f *fakeClient) Reserve(_ context.Context, p client.ReserveParams) (*client.ReservationView, error) {
+func (f *fakeClient) Reserve(_ context.Context, p api.ReserveParams) (*api.ReservationView, error) {
 	f.reserves = append(f.reserves, p)
 	if f.reserveErr != nil {
 		return nil, f.reserveErr
@@ -53,7 +53,7 @@ func (f *fakeClient) Reserve(_ context.Context, p client.ReserveParams) (*client
 	if f.view != nil {
 		return f.view, nil
 	}
-	v := &client.ReservationView{State: "active"}
+	v := &api.ReservationView{State: "active"}
 	v.ID, v.ReqID = "r1", p.ReqID
 	if p.ID != "" {
 		v.ID = p.ID
@@ -61,15 +61,15 @@ func (f *fakeClient) Reserve(_ context.Context, p client.ReserveParams) (*client
 	return v, nil
 }
 
-func (f *fakeClient) Reservations(_ context.Context, all bool) (*client.ReservationList, error) {
+func (f *fakeClient) Reservations(_ context.Context, all bool) (*api.ReservationList, error) {
 	f.all = append(f.all, all)
 	if f.list == nil {
-		return &client.ReservationList{Reservations: []client.ReservationView{}, Nodes: []client.NodeView{}}, nil
+		return &api.ReservationList{Reservations: []api.ReservationView{}, Nodes: []api.NodeView{}}, nil
 	}
 	return f.list, nil
 }
 
-func (f *fakeClient) ToolEvents(_ context.Context, follow bool, fn func(ops.ToolEvent) error) error {
+func (f *fakeClient) ToolEvents(_ context.Context, follow bool, fn func(api.ToolEvent) error) error {
 	f.follows = append(f.follows, follow)
 	for _, e := range f.events {
 		if err := fn(e); err != nil {
@@ -79,7 +79,7 @@ func (f *fakeClient) ToolEvents(_ context.Context, follow bool, fn func(ops.Tool
 	return nil
 }
 
-func (f *fakeClient) AddSpares(_ context.Context, p client.SpareParams) ([]string, error) {
+func (f *fakeClient) AddSpares(_ context.Context, p api.SpareParams) ([]string, error) {
 	f.added = append(f.added, p)
 	return f.spares, nil
 }
@@ -89,7 +89,7 @@ func (f *fakeClient) RemoveNodes(_ context.Context, hosts string) error {
 	return nil
 }
 
-func (f *fakeClient) Submit(_ context.Context, jobs []client.SubmitJob) ([]fluid.ID, error) {
+func (f *fakeClient) Submit(_ context.Context, jobs []api.SubmitJob) ([]fluid.ID, error) {
 	f.submits = append(f.submits, jobs)
 	return []fluid.ID{fluid.ID(1000)}, nil
 }
@@ -113,30 +113,30 @@ func TestReserveParams(t *testing.T) {
 	tests := []struct {
 		name string
 		args []string
-		want client.ReserveParams
+		want api.ReserveParams
 	}{
-		{"create -N", []string{"create", "-N", "2"}, client.ReserveParams{Op: "create", Count: 2}},
-		{"create -N attached", []string{"create", "-N2"}, client.ReserveParams{Op: "create", Count: 2}},
+		{"create -N", []string{"create", "-N", "2"}, api.ReserveParams{Op: "create", Count: 2}},
+		{"create -N attached", []string{"create", "-N2"}, api.ReserveParams{Op: "create", Count: 2}},
 		{"create everything", []string{"create", "--nodelist", "node[1-2]", "--time", "30m", "--warn", "60",
 			"--req-id", "job-a", "--share", "--target", "f2a", "--inherit", "child-default"},
-			client.ReserveParams{Op: "create", Nodelist: "node[1-2]", Time: 1800, Warn: u32(60), ReqID: "job-a",
+			api.ReserveParams{Op: "create", Nodelist: "node[1-2]", Time: 1800, Warn: u32(60), ReqID: "job-a",
 				Share: boolp(true), Target: "f2a", Inherit: "child-default"}},
-		{"create share=false is sent", []string{"create", "-N", "1", "--share=false"}, client.ReserveParams{Op: "create", Count: 1, Share: boolp(false)}},
-		{"create --time inf", []string{"create", "-N", "1", "--time", "inf"}, client.ReserveParams{Op: "create", Count: 1, TimeInf: true}},
-		{"create --warn 0 is sent", []string{"create", "-N", "1", "--warn", "0"}, client.ReserveParams{Op: "create", Count: 1, Warn: u32(0)}},
+		{"create share=false is sent", []string{"create", "-N", "1", "--share=false"}, api.ReserveParams{Op: "create", Count: 1, Share: boolp(false)}},
+		{"create --time inf", []string{"create", "-N", "1", "--time", "inf"}, api.ReserveParams{Op: "create", Count: 1, TimeInf: true}},
+		{"create --warn 0 is sent", []string{"create", "-N", "1", "--warn", "0"}, api.ReserveParams{Op: "create", Count: 1, Warn: u32(0)}},
 		// docs/cli.md: options may come before or after positional arguments.
-		{"extend options first", []string{"extend", "-N", "2", "r1"}, client.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
-		{"extend options last", []string{"extend", "r1", "-N", "2"}, client.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
-		{"extend +FSD", []string{"extend", "r1", "--time", "+5m"}, client.ReserveParams{Op: "extend", ID: "r1", Time: 300}},
-		{"extend FSD adds too", []string{"extend", "--time", "5m", "r1"}, client.ReserveParams{Op: "extend", ID: "r1", Time: 300}},
+		{"extend options first", []string{"extend", "-N", "2", "r1"}, api.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
+		{"extend options last", []string{"extend", "r1", "-N", "2"}, api.ReserveParams{Op: "extend", ID: "r1", Count: 2}},
+		{"extend +FSD", []string{"extend", "r1", "--time", "+5m"}, api.ReserveParams{Op: "extend", ID: "r1", Time: 300}},
+		{"extend FSD adds too", []string{"extend", "--time", "5m", "r1"}, api.ReserveParams{Op: "extend", ID: "r1", Time: 300}},
 		{"extend by req-id", []string{"extend", "--req-id", "job-a", "--nodelist", "node3", "--inherit", "none"},
-			client.ReserveParams{Op: "extend", ReqID: "job-a", Nodelist: "node3", Inherit: "none"}},
+			api.ReserveParams{Op: "extend", ReqID: "job-a", Nodelist: "node3", Inherit: "none"}},
 		// The instance says PMIX_ERR_BAD_PARAM for an extend without id,
 		// after an unsupported inheritance: the CLI sends it as it is.
-		{"extend without id is the instance's to reject", []string{"extend", "-N", "1"}, client.ReserveParams{Op: "extend", Count: 1}},
-		{"release by id", []string{"release", "r2"}, client.ReserveParams{Op: "release", ID: "r2"}},
-		{"release by req-id", []string{"release", "--req-id", "x"}, client.ReserveParams{Op: "release", ReqID: "x"}},
-		{"reclaim", []string{"reclaim", "r3", "--as-scheduler"}, client.ReserveParams{Op: "reclaim", ID: "r3"}},
+		{"extend without id is the instance's to reject", []string{"extend", "-N", "1"}, api.ReserveParams{Op: "extend", Count: 1}},
+		{"release by id", []string{"release", "r2"}, api.ReserveParams{Op: "release", ID: "r2"}},
+		{"release by req-id", []string{"release", "--req-id", "x"}, api.ReserveParams{Op: "release", ReqID: "x"}},
+		{"reclaim", []string{"reclaim", "r3", "--as-scheduler"}, api.ReserveParams{Op: "reclaim", ID: "r3"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,7 +205,7 @@ func TestReserveOutput(t *testing.T) {
 		}
 	}
 
-	f.view = &client.ReservationView{State: "active", Origins: map[string]string{"node1": "startup"}}
+	f.view = &api.ReservationView{State: "active", Origins: map[string]string{"node1": "startup"}}
 	f.view.ID, f.view.ReqID, f.view.Nodes = "r1", "job-a", []string{"node1"}
 	code, out, _ := runRes(t, f, "reservation", "create", "--json", "-N", "1", "--req-id", "job-a")
 	var got map[string]any
@@ -245,9 +245,9 @@ func TestAsScheduler(t *testing.T) {
 	}
 }
 
-func sampleList() *client.ReservationList {
+func sampleList() *api.ReservationList {
 	job := fluid.ID(1 << 30)
-	r1 := client.ReservationView{State: "active", Origins: map[string]string{"node1": "startup", "node2": "startup", "spare0": "spare"},
+	r1 := api.ReservationView{State: "active", Origins: map[string]string{"node1": "startup", "node2": "startup", "spare0": "spare"},
 		LiveChildren: []fluid.ID{job + 1}}
 	r1.Reservation = reservation.Reservation{
 		ID: "r1", ReqID: "job-a", Owner: reservation.ToolNS("alice"),
@@ -260,7 +260,7 @@ func sampleList() *client.ReservationList {
 			{Time: 1700000010.5, Name: "extended", Detail: map[string]any{"nodes": []any{"spare0"}, "time": 60}},
 		},
 	}
-	r2 := client.ReservationView{State: "ended", Origins: map[string]string{}, LiveChildren: []fluid.ID{}}
+	r2 := api.ReservationView{State: "ended", Origins: map[string]string{}, LiveChildren: []fluid.ID{}}
 	r2.Reservation = reservation.Reservation{
 		ID: "r2", Owner: reservation.JobNS(job), Owners: []reservation.Namespace{reservation.JobNS(job)},
 		Requester: reservation.JobNS(job), RequesterClass: reservation.Application, Share: true,
@@ -270,12 +270,12 @@ func sampleList() *client.ReservationList {
 			{Time: 1700000100, Name: "ended", Detail: map[string]any{"reason": "owner-exit"}},
 		},
 	}
-	nodes := []client.NodeView{
+	nodes := []api.NodeView{
 		{Node: reservation.Node{Name: "node0", Rank: 0, Origin: reservation.Startup, In: true}, Session: "default"},
 		{Node: reservation.Node{Name: "node1", Rank: 1, Origin: reservation.Startup, In: true, Holder: "r1"}, Session: "r1"},
 		{Node: reservation.Node{Name: "spare1", Rank: 5, Origin: reservation.Spare}, Session: ""},
 	}
-	return &client.ReservationList{Reservations: []client.ReservationView{r1, r2}, Nodes: nodes}
+	return &api.ReservationList{Reservations: []api.ReservationView{r1, r2}, Nodes: nodes}
 }
 
 func TestReservationList(t *testing.T) {
@@ -301,7 +301,7 @@ func TestReservationList(t *testing.T) {
 		t.Errorf("list without -a asked for ended reservations")
 	}
 	code, out, _ = runRes(t, f, "reservation", "list", "--json")
-	var doc client.ReservationList
+	var doc api.ReservationList
 	if err := json.Unmarshal([]byte(out), &doc); code != 0 || err != nil || len(doc.Reservations) != 2 || len(doc.Nodes) != 3 {
 		t.Errorf("--json: exit %d, %v: %s", code, err, out)
 	}
@@ -334,7 +334,7 @@ func TestReservationShow(t *testing.T) {
 		t.Errorf("show r2:\n%s", out)
 	}
 	_, out, _ = runRes(t, f, "reservation", "show", "--json", "r1")
-	var v client.ReservationView
+	var v api.ReservationView
 	if err := json.Unmarshal([]byte(out), &v); err != nil || v.ID != "r1" || v.Origins["spare0"] != "spare" {
 		t.Errorf("show --json: %v: %s", err, out)
 	}
@@ -353,7 +353,7 @@ func TestReservationShow(t *testing.T) {
 
 func TestReservationEvents(t *testing.T) {
 	t.Setenv("TZ", "UTC")
-	f := &fakeClient{events: []ops.ToolEvent{
+	f := &fakeClient{events: []api.ToolEvent{
 		{Seq: 1, Warning: reservation.Warning{AllocID: "r1", ReqID: "job-a", TimeRemaining: 60, To: reservation.ToolNS("alice"), Time: 1700000000}},
 		{Seq: 2, Warning: reservation.Warning{AllocID: "r2", TimeRemaining: 5, To: reservation.ToolNS("alice"), Time: 1700000001}},
 	}}
@@ -364,13 +364,13 @@ func TestReservationEvents(t *testing.T) {
 		t.Errorf("events: exit %d\n%s\nwant\n%s", code, out, want)
 	}
 	_, out, _ = runRes(t, f, "reservation", "events", "--json")
-	var arr []ops.ToolEvent
+	var arr []api.ToolEvent
 	if err := json.Unmarshal([]byte(out), &arr); err != nil || len(arr) != 2 || arr[1].AllocID != "r2" {
 		t.Errorf("events --json: %v: %s", err, out)
 	}
 	_, out, _ = runRes(t, f, "reservation", "events", "--json", "--follow")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	var e ops.ToolEvent
+	var e api.ToolEvent
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[0]), &e) != nil || e.ReqID != "job-a" {
 		t.Errorf("events --json --follow: %s", out)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"os"
 	"sort"
@@ -15,7 +16,6 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/printable"
-	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
@@ -31,7 +31,7 @@ type view struct {
 	inv, held *rset.R
 	drained   idset.Set
 	draining  idset.Set
-	reasons   map[uint]client.Drain
+	reasons   map[uint]api.DrainedRank
 }
 
 func load(c *cli.Context) (*view, error) {
@@ -44,7 +44,7 @@ func load(c *cli.Context) (*view, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &view{reasons: map[uint]client.Drain{}}
+	v := &view{reasons: map[uint]api.DrainedRank{}}
 	if v.inv, err = rset.Parse(res.Inventory); err != nil {
 		return nil, err
 	}

@@ -28,13 +28,13 @@ import (
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/loop"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/server"
+	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -195,20 +195,20 @@ func prepare(c *cli.Context) (*setup, error) {
 		if err := tx.PutReservationConfig(rcfg); err != nil {
 			return err
 		}
-		if s.qstates, err = ops.StartQueues(tx, s.cfg.QueueSet); err != nil {
+		if s.qstates, err = state.StartQueues(tx, s.cfg.QueueSet); err != nil {
 			return err
 		}
 		// Reservations and spare nodes survive a restart (docs/reservations.md
 		// decision 12); the scheduler knows every spare node, in the
 		// instance or not.
-		if s.res, err = ops.LoadReservations(tx, s.cfg.Support); err != nil {
+		if s.res, err = state.LoadReservations(tx, s.cfg.Support); err != nil {
 			return err
 		}
-		spares, err := ops.Spares(tx)
+		spares, err := state.Spares(tx)
 		if err != nil {
 			return err
 		}
-		spareR, err := ops.SpareR(spares)
+		spareR, err := state.SpareR(spares)
 		if err != nil {
 			return err
 		}
@@ -277,7 +277,7 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	var down idset.Set
 	err := s.st.View(func(tx *store.Tx) error {
 		var err error
-		down, err = ops.Drained(tx)
+		down, err = state.Drained(tx)
 		return err
 	})
 	if err != nil {

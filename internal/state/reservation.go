@@ -1,8 +1,9 @@
-package ops
+package state
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"os/user"
 	"path/filepath"
 	"strconv"
@@ -243,12 +244,8 @@ func UserName(uid uint32) string {
 	return strconv.FormatUint(uint64(uid), 10)
 }
 
-// ToolEvent is a timeout warning kept for a tool to read
-// (`fluxres reservation events`).
-type ToolEvent struct {
-	Seq uint64 `json:"seq"`
-	reservation.Warning
-}
+// ToolEvent is a timeout warning kept for a tool to read.
+type ToolEvent = api.ToolEvent
 
 // ToolEvents returns a tool user's warnings after sequence number after.
 func ToolEvents(tx *store.Tx, userName string, after uint64) ([]ToolEvent, error) {

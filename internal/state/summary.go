@@ -1,61 +1,22 @@
-package ops
+package state
 
 import (
 	"encoding/json"
 	"fmt"
 	"path"
 
-	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
-// Summary is a job as listings show it: the fields of `fluxq jobs --json`
-// (docs/cli.md) that the store can know. Kept beside the eventlog and refreshed
-// with every event, so listing 100,000 jobs reads one small record each
-// instead of replaying 100,000 eventlogs.
-type Summary struct {
-	ID           fluid.ID       `json:"id"`
-	UserID       uint32         `json:"userid"`
-	Queue        string         `json:"queue"`
-	Name         string         `json:"name"`
-	State        string         `json:"state"`
-	Result       string         `json:"result,omitempty"`
-	Urgency      int            `json:"urgency"`
-	Priority     int64          `json:"priority"`
-	NTasks       int            `json:"ntasks"`
-	NNodes       int            `json:"nnodes"`
-	NCores       int            `json:"ncores"`
-	NGPUs        int            `json:"ngpus"`
-	Duration     float64        `json:"duration"`
-	TSubmit      float64        `json:"t_submit"`
-	TDepend      float64        `json:"t_depend,omitempty"`
-	TRun         float64        `json:"t_run,omitempty"`
-	TCleanup     float64        `json:"t_cleanup,omitempty"`
-	TInactive    float64        `json:"t_inactive,omitempty"`
-	Nodelist     string         `json:"nodelist,omitempty"`
-	Annotations  map[string]any `json:"annotations,omitempty"`
-	Exception    *Exception     `json:"exception,omitempty"`
-	ReturnCode   *int           `json:"returncode,omitempty"`
-	WaitStatus   *int           `json:"waitstatus,omitempty"`
-	Dependencies []string       `json:"dependencies,omitempty"`
-	// Targets are the sessions the job may map onto (absent: the default
-	// session); Parent the job it was submitted from inside.
-	Targets []string  `json:"targets,omitempty"`
-	Parent  *fluid.ID `json:"parent,omitempty"`
-	// Usage is what the job's processes consumed, once it finished.
-	Usage *execproto.Usage `json:"usage,omitempty"`
-}
+// Summary is a job as listings show it (api.JobSummary), kept beside
+// the eventlog and refreshed with every event.
+type Summary = api.JobSummary
 
-// Exception is the summary of a job's exception (docs/cli.md's shape).
-type Exception struct {
-	Occurred bool    `json:"occurred"`
-	Type     string  `json:"type"`
-	Severity int     `json:"severity"`
-	Note     string  `json:"note"`
-	Time     float64 `json:"timestamp"`
-}
+// Exception is the summary of a job's exception.
+type Exception = api.Exception
 
 // Summarize derives the summary of a record.
 func Summarize(rec *Record) *Summary {

@@ -1,8 +1,9 @@
-package ops
+package state
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"os/user"
 	"strconv"
 	"strings"
@@ -77,16 +78,8 @@ func StartQueues(tx *store.Tx, set *queue.Set) (map[string]queue.State, error) {
 	return states, nil
 }
 
-// QueueChange is one administrative command on queues (flux queue
-// enable/disable/start/stop).
-type QueueChange struct {
-	Queue        string `json:"queue,omitempty"` // "" with All, or the anonymous queue
-	All          bool   `json:"all,omitempty"`
-	Enable       *bool  `json:"enable,omitempty"` // set for enable/disable
-	Start        *bool  `json:"start,omitempty"`  // set for start/stop
-	Reason       string `json:"reason,omitempty"`
-	NoCheckpoint bool   `json:"nocheckpoint,omitempty"`
-}
+// QueueChange is one administrative command on queues.
+type QueueChange = api.QueueChange
 
 // ChangeQueues applies a change and returns the names it applied to, with
 // the configuration and every queue's state after it.

@@ -1,4 +1,4 @@
-package client
+package state
 
 import (
 	"path/filepath"

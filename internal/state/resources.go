@@ -1,17 +1,17 @@
-package client
+package state
 
 import (
 	"encoding/json"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
 // LoadResources reads the inventory, what jobs hold, and drain records.
-func LoadResources(tx *store.Tx) (*Resources, error) {
-	inv, err := ops.Inventory(tx)
+func LoadResources(tx *store.Tx) (*api.ResourceInfo, error) {
+	inv, err := Inventory(tx)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 		if json.Unmarshal(get(store.JobSummary), &s) != nil || (s.State != "RUN" && s.State != "CLEANUP") {
 			return true, nil
 		}
-		rec, err := ops.Load(tx, fluid.ID(id))
+		rec, err := Load(tx, fluid.ID(id))
 		if err != nil || rec.R == nil || !rec.Job.Allocated {
 			return true, err
 		}
@@ -33,7 +33,7 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Resources{}
+	res := &api.ResourceInfo{}
 	if res.Inventory, err = inv.MarshalJSON(); err != nil {
 		return nil, err
 	}
@@ -41,17 +41,17 @@ func LoadResources(tx *store.Tx) (*Resources, error) {
 		return nil, err
 	}
 	err = tx.ForEachDrain(func(rank uint64, raw []byte) error {
-		var d ops.DrainRecord
+		var d DrainRecord
 		if err := json.Unmarshal(raw, &d); err != nil {
 			return err
 		}
-		res.Drained = append(res.Drained, Drain{Rank: uint(rank), Timestamp: d.Timestamp, Reason: d.Reason})
+		res.Drained = append(res.Drained, api.DrainedRank{Rank: uint(rank), Timestamp: d.Timestamp, Reason: d.Reason})
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	drained, err := ops.Drained(tx)
+	drained, err := Drained(tx)
 	if err != nil {
 		return nil, err
 	}

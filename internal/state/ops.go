@@ -1,17 +1,20 @@
-// Package ops holds the operations fluxq's users ask for, each written once
-// as work inside one store transaction, so that the loop (serving the
-// socket) and a CLI opening the store directly (no loop running) do exactly
-// the same thing: "submit now, schedule later".
+// Package state holds the operations fluxq's users ask for — every read and
+// every write each makes of the store — written once as work inside one
+// store transaction, so that the loop (serving the socket) and a CLI
+// opening the store directly (no loop running) do exactly the same thing:
+// "submit now, schedule later". The reads the store alone answers are bound
+// to their api table entries here (table.go), for the server and the direct
+// client both.
 //
 // Every job event goes through Post, which applies it to the job's state
 // (internal/job decides whether it may happen), appends it to the stored
 // eventlog and refreshes the job's listing summary in the same transaction.
-package ops
+package state
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
@@ -27,7 +30,7 @@ import (
 const EventlogVersion = 1
 
 // ErrUnknownJob is returned for an id with no job record (Flux's wording).
-var ErrUnknownJob = errors.New("unknown job id")
+var ErrUnknownJob = api.ErrUnknownJob
 
 // Record is everything stored about one job, decoded.
 type Record struct {

@@ -1,4 +1,4 @@
-package client
+package state
 
 import (
 	"encoding/json"
@@ -9,18 +9,18 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/ops"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
 // The read-only operations, shared by the direct path and the server: they
 // only read the store, so both run them on a snapshot.
 
-// ListJobs answers a JobsQuery for uid.
-func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
+// ListJobs answers a api.JobsQuery for uid.
+func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, error) {
 	states := q.States
 	switch {
 	case states == 0 && len(q.Results) > 0:
@@ -30,7 +30,7 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 	case len(q.Results) > 0:
 		states |= job.Inactive
 	}
-	want := func(s *ops.Summary) bool {
+	want := func(s *api.JobSummary) bool {
 		st, err := job.ParseStates(s.State)
 		if err != nil || st&states == 0 {
 			return false
@@ -58,7 +58,7 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 		for _, id := range q.IDs {
 			raw, err := tx.JobValue(uint64(id), store.JobSummary)
 			if err != nil {
-				return nil, ops.ErrUnknownJob
+				return nil, ErrUnknownJob
 			}
 			raws = append(raws, raw)
 		}
@@ -90,8 +90,8 @@ func ListJobs(tx *store.Tx, uid uint32, q JobsQuery) ([]ops.Summary, error) {
 
 // SortJobs orders a listing as docs/cli.md says: pending by priority, then id;
 // running by start, newest first; inactive by end, newest first.
-func SortJobs(js []ops.Summary) {
-	group := func(s *ops.Summary) int {
+func SortJobs(js []api.JobSummary) {
+	group := func(s *api.JobSummary) int {
 		switch s.State {
 		case "INACTIVE":
 			return 2
@@ -125,12 +125,12 @@ func SortJobs(js []ops.Summary) {
 }
 
 // LoadJobInfo reads one job whole.
-func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*JobInfo, error) {
-	rec, err := ops.Load(tx, id)
+func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*api.JobInfo, error) {
+	rec, err := Load(tx, id)
 	if err != nil {
 		return nil, err
 	}
-	info := &JobInfo{Summary: *ops.Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
+	info := &api.JobInfo{Summary: *Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
 	if jobsDir != "" {
 		info.JobDir = JobDir(jobsDir, id)
 	}
@@ -138,8 +138,8 @@ func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*JobInfo, error) {
 }
 
 // CountJobs answers fluxq stats.
-func CountJobs(tx *store.Tx) (*Stats, error) {
-	st := &Stats{States: map[string]int{}, Results: map[string]int{}}
+func CountJobs(tx *store.Tx) (*api.JobCounts, error) {
+	st := &api.JobCounts{States: map[string]int{}, Results: map[string]int{}}
 	err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
 		var s struct {
 			State  string `json:"state"`
@@ -162,7 +162,7 @@ func CountJobs(tx *store.Tx) (*Stats, error) {
 func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
 	if err != nil {
-		return nil, false, ops.ErrUnknownJob
+		return nil, false, ErrUnknownJob
 	}
 	evs, err := eventlog.Parse(raw)
 	if err != nil {
@@ -177,8 +177,8 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 
 // decodeSummaries decodes stored summaries on every core: listing 100,000
 // jobs is mostly JSON decoding, and each summary stands alone.
-func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
-	out := make([]ops.Summary, len(raws))
+func decodeSummaries(raws [][]byte) ([]api.JobSummary, error) {
+	out := make([]api.JobSummary, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -204,7 +204,7 @@ func decodeSummaries(raws [][]byte) ([]ops.Summary, error) {
 func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
 	if err != nil {
-		return false, ops.ErrUnknownJob
+		return false, ErrUnknownJob
 	}
 	name, err := eventlog.LastName(raw)
 	return name == "clean", err
@@ -213,13 +213,13 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 // EndSummary is the summary a wait answers with: the one stored beside
 // the eventlog, which every commit keeps up to date, or, for a job stored
 // before summaries were, the one its record gives.
-func EndSummary(tx *store.Tx, id fluid.ID) (*ops.Summary, error) {
+func EndSummary(tx *store.Tx, id fluid.ID) (*api.JobSummary, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobSummary)
 	if err != nil {
-		return nil, ops.ErrUnknownJob
+		return nil, ErrUnknownJob
 	}
 	if len(raw) > 0 {
-		var s ops.Summary
+		var s api.JobSummary
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
 		}

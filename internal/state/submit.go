@@ -1,8 +1,9 @@
-package ops
+package state
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/api"
 	"runtime"
 	"sync"
 	"time"
@@ -30,7 +31,7 @@ type SubmitRequest struct {
 
 // ErrGuestUrgency refuses a guest's submission above the default
 // urgency (flux-core's job-ingest refuses it too).
-var ErrGuestUrgency = fmt.Errorf("permission denied: only the instance owner may submit with urgency above %d", job.UrgencyGuestMax)
+var ErrGuestUrgency = api.Errorf(api.CodePermission, "permission denied: only the instance owner may submit with urgency above %d", job.UrgencyGuestMax)
 
 // Submit validates and stores new jobs, each with its submit and validate
 // events (RFC 21), and returns their ids in order. It is all or nothing:

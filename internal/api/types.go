@@ -1,0 +1,232 @@
+package api
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/queue"
+)
+
+// The parameters and results of the methods (methods.go), as they travel.
+
+// SubmitJob is one job to submit.
+type SubmitJob struct {
+	Jobspec json.RawMessage `json:"jobspec"` // V1, JSON
+	Urgency int             `json:"urgency"`
+}
+
+// SubmitParams are the jobs of one submission (all or none are stored).
+type SubmitParams struct {
+	Jobs []SubmitJob `json:"jobs"`
+}
+
+// IDParams name one job.
+type IDParams struct {
+	ID fluid.ID `json:"id"`
+}
+
+// CancelParams cancel jobs with a note.
+type CancelParams struct {
+	IDs  []fluid.ID `json:"ids"`
+	Note string     `json:"note"`
+}
+
+// CancelResult has one entry per id of a cancel: nil when it worked.
+type CancelResult []*Error
+
+// UrgencyParams set a pending job's urgency.
+type UrgencyParams struct {
+	ID      fluid.ID `json:"id"`
+	Urgency int      `json:"urgency"`
+}
+
+// EventsParams ask for a job's eventlog, and with Follow for the events
+// still to come until the job is inactive.
+type EventsParams struct {
+	ID     fluid.ID `json:"id"`
+	Follow bool     `json:"follow"`
+}
+
+func (p EventsParams) Following() bool { return p.Follow }
+
+// DrainParams take ranks out of scheduling (or return them: Undrain reads
+// Ranks only).
+type DrainParams struct {
+	Ranks  string `json:"ranks"`
+	Reason string `json:"reason"`
+	Force  bool   `json:"force"`
+}
+
+// JobsQuery selects jobs to list.
+type JobsQuery struct {
+	States   job.State    `json:"states"`            // 0: pending and running
+	Results  []job.Result `json:"results,omitempty"` // inactive jobs with these results only
+	AllUsers bool         `json:"all_users"`
+	UserID   *uint32      `json:"userid,omitempty"` // -u USER; nil: the caller
+	Queues   []string     `json:"queues,omitempty"`
+	IDs      []fluid.ID   `json:"ids,omitempty"`
+	Count    int          `json:"count,omitempty"` // at most this many; 0: no limit
+}
+
+// JobSummary is a job as listings show it: the fields of `fluxq jobs
+// --json` (docs) that the store can know. Kept beside the eventlog and
+// refreshed with every event, so listing 100,000 jobs reads one small
+// record each instead of replaying 100,000 eventlogs.
+type JobSummary struct {
+	ID           fluid.ID       `json:"id"`
+	UserID       uint32         `json:"userid"`
+	Queue        string         `json:"queue"`
+	Name         string         `json:"name"`
+	State        string         `json:"state"`
+	Result       string         `json:"result,omitempty"`
+	Urgency      int            `json:"urgency"`
+	Priority     int64          `json:"priority"`
+	NTasks       int            `json:"ntasks"`
+	NNodes       int            `json:"nnodes"`
+	NCores       int            `json:"ncores"`
+	NGPUs        int            `json:"ngpus"`
+	Duration     float64        `json:"duration"`
+	TSubmit      float64        `json:"t_submit"`
+	TDepend      float64        `json:"t_depend,omitempty"`
+	TRun         float64        `json:"t_run,omitempty"`
+	TCleanup     float64        `json:"t_cleanup,omitempty"`
+	TInactive    float64        `json:"t_inactive,omitempty"`
+	Nodelist     string         `json:"nodelist,omitempty"`
+	Annotations  map[string]any `json:"annotations,omitempty"`
+	Exception    *Exception     `json:"exception,omitempty"`
+	ReturnCode   *int           `json:"returncode,omitempty"`
+	WaitStatus   *int           `json:"waitstatus,omitempty"`
+	Dependencies []string       `json:"dependencies,omitempty"`
+	// Targets are the sessions the job may map onto (absent: the default
+	// session); Parent the job it was submitted from inside.
+	Targets []string  `json:"targets,omitempty"`
+	Parent  *fluid.ID `json:"parent,omitempty"`
+	// Usage is what the job's processes consumed, once it finished.
+	Usage *execproto.Usage `json:"usage,omitempty"`
+}
+
+// Exception is the summary of a job's exception.
+type Exception struct {
+	Occurred bool    `json:"occurred"`
+	Type     string  `json:"type"`
+	Severity int     `json:"severity"`
+	Note     string  `json:"note"`
+	Time     float64 `json:"timestamp"`
+}
+
+// JobInfo is one job with everything stored about it.
+type JobInfo struct {
+	Summary  JobSummary       `json:"summary"`
+	Jobspec  json.RawMessage  `json:"jobspec"`
+	R        json.RawMessage  `json:"R,omitempty"`
+	Eventlog []eventlog.Event `json:"eventlog"`
+	JobDir   string           `json:"jobdir,omitempty"` // where its output is kept
+}
+
+// JobCounts are job counts (fluxq stats).
+type JobCounts struct {
+	States  map[string]int `json:"states"`  // RFC 21 state name -> count
+	Results map[string]int `json:"results"` // result name -> count of inactive jobs
+	Total   int            `json:"total"`
+}
+
+// ResourceInfo is the inventory and what holds or blocks each part of it.
+type ResourceInfo struct {
+	Inventory json.RawMessage `json:"inventory"` // R v1 of the whole instance
+	Allocated json.RawMessage `json:"allocated"` // R v1 held by jobs (union)
+	Drained   []DrainedRank   `json:"drained"`   // in rank order
+	// Draining are drained ranks that still run jobs (Flux's "draining").
+	Draining string `json:"draining"` // idset
+}
+
+// DrainedRank is one drained rank.
+type DrainedRank struct {
+	Rank      uint    `json:"rank"`
+	Timestamp float64 `json:"timestamp"`
+	Reason    string  `json:"reason"`
+}
+
+// QueueCounts are one queue's jobs (flux queue status -v). The same
+// fields as the job manager's count, which the server converts.
+type QueueCounts struct {
+	Queued  int `json:"queued"`  // in SCHED, no alloc request outstanding
+	Pending int `json:"pending"` // alloc requests pending to the scheduler
+	Running int `json:"running"` // in RUN or CLEANUP
+	Active  int `json:"active"`  // not yet INACTIVE
+	Waiting int `json:"waiting"` // pending states: DEPEND, PRIORITY, SCHED
+}
+
+// QueueInfo is the instance's queues: configuration, state and jobs.
+type QueueInfo struct {
+	Set    *queue.Set             `json:"config"`
+	States map[string]queue.State `json:"states"`
+	// Counts has an entry for every queue ("" is the anonymous one).
+	Counts map[string]QueueCounts `json:"counts"`
+	// Changed names the queues a change applied to.
+	Changed []string `json:"changed,omitempty"`
+}
+
+// NewQueueInfo is the queues with every count zero.
+func NewQueueInfo(set *queue.Set, states map[string]queue.State) *QueueInfo {
+	counts := make(map[string]QueueCounts, len(set.Names()))
+	for _, n := range set.Names() {
+		counts[n] = QueueCounts{}
+	}
+	return &QueueInfo{Set: set, States: states, Counts: counts}
+}
+
+// Total adds the counts of the named queues (all when names is nil).
+func (qi *QueueInfo) Total(names []string) QueueCounts {
+	var t QueueCounts
+	for n, c := range qi.Counts {
+		if names != nil && !slices.Contains(names, n) {
+			continue
+		}
+		t.Queued += c.Queued
+		t.Pending += c.Pending
+		t.Running += c.Running
+		t.Active += c.Active
+		t.Waiting += c.Waiting
+	}
+	return t
+}
+
+// QueueChange is one administrative command on queues (flux queue
+// enable/disable/start/stop).
+type QueueChange struct {
+	Queue        string `json:"queue,omitempty"` // "" with All, or the anonymous queue
+	All          bool   `json:"all,omitempty"`
+	Enable       *bool  `json:"enable,omitempty"` // set for enable/disable
+	Start        *bool  `json:"start,omitempty"`  // set for start/stop
+	Reason       string `json:"reason,omitempty"`
+	NoCheckpoint bool   `json:"nocheckpoint,omitempty"`
+}
+
+// QueueWait is flux queue drain (until no job is active) or idle (until
+// none runs and no alloc is pending), for one queue or, with Queue empty,
+// the whole instance.
+type QueueWait struct {
+	Queue string `json:"queue,omitempty"`
+	Idle  bool   `json:"idle,omitempty"`
+}
+
+// Names resolves the queues waited on; nil means every job of the
+// instance.
+func (w QueueWait) Names(set *queue.Set) ([]string, error) {
+	if w.Queue == "" {
+		return nil, nil
+	}
+	return set.Lookup(w.Queue, false)
+}
+
+// Done reports whether counts satisfy the wait.
+func (w QueueWait) Done(c QueueCounts) bool {
+	if w.Idle {
+		return c.Running == 0 && c.Pending == 0
+	}
+	return c.Active == 0
+}

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"context"
+
+	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/state"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// The answers that need the loop: changes, made inside its turns, and
+// streams, which wait for its turns.
+
+func submit(ctx context.Context, s *Server, c *caller, p api.SubmitParams, _ func(api.None) error) ([]fluid.ID, error) {
+	reqs := make([]state.SubmitRequest, len(p.Jobs))
+	for i, j := range p.Jobs {
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: c.uid, Owner: c.as.Owner, Urgency: j.Urgency}
+	}
+	// A plain submission is a tool's, and Submit names the tool only if
+	// the job targets a reservation.
+	if c.call.Job != "" || c.call.AsScheduler {
+		me, err := s.identify(c)
+		if err != nil {
+			return nil, err
+		}
+		for i := range reqs {
+			reqs[i].Who = &me
+		}
+	}
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		ids, recs, err := state.Submit(tx, jm.Now(), reqs, jm.Reservations())
+		if err != nil {
+			return nil, err
+		}
+		return ids, jm.Submitted(tx, recs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ids, _ := v.([]fluid.ID)
+	return ids, nil
+}
+
+// drain runs a drain or undrain in the loop and tells the job manager
+// which ranks are down after it.
+func (s *Server) drain(ctx context.Context, change func(*store.Tx, *jobmgr.Manager) error) error {
+	_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if err := change(tx, jm); err != nil {
+			return nil, err
+		}
+		drained, err := state.Drained(tx)
+		if err != nil {
+			return nil, err
+		}
+		jm.SetDown(drained)
+		return nil, nil
+	})
+	return err
+}
+
+// follow streams a job's events, with follow until it is inactive,
+// reading the store after every turn that posted events.
+func (s *Server) follow(ctx context.Context, c *caller, id fluid.ID, follow bool, emit func(eventlog.Event) error) error {
+	if err := s.Store.View(func(tx *store.Tx) error { return state.MayFollow(tx, c.as, id) }); err != nil {
+		return err
+	}
+	seen := 0
+	for {
+		changed := s.Loop.JobChanged(id)
+		var evs []eventlog.Event
+		var done bool
+		err := s.Store.View(func(tx *store.Tx) error {
+			var err error
+			evs, done, err = state.NewEvents(tx, id, seen)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		seen += len(evs)
+		for _, e := range evs {
+			if err := emit(e); err != nil {
+				return err
+			}
+		}
+		if done || !follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errGone
+		case <-changed:
+		}
+	}
+}
+
+// wait answers a job's summary once it is inactive, asking after every
+// turn that touched it.
+func (s *Server) wait(ctx context.Context, c *caller, id fluid.ID) (api.JobSummary, error) {
+	if err := s.Store.View(func(tx *store.Tx) error { return state.MayFollow(tx, c.as, id) }); err != nil {
+		return api.JobSummary{}, err
+	}
+	for {
+		changed := s.Loop.JobChanged(id)
+		var done bool
+		err := s.Store.View(func(tx *store.Tx) error {
+			var err error
+			done, err = state.Ended(tx, id)
+			return err
+		})
+		if err != nil {
+			return api.JobSummary{}, err
+		}
+		if done {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return api.JobSummary{}, errGone
+		case <-changed:
+		}
+	}
+	var sum *api.JobSummary
+	err := s.Store.View(func(tx *store.Tx) error {
+		var err error
+		sum, err = state.EndSummary(tx, id)
+		return err
+	})
+	if err != nil {
+		return api.JobSummary{}, err
+	}
+	return *sum, nil
+}
+
+// queues reads the queues with the job manager's counts, which know the
+// alloc requests outstanding.
+func (s *Server) queues(ctx context.Context) (*api.QueueInfo, error) {
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		qi, err := state.LoadQueues(tx)
+		if err != nil {
+			return nil, err
+		}
+		return countQueues(qi, jm), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*api.QueueInfo), nil
+}
+
+func countQueues(qi *api.QueueInfo, jm *jobmgr.Manager) *api.QueueInfo {
+	for _, name := range qi.Set.Names() {
+		qi.Counts[name] = api.QueueCounts(jm.Counts([]string{name}))
+	}
+	return qi
+}
+
+// waitQueues answers flux queue drain and idle: a progress line whenever
+// the counts change, and the final counts once the wait is satisfied.
+func waitQueues(ctx context.Context, s *Server, _ *caller, q api.QueueWait, emit func(api.QueueCounts) error) (api.QueueCounts, error) {
+	// Only a restart changes the configuration: the names are resolved
+	// once, not at every turn the wait sees.
+	var names []string
+	err := s.Store.View(func(tx *store.Tx) error {
+		set, err := state.QueueSet(tx)
+		if err == nil {
+			names, err = q.Names(set)
+		}
+		return err
+	})
+	if err != nil {
+		return api.QueueCounts{}, err
+	}
+	var last *api.QueueCounts
+	for {
+		changed := s.Loop.Changed()
+		v, err := s.do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
+			return api.QueueCounts(jm.Counts(names)), nil
+		})
+		if err != nil {
+			return api.QueueCounts{}, err
+		}
+		c := v.(api.QueueCounts)
+		if q.Done(c) {
+			return c, nil
+		}
+		if last == nil || *last != c {
+			if err := emit(c); err != nil {
+				return c, err
+			}
+			last = &c
+		}
+		select {
+		case <-ctx.Done():
+			return c, errGone
+		case <-changed:
+		}
+	}
+}
+
+// identify says who the caller is for the reservation rules, from its
+// credentials: a FLUXQ_JOB_ID claim counts only if the caller's process
+// session is that job's shell. It reads /proc, the job's folder and the
+// user database, so it runs in a read transaction of its own, outside
+// the loop's turns.
+func (s *Server) identify(c *caller) (reservation.Requester, error) {
+	var me reservation.Requester
+	err := s.Store.View(func(tx *store.Tx) error {
+		var err error
+		me, err = state.Identify(tx, s.JobsDir, c.uid, int(c.pid), c.call.Job, c.call.AsScheduler, c.as.Owner)
+		return err
+	})
+	return me, err
+}
+
+// reserve serves create, extend, release and reclaim, in one loop turn:
+// it validates completely before it changes anything.
+func reserve(ctx context.Context, s *Server, c *caller, p api.ReserveParams, _ func(api.None) error) (api.ReservationView, error) {
+	rr, err := p.Alloc()
+	if err != nil {
+		return api.ReservationView{}, err
+	}
+	me, err := s.identify(c)
+	if err != nil {
+		return api.ReservationView{}, err
+	}
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		r, err := jm.Reserve(tx, rr, me, c.uid)
+		if err != nil {
+			return nil, err
+		}
+		return state.View(jm.Reservations(), r, jm.Alive), nil
+	})
+	if err != nil {
+		return api.ReservationView{}, err
+	}
+	return v.(api.ReservationView), nil
+}
+
+// toolEvents streams the warnings directed to the calling tool.
+func toolEvents(ctx context.Context, s *Server, c *caller, p api.ToolEventsParams, emit func(api.ToolEvent) error) (api.None, error) {
+	me, err := s.identify(c)
+	if err != nil {
+		return api.None{}, err
+	}
+	user := me.NS.Tool
+	var seen uint64
+	for {
+		changed := s.Loop.Changed()
+		var evs []api.ToolEvent
+		err := s.Store.View(func(tx *store.Tx) error {
+			var err error
+			evs, err = state.ToolEvents(tx, user, seen)
+			return err
+		})
+		if err != nil {
+			return api.None{}, err
+		}
+		for _, e := range evs {
+			if err := emit(e); err != nil {
+				return api.None{}, err
+			}
+			seen = e.Seq
+		}
+		if !p.Follow {
+			return api.None{}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return api.None{}, errGone
+		case <-changed:
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package state
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// readStore holds three jobs of users 5 and 6, one of them canceled, on
+// an inventory of one node.
+func readStore(t *testing.T) (*store.Store, []fluid.ID) {
+	t.Helper()
+	st := openStore(t)
+	inv := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.MustParse("0-1")}})
+	raw, _ := inv.MarshalJSON()
+	var ids []fluid.ID
+	err := st.Update(func(tx *store.Tx) error {
+		if err := tx.PutInventory(raw); err != nil {
+			return err
+		}
+		if _, err := StartQueues(tx, queue.Anonymous()); err != nil {
+			return err
+		}
+		var reqs []SubmitRequest
+		for i, uid := range []uint32{5, 5, 6} {
+			reqs = append(reqs, SubmitRequest{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Name: []string{"a", "b", "c"}[i]}), UserID: uid, Urgency: 16})
+		}
+		var err error
+		var recs []*Record
+		ids, recs, err = Submit(tx, time.Now(), reqs, nil)
+		if err != nil {
+			return err
+		}
+		// The second ends canceled, as the job manager would post it.
+		now := Timestamp(time.Now())
+		for _, ev := range []eventlog.Event{
+			{Timestamp: now, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": ""}},
+			{Timestamp: now, Name: "clean"},
+		} {
+			if err := Post(tx, recs[1], ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, ids
+}
+
+func TestReads(t *testing.T) {
+	st, ids := readStore(t)
+	err := st.View(func(tx *store.Tx) error {
+		names := func(q api.JobsQuery, uid uint32) []string {
+			t.Helper()
+			js, err := ListJobs(tx, uid, q)
+			if err != nil {
+				t.Fatalf("%+v: %v", q, err)
+			}
+			var out []string
+			for _, j := range js {
+				out = append(out, j.Name)
+			}
+			return out
+		}
+		if got := names(api.JobsQuery{}, 5); !slices.Equal(got, []string{"a"}) {
+			t.Errorf("user 5's active jobs: %v", got)
+		}
+		if got := names(api.JobsQuery{AllUsers: true}, 5); !slices.Equal(got, []string{"a", "c"}) {
+			t.Errorf("everyone's active jobs: %v", got)
+		}
+		if got := names(api.JobsQuery{Results: []job.Result{job.Canceled}, AllUsers: true}, 5); !slices.Equal(got, []string{"b"}) {
+			t.Errorf("canceled: %v", got)
+		}
+		if got := names(api.JobsQuery{States: job.Pending | job.Inactive, AllUsers: true, Count: 2}, 5); len(got) != 2 {
+			t.Errorf("count 2: %v", got)
+		}
+		if _, err := ListJobs(tx, 5, api.JobsQuery{IDs: []fluid.ID{999}}); !errors.Is(err, ErrUnknownJob) {
+			t.Errorf("unknown id: %v", err)
+		}
+
+		c, err := CountJobs(tx)
+		if err != nil || c.Total != 3 || c.States["INACTIVE"] != 1 || c.Results["CANCELED"] != 1 {
+			t.Errorf("CountJobs = %+v, %v", c, err)
+		}
+		qi, err := CountedQueues(tx)
+		if err != nil || qi.Counts[""].Active != 2 || qi.Counts[""].Waiting != 2 {
+			t.Errorf("CountedQueues = %+v, %v", qi, err)
+		}
+		res, err := LoadResources(tx)
+		if err != nil || len(res.Inventory) == 0 || len(res.Drained) != 0 {
+			t.Errorf("LoadResources = %+v, %v", res, err)
+		}
+		l, err := StoredReservations(tx, true)
+		if err != nil || len(l.Reservations) != 0 {
+			t.Errorf("StoredReservations = %+v, %v", l, err)
+		}
+
+		// A job whole: its owner and the instance owner only.
+		if info, err := ReadJob(tx, Caller{UID: 6, JobsDir: "/j"}, api.IDParams{ID: ids[2]}); err != nil || info.Summary.Name != "c" || info.JobDir == "" {
+			t.Errorf("owner reads its job: %+v, %v", info, err)
+		}
+		if _, err := ReadJob(tx, Caller{UID: 5}, api.IDParams{ID: ids[2]}); !errors.Is(err, api.ErrPermission) {
+			t.Errorf("another user's job: %v", err)
+		}
+		if _, err := ReadJob(tx, Caller{UID: 5, Owner: true}, api.IDParams{ID: ids[2]}); err != nil {
+			t.Errorf("instance owner: %v", err)
+		}
+		if err := MayFollow(tx, Caller{UID: 5}, 999); !errors.Is(err, ErrUnknownJob) {
+			t.Errorf("follow unknown: %v", err)
+		}
+
+		evs, done, err := NewEvents(tx, ids[1], 1)
+		if err != nil || !done || len(evs) == 0 || evs[len(evs)-1].Name != "clean" {
+			t.Errorf("NewEvents after 1 = %v, %v, %v", evs, done, err)
+		}
+		if ended, err := Ended(tx, ids[0]); err != nil || ended {
+			t.Errorf("Ended(active) = %v, %v", ended, err)
+		}
+		if s, err := EndSummary(tx, ids[1]); err != nil || s.Result != "CANCELED" {
+			t.Errorf("EndSummary = %+v, %v", s, err)
+		}
+		for _, f := range []func() error{
+			func() error { _, _, err := NewEvents(tx, 999, 0); return err },
+			func() error { _, err := Ended(tx, 999); return err },
+			func() error { _, err := EndSummary(tx, 999); return err },
+		} {
+			if err := f(); !errors.Is(err, ErrUnknownJob) {
+				t.Errorf("unknown job: %v", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The reads bound to the table answer through the same Reader the server
+// and the direct client use.
+func TestReaders(t *testing.T) {
+	st, _ := readStore(t)
+	for _, m := range []string{"jobs", "job", "stats", "resources", "reservations"} {
+		if _, ok := ReaderOf(m); !ok {
+			t.Errorf("%s: no reader", m)
+		}
+	}
+	if _, ok := ReaderOf("submit"); ok {
+		t.Error("submit has a reader")
+	}
+	r, _ := ReaderOf("stats")
+	st.View(func(tx *store.Tx) error {
+		v, err := r.Run(tx, Caller{}, func(any) error { return nil })
+		if c, ok := v.(api.JobCounts); err != nil || !ok || c.Total != 3 {
+			t.Errorf("stats reader = %#v, %v", v, err)
+		}
+		return nil
+	})
+}
+
+func TestSpares(t *testing.T) {
+	st, _ := readStore(t)
+	err := st.Update(func(tx *store.Tx) error {
+		names, err := AddSpareNodes(tx, api.SpareParams{Hosts: "spare[1-2]"})
+		if err != nil || !slices.Equal(names, []string{"spare1", "spare2"}) {
+			t.Errorf("AddSpareNodes = %v, %v", names, err)
+		}
+		if err := RemoveSpareNodes(tx, "spare1"); err != nil {
+			t.Errorf("RemoveSpareNodes: %v", err)
+		}
+		if err := RemoveSpareNodes(tx, "spare["); err == nil || err.Error() != `invalid hostlist "spare["` {
+			t.Errorf("bad hostlist: %v", err)
+		}
+		if err := RemoveSpareNodes(tx, "node0"); err == nil {
+			t.Error("removed a node of the instance with no loop to stop its jobs")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
