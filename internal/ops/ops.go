@@ -9,7 +9,7 @@
 package ops
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"time"

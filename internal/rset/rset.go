@@ -2,7 +2,7 @@ package rset
 
 import (
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"slices"
 	"sort"
 	"strings"
