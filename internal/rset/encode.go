@@ -2,7 +2,7 @@ package rset
 
 import (
 	"bytes"
-	json "github.com/goccy/go-json"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
