@@ -3,7 +3,7 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"fmt"
 	"net"
 	"os"

@@ -1,7 +1,7 @@
 package agent
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"slices"

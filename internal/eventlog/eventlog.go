@@ -5,7 +5,7 @@ package eventlog
 
 import (
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"fmt"
 	"math"
 	"sort"

@@ -10,7 +10,7 @@
 package execproto
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"fmt"
 
 	"github.com/fluxq/fluxq/internal/fluid"

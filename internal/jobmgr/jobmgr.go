@@ -12,7 +12,7 @@
 package jobmgr
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"slices"

@@ -1,7 +1,7 @@
 package jobmgr
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"fmt"
 
 	"github.com/fluxq/fluxq/internal/idset"

@@ -70,7 +70,7 @@
 package sched
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"math"

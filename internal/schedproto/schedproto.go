@@ -11,7 +11,7 @@
 package schedproto
 
 import (
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"fmt"
 
 	"github.com/fluxq/fluxq/internal/fluid"

@@ -12,9 +12,9 @@
 package state
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/fluxq/fluxq/internal/api"
+	json "github.com/goccy/go-json"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/eventlog"

@@ -2,7 +2,7 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 )
 
 // isObject reports whether b, leading spaces aside, starts a JSON object.

@@ -10,7 +10,7 @@ package wire
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io"

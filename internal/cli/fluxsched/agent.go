@@ -1,6 +1,7 @@
 package fluxsched
 
 import (
+	"github.com/fluxq/fluxq/internal/gcpace"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -52,6 +53,7 @@ func AgentCommand() *cli.Command {
 			// SIGTERM is a forced stop: the jobs end, then the agent.
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
 			defer stop()
+			gcpace.Start(ctx)
 			// Detached from any terminal; a hangup means nothing to it.
 			signal.Ignore(syscall.SIGHUP)
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

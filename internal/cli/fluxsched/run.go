@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fluxq/fluxq/internal/gcpace"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -305,6 +306,7 @@ func (s *setup) serve(ctx context.Context, c *cli.Context) error {
 	srv := &server.Server{Store: s.st, Loop: l, JobsDir: filepath.Join(s.dir, client.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: s.cfg.Access.AllowGuestUser, Log: s.log}
 
 	ctx, cancel := context.WithCancel(ctx)
+	gcpace.Start(ctx)
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

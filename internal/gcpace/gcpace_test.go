@@ -1,0 +1,22 @@
+package gcpace
+
+import "testing"
+
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int
+	}{
+		{0, 1600},
+		{1 << 20, 1600},       // 32 MiB of room is 3,200%: capped
+		{4 << 20, 800},        // 32 MiB past 4 MiB
+		{8 << 20, 400},        // 32 MiB past 8 MiB
+		{32 << 20, 100},       // the default from here on
+		{1 << 30, 100},        // never below the default
+		{(32 << 20) / 3, 300}, // rounds down
+	} {
+		if got := Percent(tc.live); got != tc.want {
+			t.Errorf("Percent(%d) = %d, want %d", tc.live, got, tc.want)
+		}
+	}
+}
