@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -517,6 +518,12 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (client.Sub
 		d, err := fsd.ParseTimeLimit(tl)
 		if err != nil {
 			return client.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
+		}
+		if math.IsInf(d, 1) {
+			// inf is no limit of the job's own, as 0 is in a jobspec
+			// (fluxq help durations); Flux refuses it, Slurm takes
+			// "infinite" and "UNLIMITED" the same way.
+			d = 0
 		}
 		o.Duration = d
 	}
