@@ -134,3 +134,29 @@ func jobName(name string, command []string) string {
 	}
 	return "unknown"
 }
+
+// UnknownTag returns the first mustache tag in tmpl, braces and all,
+// that no job, task or node could expand ("" if there is none), so that a submission with an
+// output path naming one is refused instead of making a file with braces
+// in its name. A "{{" without "}}" is text, as render leaves it.
+func UnknownTag(tmpl string) string {
+	all := tmplData{id: 1, name: "x", node: &RankTasks{Hostname: "x"}, task: &taskID{}}
+	for {
+		start := strings.Index(tmpl, "{{")
+		if start < 0 {
+			return ""
+		}
+		end := strings.Index(tmpl[start+2:], "}}")
+		if end < 0 {
+			return ""
+		}
+		tag := tmpl[start+2 : start+2+end]
+		if _, ok := all.tag(tag); !ok {
+			return "{{" + tag + "}}"
+		}
+		tmpl = tmpl[start+2+end+2:]
+	}
+}
+
+// Tags lists the tags of an output path, for messages.
+const Tags = "{{id}} (or {{id.dec}}, {{id.hex}}, {{id.words}}...), {{name}}, {{nnodes}}, {{ntasks}}, {{taskid}}, {{node.name}}, {{node.id}}"

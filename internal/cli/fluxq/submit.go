@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/fluxq/fluxq/internal/api"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,7 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/shell"
 	"github.com/fluxq/fluxq/internal/state"
 )
 
@@ -39,6 +41,9 @@ const (
 // ccTag is what --cc replaces in the command and in the options Flux
 // replaces it in (its bulksubmit "mutable" options).
 const ccTag = "{cc}"
+
+// ccMustache is {cc} as an output path's mustache tag ({{id}}, {{name}}).
+const ccMustache = "{{cc}}"
 
 // maxCopies bounds a --cc or --bcc IDSET: each copy is a whole jobspec.
 const maxCopies = 1_000_000
@@ -519,6 +524,12 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 		if err != nil {
 			return api.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
 		}
+		if math.IsInf(d, 1) {
+			// inf is no limit of the job's own, as 0 is in a jobspec
+			// (fluxq help durations); Flux refuses it, Slurm takes
+			// "infinite" and "UNLIMITED" the same way.
+			d = 0
+		}
 		o.Duration = d
 	}
 	env, err := jobEnvironment(in.environ, subAll(in.envRules))
@@ -539,7 +550,11 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 		o.Constraints = cons
 	}
 	o.Dependencies = subAll(in.deps)
-	if out, errp := sub(in.output), sub(in.errorPath); (out != "" && !outputDefaults[out]) || errp != "" {
+	out, errp, err := in.outputPaths(sub, cc, withCC)
+	if err != nil {
+		return api.SubmitJob{}, err
+	}
+	if (out != "" && !outputDefaults[out]) || errp != "" {
 		streams := map[string]any{}
 		if out != "" && !outputDefaults[out] {
 			streams["stdout"] = map[string]any{"path": out}
@@ -574,6 +589,29 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 
 // replaceCC replaces {cc} in s, leaving mustache templates such as
 // {{id}} (which the job shell expands) alone, as flux's Xcmd does.
+// outputPaths are --output and --error with {cc} and, as users of the
+// paths' mustache tags write it, {{cc}} replaced. A tag no job could
+// expand is refused here, naming it, rather than making a file with
+// braces in its name.
+func (in *submitInputs) outputPaths(sub func(string) string, cc string, withCC bool) (out, errp string, err error) {
+	paths := [2]string{in.output, in.errorPath}
+	for i, flag := range [2]string{flagOutput, flagError} {
+		p := paths[i]
+		if withCC {
+			p = strings.ReplaceAll(p, ccMustache, cc)
+		}
+		p = sub(p)
+		switch tag := shell.UnknownTag(p); {
+		case tag == ccMustache:
+			return "", "", exitcode.UsageErrorf("--%s: %s is the copy's id, given with --cc", flag, ccMustache)
+		case tag != "":
+			return "", "", exitcode.UsageErrorf("--%s: no tag %s in an output path (tags: %s)", flag, tag, shell.Tags)
+		}
+		paths[i] = p
+	}
+	return paths[0], paths[1], nil
+}
+
 func replaceCC(s, cc string) string {
 	if !strings.Contains(s, ccTag) {
 		return s

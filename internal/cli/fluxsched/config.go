@@ -31,7 +31,9 @@ EXAMPLES:
 			Description: `Loads a config as fluxsched run would, checks it (TOML syntax, unknown
 keys, queues and their parents, policies, the resources it describes)
 and prints "FILE: ok", or the first error, naming its table, and exits
-1. Use it before restarting fluxsched with a changed config.
+1. What is valid but cannot work here is a warning on stderr (exit 0):
+a queue whose requires no node has, a host given cores this machine
+lacks. Use it before restarting fluxsched with a changed config.
 
 EXAMPLES:
   # One file
@@ -47,8 +49,21 @@ EXAMPLES:
 				if err != nil {
 					return err
 				}
-				if _, err := inventory(cfg); err != nil {
+				r, err := inventory(cfg)
+				if err != nil {
 					return err
+				}
+				warns := configWarnings(cfg, r, usableCPUs())
+				for _, w := range warns {
+					fmt.Fprintf(c.App.ErrWriter, "fluxsched: config check: warning: %s\n", w)
+				}
+				if len(warns) > 0 {
+					noun := "warnings"
+					if len(warns) == 1 {
+						noun = "warning"
+					}
+					fmt.Fprintf(c.App.Writer, "%s: ok, with %d %s\n", c.Args().First(), len(warns), noun)
+					return nil
 				}
 				fmt.Fprintf(c.App.Writer, "%s: ok\n", c.Args().First())
 				return nil

@@ -102,9 +102,11 @@ SEE ALSO:
 
    A bare number means seconds (--timeout 10 is ten seconds), except in
    a job's time limit (fluxq submit/run -t, --time-limit), where it means
-   minutes, as in Flux: -t 10 is ten minutes, -t 10s ten seconds. In a
-   queue limit or default (the config's duration = "1h"), 0 and inf mean
-   no limit. Where a time is relative, a leading + says "from now"
+   minutes, as in Flux: -t 10 is ten minutes, -t 10s ten seconds; -t 0
+   and -t inf ask for no limit of the job's own (its queue's default
+   duration, if it has one, applies, and its queue's limit still holds).
+   In a queue limit or default (the config's duration = "1h"), 0 and inf
+   mean no limit. Where a time is relative, a leading + says "from now"
    (--begin-time +30m, reservation extend --time +1h).
 
 EXAMPLES:

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 
 	"github.com/mattn/go-isatty"
@@ -176,9 +177,15 @@ func PrintList[T any](p *Printer, l List[T], items []T) error {
 	if err != nil {
 		return err
 	}
+	var deep map[string]bool
+	if len(items) > 0 {
+		if deep, err = schemaOf(reflect.TypeOf(l.Item(items[0]))).check(tmpl); err != nil {
+			return err
+		}
+	}
 	bw := bufio.NewWriterSize(p.Out, 64<<10)
 	for _, it := range items {
-		if err := execTemplate(bw, tmpl, l.Item(it)); err != nil {
+		if err := execTemplate(bw, tmpl, deep, l.Item(it)); err != nil {
 			return err
 		}
 	}
@@ -202,8 +209,12 @@ func PrintObject(p *Printer, v any, human func(w io.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	deep, err := schemaOf(reflect.TypeOf(v)).check(tmpl)
+	if err != nil {
+		return err
+	}
 	bw := bufio.NewWriter(p.Out)
-	if err := execTemplate(bw, tmpl, v); err != nil {
+	if err := execTemplate(bw, tmpl, deep, v); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -175,6 +175,12 @@ func TestPrintList(t *testing.T) {
 		{name: "unknown preset", p: Printer{Format: "nosuch"}, code: exitcode.Usage},
 		{name: "bad template", p: Printer{Format: "{{.name"}, code: exitcode.Usage},
 		{name: "failing template", p: Printer{Format: "{{fsd .name}}"}, code: exitcode.Failed},
+		// Issue 16: a field that does not exist is a usage error; one
+		// with no value yet (omitted from the JSON) prints empty.
+		{name: "unknown field", p: Printer{Format: "{{.id}} {{.nosuch}}"}, code: exitcode.Usage},
+		{name: "field of a string", p: Printer{Format: "{{with .name}}{{.x}}{{end}}"}, code: exitcode.Failed},
+		{name: "unknown field by $", p: Printer{Format: "{{range $i := .name}}{{$.nosuch}}{{end}}"}, code: exitcode.Usage},
+		{name: "no value yet", p: Printer{Format: "[{{.result}}] [{{if .result}}set{{end}}]"}, want: "[ok] [set]\n[] []\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"text/template"
@@ -69,11 +70,12 @@ func parseTemplate(s string) (*template.Template, error) {
 
 // execTemplate runs t over v's --json fields (so a template names them as
 // --json does: {{.id_f58}}), ending the output with a newline.
-func execTemplate(w *bufio.Writer, t *template.Template, v any) error {
+func execTemplate(w *bufio.Writer, t *template.Template, deep map[string]bool, v any) error {
 	fields, err := Fields(v)
 	if err != nil {
 		return err
 	}
+	fields = schemaOf(reflect.TypeOf(v)).fill(fields, deep, "")
 	// The fields are users' text, printed among the template's own: no
 	// escape sequence of theirs reaches the terminal (--json keeps them).
 	fields = printable.Tree(fields)
@@ -128,7 +130,7 @@ func numbers(v any) any {
 
 func toFloat(v any) (float64, error) {
 	switch x := v.(type) {
-	case nil:
+	case nil, *noValue:
 		return 0, nil
 	case int64:
 		return float64(x), nil
