@@ -3,7 +3,6 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	json "github.com/goccy/go-json"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"

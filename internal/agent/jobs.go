@@ -1,10 +1,11 @@
 package agent
 
 import (
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"slices"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"

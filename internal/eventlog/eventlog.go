@@ -5,11 +5,12 @@ package eventlog
 
 import (
 	"bytes"
-	json "github.com/goccy/go-json"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
+
+	json "github.com/goccy/go-json"
 )
 
 // Event is one eventlog entry.

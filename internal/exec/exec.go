@@ -25,13 +25,14 @@ package exec
 import (
 	"bytes"
 	"context"
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"

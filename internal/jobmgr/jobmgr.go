@@ -12,12 +12,13 @@
 package jobmgr
 
 import (
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/execproto"

@@ -23,13 +23,14 @@ package journal
 
 import (
 	"bufio"
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"golang.org/x/sys/unix"
 

@@ -67,7 +67,6 @@ package runner
 
 import (
 	"bytes"
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -80,6 +79,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"golang.org/x/sys/unix"
 

@@ -70,12 +70,13 @@
 package sched
 
 import (
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/google/btree"
 

@@ -1,9 +1,10 @@
 package state
 
 import (
-	json "github.com/goccy/go-json"
 	"fmt"
 	"path"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"

@@ -10,11 +10,12 @@ package wire
 import (
 	"bufio"
 	"bytes"
-	json "github.com/goccy/go-json"
 	"errors"
 	"fmt"
 	"io"
 	"sync"
+
+	json "github.com/goccy/go-json"
 )
 
 // Type says whether a message asks or answers.
