@@ -13,10 +13,11 @@ package state
 
 import (
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
-	json "github.com/goccy/go-json"
 	"time"
 
+	json "github.com/goccy/go-json"
+
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"

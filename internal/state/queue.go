@@ -3,11 +3,11 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"os/user"
 	"strconv"
 	"strings"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/store"
 )

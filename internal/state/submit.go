@@ -3,11 +3,11 @@ package state
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"runtime"
 	"sync"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"

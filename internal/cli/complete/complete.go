@@ -10,10 +10,11 @@ package complete
 
 import (
 	"context"
-	"github.com/fluxq/fluxq/internal/cli/args"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/args"
 )
 
 // Candidate is one completion: the word, and a description for the shells

@@ -2,10 +2,10 @@ package fluxq
 
 import (
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"testing"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/fluid"
 )

@@ -2,11 +2,11 @@ package fluxq
 
 import (
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"

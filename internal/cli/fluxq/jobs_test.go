@@ -2,11 +2,11 @@ package fluxq
 
 import (
 	"encoding/json"
-	"github.com/fluxq/fluxq/internal/api"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 )

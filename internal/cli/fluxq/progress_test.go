@@ -2,11 +2,11 @@ package fluxq
 
 import (
 	"bytes"
-	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
 )

@@ -2,10 +2,10 @@ package fluxq
 
 import (
 	"bytes"
-	"github.com/fluxq/fluxq/internal/api"
 	"testing"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/queue"
 )

@@ -1,13 +1,13 @@
 package fluxq
 
 import (
-	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/job"
 )

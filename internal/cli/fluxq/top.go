@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"strconv"
 	"time"
 
 	"github.com/gdamore/tcell/v2"
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"

@@ -1,10 +1,10 @@
 package fluxq
 
 import (
-	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"testing"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 )

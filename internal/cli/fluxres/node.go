@@ -1,11 +1,11 @@
 package fluxres
 
 import (
-	"github.com/fluxq/fluxq/internal/api"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/hostlist"

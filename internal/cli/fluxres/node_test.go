@@ -2,11 +2,12 @@ package fluxres
 
 import (
 	"encoding/json"
-	"github.com/fluxq/fluxq/internal/api"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/api"
 )
 
 func TestNodeAdd(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"math"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/instance"

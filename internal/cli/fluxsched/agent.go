@@ -1,7 +1,6 @@
 package fluxsched
 
 import (
-	"github.com/fluxq/fluxq/internal/gcpace"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,6 +12,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/gcpace"
 )
 
 // AgentCommand returns the hidden `fluxsched agent --state-dir DIR`
