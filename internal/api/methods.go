@@ -24,6 +24,10 @@ var (
 	Events = Method[EventsParams, None, eventlog.Event]{Spec{Name: "events", Access: Anyone, Stream: true, ReadOnly: true}}
 	// Wait answers a job's summary once it is inactive.
 	Wait = Method[IDParams, JobSummary, None]{Spec{Name: "wait", Access: Anyone, Stream: true, ReadOnly: true}}
+	// WaitAll streams each listed job's summary once it is inactive, in
+	// the order listed (fluxq wait --all, submit --wait): one request for
+	// any number of jobs.
+	WaitAll = Method[IDsParams, None, JobSummary]{Spec{Name: "wait-all", Access: Anyone, Stream: true, ReadOnly: true}}
 	// Stats counts jobs per state and per result (fluxq stats).
 	Stats = Method[None, JobCounts, None]{Spec{Name: "stats", Access: Anyone, ReadOnly: true}}
 
@@ -60,7 +64,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Urgency.Spec, Events.Spec, Wait.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

@@ -29,6 +29,11 @@ type IDParams struct {
 	ID fluid.ID `json:"id"`
 }
 
+// IDsParams name jobs.
+type IDsParams struct {
+	IDs []fluid.ID `json:"ids"`
+}
+
 // CancelParams cancel jobs with a note.
 type CancelParams struct {
 	IDs  []fluid.ID `json:"ids"`

@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
 )
 
 // auto picks the path for every call: the socket while a loop serves it,
@@ -30,6 +32,8 @@ func (a *auto) roundTrip(ctx context.Context, x *exchange) error {
 		return a.events(ctx, x)
 	case api.Wait.Name:
 		return a.wait(ctx, x)
+	case api.WaitAll.Name:
+		return a.waitAll(ctx, x)
 	}
 	return a.pick(ctx, x)
 }
@@ -102,5 +106,40 @@ func (a *auto) wait(ctx context.Context, x *exchange) error {
 		return err
 	}
 	reflect.ValueOf(x.result).Elem().Set(reflect.ValueOf(info.Summary))
+	return nil
+}
+
+// waitAll asks a loop to wait for all the jobs (one request, a summary
+// streamed as each ends), and when none serves, or the one that did
+// stops meanwhile, waits for those not yet heard of one by one, by
+// whichever path serves.
+func (a *auto) waitAll(ctx context.Context, x *exchange) error {
+	ids := x.params.(api.IDsParams).IDs
+	heard := 0
+	y := *x
+	y.line = func(v any) error {
+		heard++
+		return x.line(v)
+	}
+	err := a.sock.roundTrip(ctx, &y)
+	var silent *NoAnswerError
+	if err == nil || errors.As(err, &silent) || ctx.Err() != nil ||
+		!errors.Is(err, errNotServing) && !errors.Is(err, ErrUnavailable) {
+		return err
+	}
+	return waitEach(ctx, a, ids[heard:], func(s api.JobSummary) error { return x.line(s) })
+}
+
+// waitEach waits for the jobs one after another, in order.
+func waitEach(ctx context.Context, t transport, ids []fluid.ID, emit func(api.JobSummary) error) error {
+	for _, id := range ids {
+		s, err := call(ctx, t, api.Wait, api.IDParams{ID: id}, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", id, err)
+		}
+		if err := emit(s); err != nil {
+			return err
+		}
+	}
 	return nil
 }

@@ -346,6 +346,23 @@ func contractCases(t *testing.T) []contractCase {
 		{"wait/unknown-id", api.Wait.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			return c.Wait(ctx, unknownID)
 		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
+		{"wait-all", api.WaitAll.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			var got []summaryView
+			_, err := Call(ctx, c, api.WaitAll, api.IDsParams{IDs: []fluid.ID{f.held, f.held}}, func(s api.JobSummary) error {
+				got = append(got, view(s))
+				return nil
+			})
+			return got, err
+		}, succeeds(func(t *testing.T, r any) {
+			got := r.([]summaryView)
+			if len(got) != 2 || got[0].State != "INACTIVE" || got[1].Result != "CANCELED" {
+				t.Errorf("wait-all = %+v", got)
+			}
+		})},
+		{"wait-all/unknown-id", api.WaitAll.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			_, err := Call(ctx, c, api.WaitAll, api.IDsParams{IDs: []fluid.ID{f.held, unknownID}}, func(api.JobSummary) error { return nil })
+			return nil, err
+		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
 		{"cancel/inactive", api.Cancel.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			errs, err := c.Cancel(ctx, []fluid.ID{f.held}, "")
 			if err != nil {

@@ -158,6 +158,9 @@ func init() {
 		info, err := call(ctx, d, api.Job, p, nil)
 		return info.Summary, err
 	})
+	serve(api.WaitAll, func(ctx context.Context, d *direct, p api.IDsParams, emit func(api.JobSummary) error) (api.None, error) {
+		return api.None{}, waitEach(ctx, d, p.IDs, emit)
+	})
 	serve(api.Drain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
 		return api.None{}, d.with(true, func(tx *store.Tx) error {
 			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, d.now())

@@ -135,6 +135,9 @@ func init() {
 	handle(api.Wait, func(ctx context.Context, s *Server, c *caller, p api.IDParams, _ func(api.None) error) (api.JobSummary, error) {
 		return s.wait(ctx, c, p.ID)
 	})
+	handle(api.WaitAll, func(ctx context.Context, s *Server, c *caller, p api.IDsParams, emit func(api.JobSummary) error) (api.None, error) {
+		return api.None{}, s.waitAll(ctx, c, p.IDs, emit)
+	})
 	handle(api.Drain, func(ctx context.Context, s *Server, c *caller, p api.DrainParams, _ func(api.None) error) (api.None, error) {
 		return api.None{}, s.drain(ctx, func(tx *store.Tx, jm *jobmgr.Manager) error {
 			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
@@ -134,6 +135,61 @@ func (s *Server) wait(ctx context.Context, c *caller, id fluid.ID) (api.JobSumma
 		return api.JobSummary{}, err
 	}
 	return *sum, nil
+}
+
+// waitAll streams each job's summary once it is inactive, in the order
+// given. It waits on the first job not yet ended and, each time that one
+// changes, sends every job ended from there on in one read: jobs that end
+// in order cost one read between them, not a request each.
+func (s *Server) waitAll(ctx context.Context, c *caller, ids []fluid.ID, emit func(api.JobSummary) error) error {
+	err := s.Store.View(func(tx *store.Tx) error {
+		for _, id := range ids {
+			if err := state.MayFollow(tx, c.as, id); err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var sums []*api.JobSummary
+	for i := 0; i < len(ids); {
+		changed := s.Loop.JobChanged(ids[i])
+		first := i
+		sums = sums[:0]
+		err := s.Store.View(func(tx *store.Tx) error {
+			for ; i < len(ids); i++ {
+				done, err := state.Ended(tx, ids[i])
+				if err != nil || !done {
+					return err
+				}
+				sum, err := state.EndSummary(tx, ids[i])
+				if err != nil {
+					return err
+				}
+				sums = append(sums, sum)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, sum := range sums {
+			if err := emit(*sum); err != nil {
+				return errGone
+			}
+		}
+		if i > first {
+			continue // ask again at once: the next one may have ended too
+		}
+		select {
+		case <-ctx.Done():
+			return errGone
+		case <-changed:
+		}
+	}
+	return nil
 }
 
 // queues reads the queues with the job manager's counts, which know the

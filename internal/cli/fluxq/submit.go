@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"io"
 	"math"
 	"os"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/progress"
@@ -248,17 +248,17 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 	worst := 0
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
-	for _, id := range ids {
-		s, err := cl.Wait(c.Context, id)
-		if err != nil {
-			return fmt.Errorf("%s: %w", e.fmtID(id), err)
-		}
-		msg := failure(s)
+	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
+		msg := failure(&s)
 		if msg != "" && s.WaitStatus == nil {
-			pl.note(c, "%s: %s", e.fmtID(id), msg)
+			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
 		}
 		pl.add(msg != "")
-		worst = max(worst, exitCodeOf(s))
+		worst = max(worst, exitCodeOf(&s))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return e.exitWith(worst, nil)
 }

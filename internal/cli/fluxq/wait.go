@@ -2,13 +2,15 @@ package fluxq
 
 import (
 	"fmt"
-	"github.com/fluxq/fluxq/internal/api"
 	"sync"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/progress"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 )
 
@@ -79,19 +81,23 @@ func (e *env) wait(c *cli.Context) error {
 	failed := false
 	pl := newJobsLine(c, len(jobs))
 	defer pl.done()
-	for _, j := range jobs {
-		s, err := cl.Wait(c.Context, j.ID)
-		if err != nil {
-			return err
-		}
-		msg := failure(s)
+	ids := make([]fluid.ID, len(jobs))
+	for i, j := range jobs {
+		ids[i] = j.ID
+	}
+	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
+		msg := failure(&s)
 		if msg != "" {
-			pl.note(c, "%s: %s", e.fmtID(j.ID), msg)
+			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
 			failed = true
 		} else if c.Bool("verbose") {
-			pl.note(c, "%s: job completed successfully", e.fmtID(j.ID))
+			pl.note(c, "%s: job completed successfully", e.fmtID(s.ID))
 		}
 		pl.add(msg != "")
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if failed {
 		return exitcode.Silent(exitcode.Failed)
