@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
 )
 
 func configCommand() *cli.Command {
@@ -47,7 +48,7 @@ EXAMPLES:
 				if err != nil {
 					return err
 				}
-				if _, err := inventory(cfg); err != nil {
+				if _, err := daemon.Inventory(cfg); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.App.Writer, "%s: ok\n", c.Args().First())

@@ -1,0 +1,321 @@
+// Package daemon assembles a running instance: it opens the store of a
+// state directory, records the inventory and the config there, and runs
+// the loop with its scheduler, its exec service and the socket the other
+// binaries reach it by. fluxsched run parses its flags and calls Start;
+// tests start and stop an instance in process with it.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/loop"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/sched"
+	"github.com/fluxq/fluxq/internal/server"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// Options are what an instance is started with.
+type Options struct {
+	// Config is the loaded config, with any command-line [sched] values
+	// already applied over it.
+	Config *config.Config
+	// StateDir is the instance's state directory; it is created if
+	// missing.
+	StateDir string
+	// Limit is RFC 27's mode: how many alloc requests may be
+	// outstanding; 0 is unlimited.
+	Limit int
+	// Timeout bounds the wait for another process's lock on the store.
+	Timeout time.Duration
+	// SchedCmd, if set, runs the scheduler as this command line,
+	// speaking RFC 27 as JSON lines on its stdin and stdout; else the
+	// built-in scheduler runs in process.
+	SchedCmd string
+	// AgentCommand starts an exec agent: the argv before
+	// "--state-dir DIR" (fluxsched's is {fluxsched, "agent"}).
+	AgentCommand []string
+	// ExitOnIdle ends the instance once no job is active.
+	ExitOnIdle bool
+	// Purge tears the session down at the first turn: every
+	// reservation ends and spare nodes leave.
+	Purge bool
+	// Log gets the instance's log; nil discards it.
+	Log *slog.Logger
+}
+
+// BusyError is a state directory whose store another process holds.
+type BusyError struct{ Dir string }
+
+func (e *BusyError) Error() string {
+	return fmt.Sprintf("another fluxsched holds this instance (%s)", e.Dir)
+}
+
+// Unwrap makes errors.Is(err, store.ErrBusy) true.
+func (e *BusyError) Unwrap() error { return store.ErrBusy }
+
+// Daemon is a running instance.
+type Daemon struct {
+	dir    string
+	st     *store.Store
+	loop   *loop.Loop
+	cancel context.CancelFunc
+	done   chan struct{} // closed once the loop and the socket ended and cleanup ran
+	err    error         // why it ended; read after done
+
+	cleanup []func() // undone in reverse order once it ends
+}
+
+// Start opens the instance of opts.StateDir and runs it until ctx ends,
+// Stop is called, or (with ExitOnIdle) no job is active. A store held by
+// another process is a *BusyError. Start returns once the socket listens.
+func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
+	if opts.Config == nil {
+		return nil, errors.New("daemon: no config")
+	}
+	if len(opts.AgentCommand) == 0 {
+		return nil, errors.New("daemon: no exec agent command")
+	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	d := &Daemon{dir: opts.StateDir, done: make(chan struct{})}
+	defer func() {
+		if err != nil {
+			d.undo()
+		}
+	}()
+	s, err := d.prepare(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.serve(ctx, opts, s); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// setup is what Start prepares before the loop starts.
+type setup struct {
+	inv     *rset.R
+	sched   sched.Options // the queue policies
+	qstates map[string]queue.State
+	res     *reservation.State
+	schedR  *rset.R // the scheduler's inventory: the instance and its spare nodes
+}
+
+// prepare checks the config, opens the store and records in it what this
+// run of the instance is.
+func (d *Daemon) prepare(opts Options) (*setup, error) {
+	cfg := opts.Config
+	s := &setup{}
+	var err error
+	if s.sched.Default, s.sched.Queues, err = cfg.Policies(); err != nil {
+		return nil, err
+	}
+	if s.inv, err = Inventory(cfg); err != nil {
+		return nil, err
+	}
+	jobs := filepath.Join(d.dir, client.JobsFolder)
+	if err := os.MkdirAll(jobs, 0o700); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if err := guestAccess(cfg.Access.AllowGuestUser, d.dir, jobs); err != nil {
+		return nil, err
+	}
+	d.st, err = store.Open(filepath.Join(d.dir, client.StoreFile), store.Options{Timeout: opts.Timeout})
+	if errors.Is(err, store.ErrBusy) {
+		return nil, &BusyError{Dir: d.dir}
+	}
+	if err != nil {
+		return nil, err
+	}
+	st := d.st
+	d.cleanup = append(d.cleanup, func() { st.Close() })
+	raw, err := s.inv.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	rcfg, err := json.Marshal(cfg.Reservation)
+	if err != nil {
+		return nil, err
+	}
+	err = d.st.Update(func(tx *store.Tx) error {
+		if err := tx.PutInventory(raw); err != nil {
+			return err
+		}
+		if err := tx.PutReservationConfig(rcfg); err != nil {
+			return err
+		}
+		if s.qstates, err = ops.StartQueues(tx, cfg.QueueSet); err != nil {
+			return err
+		}
+		// Reservations and spare nodes survive a restart (RESERVATIONS.md
+		// decision 12); the scheduler knows every spare node, in the
+		// instance or not.
+		if s.res, err = ops.LoadReservations(tx, cfg.Support); err != nil {
+			return err
+		}
+		spares, err := ops.Spares(tx)
+		if err != nil {
+			return err
+		}
+		spareR, err := ops.SpareR(spares)
+		if err != nil {
+			return err
+		}
+		if s.schedR, err = s.inv.Union(spareR); err != nil {
+			return fmt.Errorf("spare nodes: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Inventory is the instance's resources: the config's [[resource.config]],
+// else this machine, discovered.
+func Inventory(cfg *config.Config) (*rset.R, error) {
+	if len(cfg.Resource.Config) > 0 {
+		return resource.FromConfig(cfg.Resource.Config)
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, fmt.Errorf("discovering resources: %w", err)
+	}
+	return resource.Discover(os.DirFS("/"), host)
+}
+
+// serve starts the loop with its scheduler, exec service and socket.
+func (d *Daemon) serve(ctx context.Context, opts Options, s *setup) error {
+	cfg := opts.Config
+	var down idset.Set
+	err := d.st.View(func(tx *store.Tx) error {
+		var err error
+		down, err = ops.Drained(tx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits()})
+	jm.SetQueues(cfg.QueueSet, s.qstates)
+
+	s.sched.Limit = opts.Limit
+	schedPeer, err := d.startScheduler(opts.SchedCmd, s.sched, opts.Log)
+	if err != nil {
+		return err
+	}
+	execPeer, err := d.startExec(opts)
+	if err != nil {
+		return err
+	}
+	l := loop.New(d.st, jm, schedPeer, execPeer, opts.Log)
+	d.loop = l
+
+	sock := server.SocketPath(d.dir)
+	ln, err := server.Listen(sock, cfg.Access.AllowGuestUser)
+	if err != nil {
+		return fmt.Errorf("socket: %w", err)
+	}
+	d.cleanup = append(d.cleanup, func() { os.Remove(sock) })
+	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, client.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, Log: opts.Log}
+
+	ctx, cancel := context.WithCancel(ctx)
+	d.cancel = cancel
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	if opts.ExitOnIdle {
+		go exitOnIdle(ctx, l, cancel)
+	}
+	if opts.Purge {
+		// The first turn tears the session down, with the jobs loaded, so
+		// jobs on departing spare nodes are stopped as for any departure.
+		go func() {
+			if _, err := l.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Teardown(tx) }); err != nil && ctx.Err() == nil {
+				opts.Log.Error("purge", "err", err)
+				cancel()
+			}
+		}()
+	}
+	go func() {
+		err := l.Run(ctx)
+		cancel()
+		if serr := <-served; err == nil {
+			err = serr
+		}
+		d.err = err
+		d.undo()
+		close(d.done)
+	}()
+	return nil
+}
+
+// undo releases what the instance holds, the last taken first.
+func (d *Daemon) undo() {
+	for i := len(d.cleanup) - 1; i >= 0; i-- {
+		d.cleanup[i]()
+	}
+	d.cleanup = nil
+}
+
+// exitOnIdle ends the loop once no job is active.
+func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
+	for {
+		changed := l.Changed()
+		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Active(), nil })
+		if err != nil {
+			return
+		}
+		if v.(int) == 0 {
+			stop()
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+		}
+	}
+}
+
+// Wait returns once the instance has ended and released its store and
+// socket: nil when it was stopped, or why it failed. The exec agents it
+// started keep running (fluxsched stop ends them).
+func (d *Daemon) Wait() error {
+	<-d.done
+	return d.err
+}
+
+// Stop ends the instance and waits for it, as SIGTERM ends fluxsched run.
+func (d *Daemon) Stop() error {
+	d.cancel()
+	return d.Wait()
+}
+
+// Done is closed once the instance has ended.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Loop is the instance's loop: a test submits operations through it.
+func (d *Daemon) Loop() *loop.Loop { return d.loop }
+
+// StateDir is the instance's state directory.
+func (d *Daemon) StateDir() string { return d.dir }

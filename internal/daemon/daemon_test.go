@@ -1,0 +1,429 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/agent"
+	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/server"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// TestMain lets this test binary be the exec agent the daemon starts:
+// `daemon.test agent --state-dir DIR`, as `fluxsched agent` is.
+func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "agent" && os.Args[2] == "--state-dir" {
+		os.Exit(runAgent(os.Args[3]))
+	}
+	os.Exit(m.Run())
+}
+
+func runAgent(dir string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	signal.Ignore(syscall.SIGHUP)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	a, err := agent.New(agent.Options{StateDir: dir, Containment: "auto", Log: log})
+	if err == nil {
+		err = a.Run(ctx)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	return 0
+}
+
+// twoCores is a config of one node with two cores, on this machine.
+const twoCores = `
+[[resource.config]]
+hosts = "node0"
+cores = "0-1"
+`
+
+// options are a daemon's options over a new state directory with the
+// config text, this binary as its exec agent. The agents it starts are
+// stopped when the test ends.
+func options(t *testing.T, toml string) daemon.Options {
+	t.Helper()
+	work := t.TempDir()
+	path := filepath.Join(work, "config.toml")
+	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(work, "state")
+	t.Cleanup(func() { stopAgents(t, dir) })
+	return daemon.Options{Config: cfg, StateDir: dir, Limit: 8, Timeout: 200 * time.Millisecond, AgentCommand: []string{self, "agent"}}
+}
+
+// stopAgents ends the exec agents of dir by their pids, as the
+// testscripts do: an agent outlives the daemon that started it.
+func stopAgents(t *testing.T, dir string) {
+	agents, err := agent.Find(dir)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, ag := range agents {
+		if ag.PID <= 1 || !alive(ag.PID) {
+			continue
+		}
+		syscall.Kill(ag.PID, syscall.SIGTERM)
+		deadline := time.Now().Add(20 * time.Second)
+		for alive(ag.PID) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(ag.PID) {
+			syscall.Kill(ag.PID, syscall.SIGKILL)
+			t.Errorf("the exec agent %d did not stop on SIGTERM: killed", ag.PID)
+		}
+	}
+}
+
+// alive reports whether pid runs: a zombie (not ours to reap) is gone.
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+}
+
+// submit stores n jobs running argv, as fluxq submit does, through the
+// daemon's loop.
+func submit(t *testing.T, d *daemon.Daemon, n int, argv ...string) []fluid.ID {
+	t.Helper()
+	reqs := submitRequests(t, n, argv)
+	v, err := d.Loop().Do(context.Background(), func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		ids, recs, err := ops.Submit(tx, jm.Now(), reqs, nil)
+		if err != nil {
+			return nil, err
+		}
+		return ids, jm.Submitted(tx, recs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.([]fluid.ID)
+}
+
+func submitRequests(t *testing.T, n int, argv []string) []ops.SubmitRequest {
+	t.Helper()
+	js, err := jobspec.FromOptions(jobspec.Options{Command: argv, Cwd: "/tmp", Environment: map[string]string{"PATH": "/usr/bin:/bin", "HOME": "/root"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := js.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := make([]ops.SubmitRequest, n)
+	for i := range reqs {
+		reqs[i] = ops.SubmitRequest{Jobspec: spec, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16}
+	}
+	return reqs
+}
+
+// jobs reads the jobs' records in one snapshot, from the loop while the
+// daemon runs.
+func jobs(t *testing.T, d *daemon.Daemon, ids []fluid.ID) []job.Job {
+	t.Helper()
+	v, err := d.Loop().Do(context.Background(), func(tx *store.Tx, _ *jobmgr.Manager) (any, error) {
+		return readJobs(tx, ids)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.([]job.Job)
+}
+
+func readJobs(tx *store.Tx, ids []fluid.ID) ([]job.Job, error) {
+	var out []job.Job
+	for _, id := range ids {
+		rec, err := ops.Load(tx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *rec.Job)
+	}
+	return out, nil
+}
+
+// waitInactive waits until every job is inactive and returns them.
+func waitInactive(t *testing.T, d *daemon.Daemon, ids []fluid.ID) []job.Job {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for {
+		changed := d.Loop().Changed()
+		js := jobs(t, d, ids)
+		n := 0
+		for _, j := range js {
+			if j.State == job.Inactive {
+				n++
+			}
+		}
+		if n == len(ids) {
+			return js
+		}
+		select {
+		case <-changed:
+		case <-d.Done():
+			t.Fatalf("the daemon ended with jobs still active: %v", d.Wait())
+		case <-deadline:
+			t.Fatalf("%d of %d jobs inactive after 60s", n, len(ids))
+		}
+	}
+}
+
+// A daemon started in process runs what is submitted to it through its
+// loop, on the exec agent it starts, and stops cleanly: its socket goes,
+// its store is free again, and what it recorded stays.
+func TestStartRunStop(t *testing.T) {
+	opts := options(t, twoCores)
+	d, err := daemon.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.Stop()
+		}
+	}()
+	sock := server.SocketPath(opts.StateDir)
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("the socket does not answer: %v", err)
+	}
+	c.Close()
+
+	ids := append(submit(t, d, 3, "true"), submit(t, d, 1, "false")...)
+	got := waitInactive(t, d, ids)
+	for i, j := range got {
+		want := job.Completed
+		if i == 3 {
+			want = job.Failed
+		}
+		if j.Result != want || !j.Started {
+			t.Errorf("job %d (%s): result %v, started %v; want %v, started", i, ids[i], j.Result, j.Started, want)
+		}
+	}
+	agents, err := agent.Find(opts.StateDir)
+	if err != nil || len(agents) != 1 || !alive(agents[0].PID) {
+		t.Fatalf("exec agents %+v (%v), want one running", agents, err)
+	}
+
+	stopped = true
+	if err := d.Stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if _, err := os.Stat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket is still there after stop: %v", err)
+	}
+	// The agent outlives the daemon, as it does fluxsched; stopped by its
+	// pid, it leaves no process behind.
+	if !alive(agents[0].PID) {
+		t.Errorf("the exec agent %d ended with the daemon", agents[0].PID)
+	}
+	stopAgents(t, opts.StateDir)
+	if alive(agents[0].PID) {
+		t.Errorf("the exec agent %d still runs", agents[0].PID)
+	}
+	// The store is free, and holds what the daemon did.
+	st, err := store.Open(filepath.Join(opts.StateDir, "fluxq.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("the store after stop: %v", err)
+	}
+	defer st.Close()
+	err = st.View(func(tx *store.Tx) error {
+		js, err := readJobs(tx, ids)
+		for i, j := range js {
+			if j.State != job.Inactive {
+				t.Errorf("job %s stored as %v after stop", ids[i], j.State)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// While one daemon holds a state directory, a second is refused with the
+// message fluxsched prints, and changes nothing; once the first stops, a
+// new one starts.
+func TestSecondStartRefused(t *testing.T) {
+	opts := options(t, twoCores)
+	d, err := daemon.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = daemon.Start(context.Background(), opts)
+	want := fmt.Sprintf("another fluxsched holds this instance (%s)", opts.StateDir)
+	if err == nil || err.Error() != want || !errors.Is(err, store.ErrBusy) {
+		t.Errorf("second start: %v, want %q (store.ErrBusy)", err, want)
+	}
+	// The first still answers on its socket: the refused start removed
+	// nothing of it.
+	if c, err := net.Dial("unix", server.SocketPath(opts.StateDir)); err != nil {
+		t.Errorf("the first daemon's socket after a refused start: %v", err)
+	} else {
+		c.Close()
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := daemon.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("start after stop: %v", err)
+	}
+	if err := d2.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Jobs submitted while no daemon ran are run at its start; with
+// ExitOnIdle it ends by itself once none is active, as
+// `fluxsched run --exit-on-idle` does.
+func TestExitOnIdle(t *testing.T) {
+	opts := options(t, twoCores)
+	if err := os.MkdirAll(filepath.Join(opts.StateDir, "jobs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(opts.StateDir, "fluxq.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []fluid.ID
+	err = st.Update(func(tx *store.Tx) error {
+		ids, _, err = ops.Submit(tx, time.Now(), submitRequests(t, 4, []string{"true"}), nil)
+		return err
+	})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	opts.ExitOnIdle = true
+	d, err := daemon.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.Done():
+	case <-time.After(60 * time.Second):
+		d.Stop()
+		t.Fatal("the daemon did not end within 60s with nothing left to run")
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = store.Open(filepath.Join(opts.StateDir, "fluxq.db"), store.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.View(func(tx *store.Tx) error {
+		js, err := readJobs(tx, ids)
+		for i, j := range js {
+			if j.State != job.Inactive || j.Result != job.Completed {
+				t.Errorf("job %s: %v %v, want inactive and completed", ids[i], j.State, j.Result)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Canceling the context Start was given stops the daemon, as SIGTERM
+// stops fluxsched run.
+func TestContextEnds(t *testing.T) {
+	opts := options(t, twoCores)
+	ctx, cancel := context.WithCancel(context.Background())
+	d, err := daemon.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case <-d.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon still runs 30s after its context ended")
+	}
+	if err := d.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(server.SocketPath(opts.StateDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the socket is still there: %v", err)
+	}
+}
+
+// Start refuses what it cannot run with one line saying why, and leaves
+// no store open behind it.
+func TestStartRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(o *daemon.Options)
+		wantErr string
+	}{
+		{"no config", func(o *daemon.Options) { o.Config = nil }, "daemon: no config"},
+		{"no agent command", func(o *daemon.Options) { o.AgentCommand = nil }, "daemon: no exec agent command"},
+		{"unknown launcher", func(o *daemon.Options) { o.Config.Exec.Launcher = "ssh" }, `unknown launcher "ssh"`},
+		{"state directory is a file", func(o *daemon.Options) {
+			os.WriteFile(o.StateDir, nil, 0o600)
+		}, "state directory: mkdir "},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := options(t, twoCores)
+			if err := os.MkdirAll(filepath.Dir(opts.StateDir), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			tc.change(&opts)
+			d, err := daemon.Start(context.Background(), opts)
+			if err == nil {
+				d.Stop()
+				t.Fatalf("started, want %q", tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %q, want one containing %q", err, tc.wantErr)
+			}
+			// Nothing holds the store.
+			if st, err := store.Open(filepath.Join(opts.StateDir, "fluxq.db"), store.Options{Timeout: 100 * time.Millisecond}); err == nil {
+				st.Close()
+			} else if errors.Is(err, store.ErrBusy) {
+				t.Errorf("the store is still held after a refused start")
+			}
+		})
+	}
+}
