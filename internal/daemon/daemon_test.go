@@ -24,8 +24,10 @@ import (
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/ops"
+	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/server"
 	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/wire"
 )
 
 // TestMain lets this test binary be the exec agent the daemon starts:
@@ -33,6 +35,16 @@ import (
 func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == "agent" && os.Args[2] == "--state-dir" {
 		os.Exit(runAgent(os.Args[3]))
+	}
+	// A scheduler command (--sched-cmd): RFC 27 as JSON lines on stdin
+	// and stdout.
+	if len(os.Args) == 2 && os.Args[1] == "sched" {
+		err := sched.Run(wire.NewLineConn(os.Stdin, os.Stdout, nil), sched.Options{Default: sched.DefaultPolicy(), Limit: 8})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "sched:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -425,5 +437,53 @@ func TestStartRefuses(t *testing.T) {
 				t.Errorf("the store is still held after a refused start")
 			}
 		})
+	}
+}
+
+// With SchedCmd the scheduler is a command speaking RFC 27 on its stdin
+// and stdout; with Purge the session is torn down at the first turn. Jobs
+// run as with the built-in scheduler.
+func TestSchedCmdAndPurge(t *testing.T) {
+	opts := options(t, twoCores)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.SchedCmd = self + " sched"
+	opts.Purge = true
+	d, err := daemon.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	if d.StateDir() != opts.StateDir {
+		t.Errorf("StateDir %q, want %q", d.StateDir(), opts.StateDir)
+	}
+	ids := submit(t, d, 2, "true")
+	for i, j := range waitInactive(t, d, ids) {
+		if j.Result != job.Completed {
+			t.Errorf("job %s: %v, want completed", ids[i], j.Result)
+		}
+	}
+	if err := d.Stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Without [[resource.config]] the instance is this machine, discovered:
+// one node named for the host, with cores.
+func TestInventoryDiscovers(t *testing.T) {
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := daemon.Inventory(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	nodes := inv.Nodes()
+	if len(nodes) != 1 || nodes[0].Hostname != host || nodes[0].Cores.Count() == 0 {
+		t.Errorf("discovered %+v, want one node %q with cores", nodes, host)
 	}
 }
