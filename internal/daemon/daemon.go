@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/client"
@@ -70,22 +71,49 @@ func (e *BusyError) Error() string {
 // Unwrap makes errors.Is(err, store.ErrBusy) true.
 func (e *BusyError) Unwrap() error { return store.ErrBusy }
 
-// Daemon is a running instance.
+// Daemon is an instance: opened (its store held), then served.
 type Daemon struct {
-	dir    string
-	st     *store.Store
-	loop   *loop.Loop
-	cancel context.CancelFunc
-	done   chan struct{} // closed once the loop and the socket ended and cleanup ran
-	err    error         // why it ended; read after done
+	dir   string
+	opts  Options
+	setup *setup // what Open prepared, for Serve
+	st    *store.Store
+	loop  *loop.Loop
+
+	mu     sync.Mutex
+	state  int                // opened, serving or closed
+	cancel context.CancelFunc // ends a served instance
+	done   chan struct{}      // closed once it has ended and released what it held
+	err    error              // why it ended; read after done
 
 	cleanup []func() // undone in reverse order once it ends
 }
 
-// Start opens the instance of opts.StateDir and runs it until ctx ends,
-// Stop is called, or (with ExitOnIdle) no job is active. A store held by
-// another process is a *BusyError. Start returns once the socket listens.
-func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
+// The states of a Daemon.
+const (
+	opened = iota
+	serving
+	closed
+)
+
+// Start opens the instance of opts.StateDir and serves it until ctx ends,
+// Stop is called, or (with ExitOnIdle) no job is active: Open, then
+// Serve. It returns once the socket listens.
+func Start(ctx context.Context, opts Options) (*Daemon, error) {
+	d, err := Open(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Serve(ctx); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Open checks the config, opens the store of opts.StateDir (waiting up to
+// opts.Timeout for another process's lock: a store still held is a
+// *BusyError) and records there what this run of the instance is. Nothing
+// runs yet: Serve or Run it, or Close it.
+func Open(opts Options) (*Daemon, error) {
 	if opts.Config == nil {
 		return nil, errors.New("daemon: no config")
 	}
@@ -95,23 +123,61 @@ func Start(ctx context.Context, opts Options) (_ *Daemon, err error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	d := &Daemon{dir: opts.StateDir, done: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			d.undo()
-		}
-	}()
+	d := &Daemon{dir: opts.StateDir, opts: opts, done: make(chan struct{})}
 	s, err := d.prepare(opts)
 	if err != nil {
+		d.undo()
 		return nil, err
 	}
-	if err := d.serve(ctx, opts, s); err != nil {
-		return nil, err
-	}
+	d.setup = s
 	return d, nil
 }
 
-// setup is what Start prepares before the loop starts.
+// Serve starts the loop with its scheduler, exec service and socket, and
+// returns once the socket listens; the instance then runs until ctx ends,
+// Stop is called, or (with ExitOnIdle) no job is active. An instance that
+// cannot start is closed.
+func (d *Daemon) Serve(ctx context.Context) error {
+	d.mu.Lock()
+	if d.state != opened {
+		d.mu.Unlock()
+		return errors.New("daemon: served twice, or closed")
+	}
+	d.state = serving
+	ctx, d.cancel = context.WithCancel(ctx)
+	d.mu.Unlock()
+	if err := d.serve(ctx, d.cancel, d.opts, d.setup); err != nil {
+		d.cancel()
+		d.undo()
+		d.mu.Lock()
+		d.state, d.err = closed, err
+		d.mu.Unlock()
+		close(d.done)
+		return err
+	}
+	return nil
+}
+
+// Run serves the instance and waits until it ends, as fluxsched run does.
+func (d *Daemon) Run(ctx context.Context) error {
+	if err := d.Serve(ctx); err != nil {
+		return err
+	}
+	return d.Wait()
+}
+
+// Close releases an instance that was opened and not served: its store.
+func (d *Daemon) Close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.state == opened {
+		d.undo()
+		d.state = closed
+		close(d.done)
+	}
+}
+
+// setup is what Open prepares before the loop starts.
 type setup struct {
 	inv     *rset.R
 	sched   sched.Options // the queue policies
@@ -204,8 +270,9 @@ func Inventory(cfg *config.Config) (*rset.R, error) {
 	return resource.Discover(os.DirFS("/"), host)
 }
 
-// serve starts the loop with its scheduler, exec service and socket.
-func (d *Daemon) serve(ctx context.Context, opts Options, s *setup) error {
+// serve starts the loop with its scheduler, exec service and socket;
+// cancel ends ctx, and so the instance.
+func (d *Daemon) serve(ctx context.Context, cancel context.CancelFunc, opts Options, s *setup) error {
 	cfg := opts.Config
 	var down idset.Set
 	err := d.st.View(func(tx *store.Tx) error {
@@ -239,8 +306,6 @@ func (d *Daemon) serve(ctx context.Context, opts Options, s *setup) error {
 	d.cleanup = append(d.cleanup, func() { os.Remove(sock) })
 	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, client.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, Log: opts.Log}
 
-	ctx, cancel := context.WithCancel(ctx)
-	d.cancel = cancel
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	if opts.ExitOnIdle {
@@ -297,17 +362,25 @@ func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
 	}
 }
 
-// Wait returns once the instance has ended and released its store and
-// socket: nil when it was stopped, or why it failed. The exec agents it
-// started keep running (fluxsched stop ends them).
+// Wait returns once a served instance has ended and released its store
+// and socket: nil when it was stopped, or why it failed. The exec agents
+// it started keep running (fluxsched stop ends them).
 func (d *Daemon) Wait() error {
 	<-d.done
 	return d.err
 }
 
-// Stop ends the instance and waits for it, as SIGTERM ends fluxsched run.
+// Stop ends a served instance and waits for it, as SIGTERM ends
+// fluxsched run; one never served is closed.
 func (d *Daemon) Stop() error {
-	d.cancel()
+	d.mu.Lock()
+	cancel := d.cancel
+	d.mu.Unlock()
+	if cancel == nil {
+		d.Close()
+		return nil
+	}
+	cancel()
 	return d.Wait()
 }
 

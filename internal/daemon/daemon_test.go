@@ -1,24 +1,20 @@
 package daemon_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
@@ -30,12 +26,10 @@ import (
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
-// TestMain lets this test binary be the exec agent the daemon starts:
-// `daemon.test agent --state-dir DIR`, as `fluxsched agent` is.
+// TestMain lets this test binary be the exec agent the daemon starts,
+// and a scheduler command.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 4 && os.Args[1] == "agent" && os.Args[2] == "--state-dir" {
-		os.Exit(runAgent(os.Args[3]))
-	}
+	daemontest.AgentMain()
 	// A scheduler command (--sched-cmd): RFC 27 as JSON lines on stdin
 	// and stdout.
 	if len(os.Args) == 2 && os.Args[1] == "sched" {
@@ -49,22 +43,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func runAgent(dir string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	signal.Ignore(syscall.SIGHUP)
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	a, err := agent.New(agent.Options{StateDir: dir, Containment: "auto", Log: log})
-	if err == nil {
-		err = a.Run(ctx)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "agent:", err)
-		return 1
-	}
-	return 0
-}
-
 // twoCores is a config of one node with two cores, on this machine.
 const twoCores = `
 [[resource.config]]
@@ -73,60 +51,13 @@ cores = "0-1"
 `
 
 // options are a daemon's options over a new state directory with the
-// config text, this binary as its exec agent. The agents it starts are
-// stopped when the test ends.
+// config text, this binary as its exec agent, whose agents are stopped
+// when the test ends; the store's lock is awaited a short while.
 func options(t *testing.T, toml string) daemon.Options {
 	t.Helper()
-	work := t.TempDir()
-	path := filepath.Join(work, "config.toml")
-	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(work, "state")
-	t.Cleanup(func() { stopAgents(t, dir) })
-	return daemon.Options{Config: cfg, StateDir: dir, Limit: 8, Timeout: 200 * time.Millisecond, AgentCommand: []string{self, "agent"}}
-}
-
-// stopAgents ends the exec agents of dir by their pids, as the
-// testscripts do: an agent outlives the daemon that started it.
-func stopAgents(t *testing.T, dir string) {
-	agents, err := agent.Find(dir)
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	for _, ag := range agents {
-		if ag.PID <= 1 || !alive(ag.PID) {
-			continue
-		}
-		syscall.Kill(ag.PID, syscall.SIGTERM)
-		deadline := time.Now().Add(20 * time.Second)
-		for alive(ag.PID) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(ag.PID) {
-			syscall.Kill(ag.PID, syscall.SIGKILL)
-			t.Errorf("the exec agent %d did not stop on SIGTERM: killed", ag.PID)
-		}
-	}
-}
-
-// alive reports whether pid runs: a zombie (not ours to reap) is gone.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
+	opts := daemontest.Options(t, toml)
+	opts.Timeout = 200 * time.Millisecond
+	return opts
 }
 
 // submit stores n jobs running argv, as fluxq submit does, through the
@@ -249,7 +180,7 @@ func TestStartRunStop(t *testing.T) {
 		}
 	}
 	agents, err := agent.Find(opts.StateDir)
-	if err != nil || len(agents) != 1 || !alive(agents[0].PID) {
+	if err != nil || len(agents) != 1 || !daemontest.Alive(agents[0].PID) {
 		t.Fatalf("exec agents %+v (%v), want one running", agents, err)
 	}
 
@@ -262,11 +193,11 @@ func TestStartRunStop(t *testing.T) {
 	}
 	// The agent outlives the daemon, as it does fluxsched; stopped by its
 	// pid, it leaves no process behind.
-	if !alive(agents[0].PID) {
+	if !daemontest.Alive(agents[0].PID) {
 		t.Errorf("the exec agent %d ended with the daemon", agents[0].PID)
 	}
-	stopAgents(t, opts.StateDir)
-	if alive(agents[0].PID) {
+	daemontest.StopAgents(t, opts.StateDir)
+	if daemontest.Alive(agents[0].PID) {
 		t.Errorf("the exec agent %d still runs", agents[0].PID)
 	}
 	// The store is free, and holds what the daemon did.
@@ -485,5 +416,60 @@ func TestInventoryDiscovers(t *testing.T) {
 	nodes := inv.Nodes()
 	if len(nodes) != 1 || nodes[0].Hostname != host || nodes[0].Cores.Count() == 0 {
 		t.Errorf("discovered %+v, want one node %q with cores", nodes, host)
+	}
+}
+
+// An opened instance holds the store and runs nothing until served;
+// closed, it frees the store. A daemon is served once; stopping one never
+// served closes it; Run returns when its context ends.
+func TestOpenServeClose(t *testing.T) {
+	opts := options(t, twoCores)
+	d, err := daemon.Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := daemon.Open(opts); !errors.Is(err, store.ErrBusy) {
+		t.Errorf("a second open of a held store: %v, want store.ErrBusy", err)
+	}
+	if _, err := os.Stat(server.SocketPath(opts.StateDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an opened instance listens before it is served (%v)", err)
+	}
+	d.Close()
+	if err := d.Serve(context.Background()); err == nil {
+		t.Error("a closed instance was served")
+	}
+
+	d, err = daemon.Open(opts)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	if err := d.Stop(); err != nil {
+		t.Errorf("stop of an instance never served: %v", err)
+	}
+	d, err = daemon.Open(opts)
+	if err != nil {
+		t.Fatalf("open after stop: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- d.Run(ctx) }()
+	// Served: the socket answers.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("unix", server.SocketPath(opts.StateDir)); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the socket did not answer within 30s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := d.Serve(context.Background()); err == nil {
+		t.Error("an instance was served twice")
+	}
+	cancel()
+	if err := <-ran; err != nil {
+		t.Errorf("Run: %v", err)
 	}
 }

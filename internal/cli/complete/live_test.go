@@ -4,23 +4,17 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/complete"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/fluxres"
-	"github.com/fluxq/fluxq/internal/cli/fluxsched"
-	"github.com/fluxq/fluxq/internal/config"
-	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -30,9 +24,7 @@ import (
 
 // TestMain lets this test binary be the exec agent an instance starts.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "agent" {
-		os.Exit(fluxsched.Main(os.Args))
-	}
+	daemontest.AgentMain()
 	os.Exit(m.Run())
 }
 
@@ -50,36 +42,8 @@ queue = "batch"
 // drained and one held job, until the test ends.
 func liveInstance(t *testing.T) (dir string, held fluid.ID) {
 	t.Helper()
-	work := t.TempDir()
-	path := filepath.Join(work, "c.toml")
-	if err := os.WriteFile(path, []byte(liveTOML), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir = filepath.Join(work, "state")
-	d, err := daemon.Start(context.Background(), daemon.Options{Config: cfg, StateDir: dir, Limit: 8, Timeout: time.Second, AgentCommand: []string{self, "agent"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		d.Stop()
-		agents, _ := agent.Find(dir)
-		for _, ag := range agents {
-			if ag.PID > 1 {
-				syscall.Kill(ag.PID, syscall.SIGTERM)
-				for i := 0; i < 1000 && alive(ag.PID); i++ {
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}
-	})
+	d := daemontest.Start(t, liveTOML)
+	dir = d.StateDir()
 	js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"sleep", "60"}, Name: "napper", Cwd: "/tmp"})
 	if err != nil {
 		t.Fatal(err)
@@ -102,15 +66,6 @@ func liveInstance(t *testing.T) (dir string, held fluid.ID) {
 		t.Fatalf("drain: %d %s", code, errb.String())
 	}
 	return dir, v.([]fluid.ID)[0]
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
 // The values a running instance offers: its named queues with their

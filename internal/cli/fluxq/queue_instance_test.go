@@ -4,25 +4,17 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/fluxq/fluxq/internal/agent"
-	"github.com/fluxq/fluxq/internal/cli/fluxsched"
-	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 )
 
 // TestMain lets this test binary be the exec agent an instance starts.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "agent" {
-		os.Exit(fluxsched.Main(os.Args))
-	}
+	daemontest.AgentMain()
 	os.Exit(m.Run())
 }
 
@@ -52,44 +44,9 @@ type liveInstance struct {
 
 func newInstance(t *testing.T, toml string) *liveInstance {
 	t.Helper()
-	work := t.TempDir()
-	path := filepath.Join(work, "config.toml")
-	if err := os.WriteFile(path, []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := &liveInstance{opts: daemon.Options{Config: cfg, StateDir: filepath.Join(work, "state"), Limit: 8, Timeout: time.Second, AgentCommand: []string{self, "agent"}}}
-	t.Cleanup(func() {
-		in.stop(t)
-		agents, _ := agent.Find(in.opts.StateDir)
-		for _, ag := range agents {
-			if ag.PID <= 1 {
-				continue
-			}
-			syscall.Kill(ag.PID, syscall.SIGTERM)
-			for i := 0; i < 1000 && running(ag.PID); i++ {
-				time.Sleep(20 * time.Millisecond)
-			}
-		}
-	})
+	in := &liveInstance{opts: daemontest.Options(t, toml)}
+	t.Cleanup(func() { in.stop(t) })
 	return in
-}
-
-// running reports whether pid runs (a zombie does not).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
 func (in *liveInstance) start(t *testing.T) {

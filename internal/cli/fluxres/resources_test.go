@@ -4,18 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/fluxq/fluxq/internal/agent"
-	"github.com/fluxq/fluxq/internal/cli/fluxsched"
-	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
@@ -26,9 +21,7 @@ import (
 
 // TestMain lets this test binary be the exec agent the instance starts.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "agent" {
-		os.Exit(fluxsched.Main(os.Args))
-	}
+	daemontest.AgentMain()
 	os.Exit(m.Run())
 }
 
@@ -43,52 +36,12 @@ gpus = "0-1"
 properties = ["gpu"]
 `
 
-// startInstance runs an instance of fourNodes in process, as fluxsched
+// startInstance serves an instance of fourNodes in process, as fluxsched
 // run would, until the test ends; its exec agent is then stopped.
 func startInstance(t *testing.T) (*daemon.Daemon, string) {
 	t.Helper()
-	work := t.TempDir()
-	path := filepath.Join(work, "four.toml")
-	if err := os.WriteFile(path, []byte(fourNodes), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(work, "state")
-	d, err := daemon.Start(context.Background(), daemon.Options{Config: cfg, StateDir: dir, Limit: 8, Timeout: time.Second, AgentCommand: []string{self, "agent"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Stop(); err != nil {
-			t.Error(err)
-		}
-		agents, _ := agent.Find(dir)
-		for _, ag := range agents {
-			if ag.PID > 1 {
-				syscall.Kill(ag.PID, syscall.SIGTERM)
-				for i := 0; i < 1000 && syscall.Kill(ag.PID, 0) == nil && !zombie(ag.PID); i++ {
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		}
-	})
-	return d, dir
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] == 'Z'
+	d := daemontest.Start(t, fourNodes)
+	return d, d.StateDir()
 }
 
 // fluxres runs fluxres in process on the instance of dir.

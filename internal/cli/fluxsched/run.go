@@ -86,23 +86,26 @@ func run(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if path := c.String("cpu-profile"); path != "" {
-		stopProfile, err := startProfile(path)
-		if err != nil {
-			return err
-		}
-		defer stopProfile()
-	}
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	d, err := daemon.Start(ctx, opts)
+	d, err := daemon.Open(opts)
 	if errors.Is(err, store.ErrBusy) {
 		return exitcode.WithCode(exitcode.Unavailable, err)
 	}
 	if err != nil {
 		return err
 	}
-	return d.Wait()
+	if path := c.String("cpu-profile"); path != "" {
+		stopProfile, err := startProfile(path)
+		if err != nil {
+			d.Close()
+			return err
+		}
+		defer stopProfile()
+	}
+	// Signals end the instance once it is served; before, while the
+	// store's lock is awaited, they end the process as they always do.
+	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return d.Run(ctx)
 }
 
 // options reads the command line into what the daemon starts with; each

@@ -7,12 +7,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/ops"
@@ -55,23 +55,8 @@ func instanceDir(t *testing.T) (dir, config string) {
 		t.Fatal(err)
 	}
 	dir = filepath.Join(work, "state")
-	t.Cleanup(func() { killAgents(t, dir) })
+	t.Cleanup(func() { daemontest.StopAgents(t, dir) })
 	return dir, config
-}
-
-// killAgents ends the exec agents left in dir, by their pids.
-func killAgents(t *testing.T, dir string) {
-	agents, _ := agent.Find(dir)
-	for _, ag := range agents {
-		if ag.PID <= 1 || gone(ag.PID) {
-			continue
-		}
-		syscall.Kill(ag.PID, syscall.SIGTERM)
-		if !waitExit(ag, 20*time.Second) {
-			syscall.Kill(ag.PID, syscall.SIGKILL)
-			t.Errorf("the exec agent %d did not stop on SIGTERM: killed", ag.PID)
-		}
-	}
 }
 
 // submitTrue stores n `true` jobs in the instance's store, as fluxq
