@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
 )
 
 func configCommand() *cli.Command {
@@ -49,7 +50,7 @@ EXAMPLES:
 				if err != nil {
 					return err
 				}
-				r, err := inventory(cfg)
+				r, err := daemon.Inventory(cfg)
 				if err != nil {
 					return err
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -142,7 +143,7 @@ func simMachine(c *cli.Context) (*rset.R, *config.Config, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		inv, err := inventory(cfg)
+		inv, err := daemon.Inventory(cfg)
 		return inv, cfg, err
 	case !c.IsSet("nodes") || !c.IsSet("cores-per-node"):
 		return nil, nil, exitcode.UsageErrorf("sim needs --nodes N and --cores-per-node C, or --config FILE")

@@ -1,4 +1,4 @@
-package fluxsched
+package daemon
 
 import (
 	"io/fs"

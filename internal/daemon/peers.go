@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/agent"
+	execsvc "github.com/fluxq/fluxq/internal/exec"
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/launcher"
+	"github.com/fluxq/fluxq/internal/loop"
+	"github.com/fluxq/fluxq/internal/sched"
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// startScheduler gives the loop its scheduler: sched-simple in process, or
+// a command speaking RFC 27 as JSON lines. Either is started again if it
+// ends while the loop runs (the loop reconnects; RFC 27's hello replays
+// the allocations).
+func (d *Daemon) startScheduler(cmdline string, opts sched.Options, log *slog.Logger) (*loop.Peer, error) {
+	var connect func() (wire.Conn, error)
+	if cmdline == "" {
+		opts.Logf = func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }
+		connect = func() (wire.Conn, error) {
+			jmEnd, schedEnd := wire.Pipe()
+			go func() {
+				if err := sched.Run(schedEnd, opts); err != nil {
+					log.Error("scheduler", "err", err)
+				}
+				schedEnd.Close()
+			}()
+			return jmEnd, nil
+		}
+	} else {
+		argv := strings.Fields(cmdline)
+		connect = func() (wire.Conn, error) {
+			cmd := exec.Command(argv[0], argv[1:]...)
+			cmd.Stderr = os.Stderr
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				return nil, err
+			}
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				return nil, err
+			}
+			if err := cmd.Start(); err != nil {
+				return nil, fmt.Errorf("--sched-cmd: %w", err)
+			}
+			// Closing the conn closes the child's stdin: it should exit;
+			// it is killed if it has not within a few seconds.
+			return wire.NewLineConn(out, in, func() error {
+				in.Close()
+				t := time.AfterFunc(5*time.Second, func() { cmd.Process.Kill() })
+				defer t.Stop()
+				return cmd.Wait()
+			}), nil
+		}
+	}
+	p := &loop.Peer{Connect: connect}
+	d.cleanup = append(d.cleanup, func() { p.Close() })
+	return p, nil
+}
+
+// startExec gives the loop its exec service, in process, started again
+// if it ends. It routes the jobs to the exec agents its launcher reaches
+// (opts.AgentCommand, in a session of its own), which outlive it.
+func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
+	l, err := launcher.New(opts.Config.Exec.Launcher, launcher.Options{
+		StateDir:   d.dir,
+		Build:      agent.BuildID(),
+		Command:    opts.AgentCommand,
+		AllowGuest: opts.Config.Access.AllowGuestUser,
+	})
+	if err != nil {
+		return nil, err
+	}
+	eopts := execsvc.Options{
+		Launcher:  l,
+		KillGrace: fsd.Duration(opts.Config.KillTimeoutSeconds()),
+		Log:       opts.Log,
+	}
+	log := opts.Log
+	p := &loop.Peer{Connect: func() (wire.Conn, error) {
+		jmEnd, execEnd := wire.Pipe()
+		go func() {
+			if err := execsvc.Run(execEnd, eopts); err != nil {
+				log.Error("exec service", "err", err)
+			}
+			execEnd.Close()
+		}()
+		return jmEnd, nil
+	}}
+	d.cleanup = append(d.cleanup, func() { p.Close() })
+	return p, nil
+}
