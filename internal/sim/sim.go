@@ -333,7 +333,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				}
-				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16})
+				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
 				batch = append(batch, j)
 				next++
 			}

@@ -27,6 +27,10 @@ type SubmitRequest struct {
 	// Who is the requester for session targeting (reservations); nil is
 	// the submitting user as a tool.
 	Who *reservation.Requester
+	// Unjudged leaves to the scheduler whether the resources could ever
+	// satisfy the job: a simulation replays a trace's denials as the
+	// scheduler's, rather than refusing the trace.
+	Unjudged bool
 }
 
 // ErrGuestUrgency refuses a guest's submission above the default
@@ -64,7 +68,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	names := map[uint32]string{} // user names, looked up once per batch
 	parsed := parseAll(reqs)
 	// A request's checks come in this order: urgency, jobspec, targets,
-	// queue, dependencies; and the refusal returned is the first in
+	// queue, resources, dependencies; and the refusal returned is the first in
 	// request order, as if each request were checked whole in turn. The
 	// queue's admission, which is most of the work and needs nothing
 	// shared, runs for all the requests at once, between the checks in
@@ -92,7 +96,18 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	if err != nil {
 		bad, badErr = i, err
 	}
+	feas, err := newFeasibility(tx)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range bad {
+		// After admission: the queue's requires are constraints now.
+		if !reqs[i].Unjudged {
+			if err := feas.check(specs[i]); err != nil {
+				bad, badErr = i, err
+				break
+			}
+		}
 		if deps[i], err = dependencies(tx, specs[i]); err != nil {
 			bad, badErr = i, err
 			break

@@ -50,8 +50,12 @@ var topics = []Topic{
    jobspec as an RFC 31 tree (attributes.system.constraints). --requires
    takes Flux's query syntax and compiles it into that tree, exactly as
    flux submit --requires does. fluxres find takes the same syntax and
-   shows what matches. A constraint that no configured node can ever meet
-   is refused at submission: "unsatisfiable constraints".
+   shows what matches. A request that no configured node can ever meet,
+   whatever is drained, reserved or running now, is refused at
+   submission and nothing is stored: "unsatisfiable request: no node
+   satisfies its constraints (...)" (or what it needs that the instance
+   lacks: cores, GPUs, nodes). Before fluxsched has first run, the
+   resources are not known: the scheduler judges then.
 
 SYNTAX:
    gpu              nodes with the property gpu

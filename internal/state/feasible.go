@@ -1,0 +1,110 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/resource"
+	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/store"
+)
+
+// ErrUnsatisfiable is a submission the instance's resources could never
+// satisfy, whatever is drained, reserved or running now (`fluxq help
+// constraints`): refused then, with why, rather than accepted to fail at
+// once and drop out of `fluxq jobs`.
+var ErrUnsatisfiable = errors.New("unsatisfiable request")
+
+// feasibility judges submissions against everything the scheduler could
+// ever place a job on: the inventory and the spare nodes. Requests of
+// the same shape (the copies of a --cc submission) are judged once.
+type feasibility struct {
+	r      *rset.R // nil: fluxsched never ran, nothing is known yet
+	pool   *resource.Pool
+	judged map[string]error
+}
+
+func newFeasibility(tx *store.Tx) (*feasibility, error) {
+	f := &feasibility{judged: map[string]error{}}
+	if tx.Inventory() == nil {
+		return f, nil // the scheduler judges, once it knows
+	}
+	inv, err := Inventory(tx)
+	if err != nil {
+		return nil, err
+	}
+	spares, err := Spares(tx)
+	if err != nil {
+		return nil, err
+	}
+	spareR, err := SpareR(spares)
+	if err != nil {
+		return nil, err
+	}
+	if f.r, err = inv.Union(spareR); err != nil {
+		return nil, fmt.Errorf("spare nodes: %w", err)
+	}
+	f.pool = resource.NewPool(f.r)
+	return f, nil
+}
+
+// check refuses js if no use of the resources could ever satisfy it.
+func (f *feasibility) check(js *jobspec.Jobspec) error {
+	if f.r == nil {
+		return nil
+	}
+	req, err := resource.RequestFromJobspec(js)
+	if err != nil {
+		return nil // malformed for the scheduler: it says so, as before
+	}
+	key := fmt.Sprintf("%d/%d/%d/%d/%t/%s", req.NNodes, req.NSlots, req.CoresPerSlot, req.GPUsPerSlot, req.Exclusive, req.Constraint)
+	if err, ok := f.judged[key]; ok {
+		return err
+	}
+	err = f.explain(req, f.pool.Feasible(req))
+	f.judged[key] = err
+	return err
+}
+
+// explain turns Feasible's verdict (flux-core's words) into what a person
+// needs: what was asked, and what the instance has.
+func (f *feasibility) explain(req resource.Request, err error) error {
+	if err == nil {
+		return nil
+	}
+	nodes, cores, gpus := f.r.Counts()
+	maxCores, maxGPUs := 0, 0
+	for _, n := range f.r.Nodes() {
+		maxCores = max(maxCores, n.Cores.Count())
+		maxGPUs = max(maxGPUs, n.GPUs.Count())
+	}
+	has := fmt.Sprintf("the instance has %s, %s and %s", plural(nodes, "node"), plural(cores, "core"), plural(gpus, "GPU"))
+	var why string
+	switch {
+	case errors.Is(err, resource.ErrNoMatch):
+		why = fmt.Sprintf("no node satisfies its constraints (%s)", req.Constraint)
+	case errors.Is(err, resource.ErrUnsatisfiableConstrained):
+		why = fmt.Sprintf("the nodes that satisfy its constraints (%s) are too few or too small for it", req.Constraint)
+	case req.NSlots*req.CoresPerSlot > cores:
+		why = fmt.Sprintf("it needs %s in all; %s", plural(req.NSlots*req.CoresPerSlot, "core"), has)
+	case req.NSlots*req.GPUsPerSlot > gpus:
+		why = fmt.Sprintf("it needs %s in all; %s", plural(req.NSlots*req.GPUsPerSlot, "GPU"), has)
+	case req.CoresPerSlot > maxCores:
+		why = fmt.Sprintf("a task needs %s, and no node has more than %d", plural(req.CoresPerSlot, "core"), maxCores)
+	case req.GPUsPerSlot > maxGPUs:
+		why = fmt.Sprintf("a task needs %s, and no node has more than %d", plural(req.GPUsPerSlot, "GPU"), maxGPUs)
+	case req.NNodes > nodes:
+		why = fmt.Sprintf("it needs %s; %s", plural(req.NNodes, "node"), has)
+	default:
+		why = fmt.Sprintf("%s do not fit on %s; %s", plural(req.NSlots, "task"), plural(max(req.NNodes, 1), "node"), has)
+	}
+	return fmt.Errorf("%w: %s", ErrUnsatisfiable, why)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
