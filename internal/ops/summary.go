@@ -46,6 +46,11 @@ type Summary struct {
 	Parent  *fluid.ID `json:"parent,omitempty"`
 	// Usage is what the job's processes consumed, once it finished.
 	Usage *execproto.Usage `json:"usage,omitempty"`
+	// Command and Cwd are the first task's command line and the working
+	// directory, so `fluxq jobs -o long` shows what each job runs.
+	// Summaries stored before they were added have neither.
+	Command []string `json:"command,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
 }
 
 // Exception is the summary of a job's exception (CLI.md's shape).
@@ -80,6 +85,10 @@ func Summarize(rec *Record) *Summary {
 		s.Queue = rec.Jobspec.Attributes.System.Queue
 		s.Targets, _ = rec.Jobspec.Targets()
 		s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = c.NTasks, c.NNodes, c.NCores, c.NGPUs, c.Duration
+		if len(rec.Jobspec.Tasks) > 0 {
+			s.Command = rec.Jobspec.Tasks[0].Command
+		}
+		s.Cwd = rec.Jobspec.Attributes.System.Cwd
 	}
 	if rec.R != nil {
 		// Once allocated, what the job holds is what counts.

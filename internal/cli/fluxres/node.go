@@ -160,8 +160,9 @@ func nodeListCommand(open opener) *cli.Command {
 				{Header: "HOLDER", Value: func(n client.NodeView) string { return orDash(n.Holder) }},
 			},
 		}},
-		Doc:  func(ns []client.NodeView) any { return map[string]any{"nodes": ns} },
-		Item: func(n client.NodeView) any { return n },
+		Doc:   func(ns []client.NodeView) any { return map[string]any{"nodes": ns} },
+		Item:  func(n client.NodeView) any { return n },
+		Shape: client.NodeView{},
 	}
 	return &cli.Command{
 		Name:  "list",

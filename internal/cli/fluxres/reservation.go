@@ -438,7 +438,8 @@ func resListCommand(open opener) *cli.Command {
 				{Header: "EXPIRES", Value: func(v client.ReservationView) string { return expires(v, now) }},
 			},
 		}},
-		Item: func(v client.ReservationView) any { return v },
+		Item:  func(v client.ReservationView) any { return v },
+		Shape: client.ReservationView{},
 	}
 	return &cli.Command{
 		Name:  "list",
