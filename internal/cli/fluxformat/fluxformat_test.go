@@ -195,6 +195,9 @@ func TestSpecFormat(t *testing.T) {
 		{">5", nil, "     "}, // no value: empty, padded
 		{"d", nil, ""},       // no value under a number type: empty
 		{"", []any{"a", int64(1)}, "a,1"},
+		{">8", IntText{N: 255, Text: "ƒ5q"}, "     ƒ5q"}, // a job ID: F58 as text
+		{"d", IntText{N: 255, Text: "ƒ5q"}, "255"},       // and a number to d
+		{"#x", IntText{N: 255, Text: "ƒ5q"}, "0xff"},
 	}
 	for _, tt := range tests {
 		sp, err := ParseSpec(tt.spec)

@@ -15,9 +15,19 @@ import (
 )
 
 // Values are what a field may hold: string, bool, int64, uint64, int,
-// float64, json.Number, nil (no value: prints empty), or anything else,
-// printed with fmt (lists joined by ","). Times are seconds since the
-// epoch, durations seconds.
+// float64, json.Number, IntText, nil (no value: prints empty), or
+// anything else, printed with fmt (lists joined by ","). Times are seconds
+// since the epoch, durations seconds.
+
+// IntText is a number that prints as a text unless a spec asks for a
+// number type: a job ID is F58 in {id} and decimal in {id:d}, as Flux's
+// JobID is.
+type IntText struct {
+	N    uint64
+	Text string
+}
+
+func (v IntText) String() string { return v.Text }
 
 // Row formats one row: vals[i] is the value of the field numbered i.
 func (f *Format) Row(vals []any, loc *time.Location) (string, error) {
@@ -359,6 +369,9 @@ func compareValues(a, b any) int {
 }
 
 func sortKey(v any) (kind int, n float64, s string) {
+	if it, ok := v.(IntText); ok {
+		v = it.N
+	}
 	if f, ok := number(v); ok {
 		return 1, f, ""
 	}

@@ -18,6 +18,11 @@ func (sp Spec) Format(v any) (string, error) {
 		return sp.text("")
 	case string:
 		return sp.text(x)
+	case IntText:
+		if stringType(sp.Type) {
+			return sp.text(x.Text)
+		}
+		return sp.Format(x.N)
 	case bool:
 		if stringType(sp.Type) {
 			return sp.text(Text(x))

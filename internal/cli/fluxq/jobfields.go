@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/cli/fluxformat"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
@@ -32,10 +33,11 @@ func (e *env) jobFields(now time.Time) []output.Field[*ops.Summary] {
 			return v
 		}
 	}
-	f58 := func(s *ops.Summary) any { return e.fmtID(s.ID) }
+	// {id} and {id.f58} print F58, {id:d} the number, as in Flux.
+	f58 := func(s *ops.Summary) any { return fluxformat.IntText{N: uint64(s.ID), Text: e.fmtID(s.ID)} }
 	return []f{
 		// Computed: flux jobs' names for what --json has in other forms.
-		{Name: "id", Heading: "JOBID", Help: "job ID, in F58 ({{.id}} is the number)", Value: f58},
+		{Name: "id", Heading: "JOBID", Help: "job ID in F58; {id:d} in decimal ({{.id}} is the number)", Value: f58},
 		{Name: "id.f58", Heading: "JOBID", Help: "job ID in F58: ƒ and base58 (f with FLUXQ_F58_FORCE_ASCII)", Value: f58},
 		{Name: "id.f58plain", Heading: "JOBID", Help: "job ID in F58 with an ASCII f", Value: id(fluid.F58Plain)},
 		{Name: "id.dec", Heading: "JOBID", Help: "job ID in decimal", Value: id(fluid.Dec)},
