@@ -198,6 +198,8 @@ func TestPrintList(t *testing.T) {
 		{name: "flux format, no header", p: Printer{Format: "{id:>6} ?:{result} +:{name}", NoHeader: true}, want: "     7 ok short        \n 12345  much-too-long\n"},
 		{name: "flux format sorted", p: Printer{Format: "sort:-count {count}", NoHeader: true}, want: "100\n1\n"},
 		{name: "flux format, no value yet", p: Printer{Format: "[{result:h}]", NoHeader: true}, want: "[ok]\n[-]\n"},
+		// Rows are coloured as the default table colours them.
+		{name: "flux format, colour", p: Printer{Format: "{name}", NoHeader: true, Color: true}, want: "\x1b[1;32mshort\x1b[22;0m\nmuch-too-long\n"},
 		{name: "flux format, unknown field", p: Printer{Format: "{nam}"}, code: exitcode.Usage},
 		{name: "flux format, bad spec", p: Printer{Format: "{name:?}"}, code: exitcode.Usage},
 		{name: "flux format, text as a number", p: Printer{Format: "{name:d}"}, code: exitcode.Usage},
