@@ -112,6 +112,11 @@ type JobSummary struct {
 	Parent  *fluid.ID `json:"parent,omitempty"`
 	// Usage is what the job's processes consumed, once it finished.
 	Usage *execproto.Usage `json:"usage,omitempty"`
+	// Command and Cwd are the first task's command line and the working
+	// directory, so `fluxq jobs -o long` shows what each job runs.
+	// Summaries stored before they were added have neither.
+	Command []string `json:"command,omitempty"`
+	Cwd     string   `json:"cwd,omitempty"`
 }
 
 // Exception is the summary of a job's exception.

@@ -42,6 +42,10 @@ func Summarize(rec *Record) *Summary {
 		s.Queue = rec.Jobspec.Attributes.System.Queue
 		s.Targets, _ = rec.Jobspec.Targets()
 		s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = c.NTasks, c.NNodes, c.NCores, c.NGPUs, c.Duration
+		if len(rec.Jobspec.Tasks) > 0 {
+			s.Command = rec.Jobspec.Tasks[0].Command
+		}
+		s.Cwd = rec.Jobspec.Attributes.System.Cwd
 	}
 	if rec.R != nil {
 		// Once allocated, what the job holds is what counts.

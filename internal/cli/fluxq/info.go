@@ -97,12 +97,17 @@ func (e *env) info(c *cli.Context) error {
 	case infoKeyEventlog:
 		return writeEventlogJSON(w, info.Eventlog)
 	}
+	if len(info.Summary.Command) == 0 {
+		// A summary stored before it kept the command: the jobspec has it.
+		info.Summary.Command = jobspecCommand(info.Jobspec)
+	}
 	now := e.now()
 	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
 	if doc.Eventlog == nil {
 		doc.Eventlog = []eventlog.Event{}
 	}
-	return output.PrintObject(p, doc, func(w io.Writer) error { return e.writeInfo(w, info, now) })
+	return output.PrintObject(p, doc, func(w io.Writer) error { return e.writeInfo(w, info, now) },
+		output.Bind(e.jobFields(now), &info.Summary)...)
 }
 
 // writeInfo prints one job for people: one "field value" line each, the
@@ -114,6 +119,9 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 		{"id", j.IDF58},
 		{"username", fmt.Sprintf("%s (%d)", j.Username, j.UserID)},
 		{"name", s.Name},
+	}
+	if len(s.Command) > 0 {
+		rows = append(rows, [2]string{"command", commandLine(s.Command)})
 	}
 	add := func(k, v string) {
 		if v != "" {
@@ -168,6 +176,20 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 		add("R", string(info.R))
 	}
 	return output.KeyValues(w, rows)
+}
+
+// jobspecCommand reads the first task's command from a jobspec; nil if
+// it has none.
+func jobspecCommand(raw json.RawMessage) []string {
+	var js struct {
+		Tasks []struct {
+			Command []string `json:"command"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(raw, &js) != nil || len(js.Tasks) == 0 {
+		return nil
+	}
+	return js.Tasks[0].Command
 }
 
 // formatBytes prints a size in binary units, as free -h does.

@@ -84,6 +84,10 @@ type jobJSON struct {
 	UserCPU *float64 `json:"user_cpu,omitempty"`
 	SysCPU  *float64 `json:"sys_cpu,omitempty"`
 	MaxRSS  *int64   `json:"max_rss,omitempty"`
+	// The first task's command line and the working directory (the
+	// jobspec's); [] and absent for a job listed before they were kept.
+	Command []string `json:"command"`
+	Cwd     string   `json:"cwd,omitempty"`
 }
 
 // exceptionJSON is docs/cli.md's exception object; only occurred is present
@@ -110,6 +114,10 @@ func (e *env) toJSON(s *api.JobSummary, now time.Time) jobJSON {
 		TSubmit: s.TSubmit, TDepend: s.TDepend, TRun: s.TRun, TCleanup: s.TCleanup, TInactive: s.TInactive,
 		Runtime: runtime(s, now), Nodelist: s.Nodelist, Annotations: s.Annotations,
 		Dependencies: s.Dependencies, WaitStatus: s.WaitStatus, Targets: s.Targets, Parent: s.Parent,
+		Command: s.Command, Cwd: s.Cwd,
+	}
+	if j.Command == nil {
+		j.Command = []string{}
 	}
 	if j.Targets == nil {
 		j.Targets = []string{}
@@ -353,6 +361,7 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 		}},
 		tm, info,
 		col{Header: "REASON", Value: inactiveReason},
+		col{Header: "COMMAND", Value: func(s *api.JobSummary) string { return commandLine(s.Command) }},
 	)
 	deps := withQ(id, name,
 		col{Header: "URG", Align: output.Right, Value: func(s *api.JobSummary) string { return strconv.Itoa(s.Urgency) }},
@@ -363,7 +372,7 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 	return output.List[*api.JobSummary]{
 		Tables: map[string]output.Table[*api.JobSummary]{
 			"default": {Description: "JOBID USER NAME ST NTASKS NNODES TIME INFO", Columns: def, Style: jobStyle},
-			"long":    {Description: "adds status, cores, GPUs, submit time and how the job ended", Columns: long, Style: jobStyle},
+			"long":    {Description: "adds status, cores, GPUs, submit time, how the job ended and its command", Columns: long, Style: jobStyle},
 			"deps":    {Description: "urgency, priority and dependencies", Columns: deps, Style: jobStyle},
 		},
 		Order: []string{"default", "long", "deps"},
@@ -374,7 +383,10 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 			}
 			return doc
 		},
-		Item: func(s *api.JobSummary) any { return e.toJSON(s, now) },
+		Item:     func(s *api.JobSummary) any { return e.toJSON(s, now) },
+		Shape:    jobJSON{},
+		Fields:   e.jobFields(now),
+		Prefixes: jobPrefixes,
 	}
 }
 
@@ -402,8 +414,9 @@ EXAMPLES:
   # IDs, results and peak memory of your failed jobs, for a script
   $ fluxq jobs -a -f failed -n -o '{{.id_f58}} {{.result}} {{.max_rss}}'
 
-  # Everything about your jobs, as JSON
-  $ fluxq jobs -a --json`,
+  # When your jobs ran, and what, in flux jobs' -o syntax (-o help lists
+  # the fields, 'fluxq help formats' the syntax)
+  $ fluxq jobs -a -o '{id.f58:>12} {state:<8} {t_run!d:%H:%M} {command}'`,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: "a", Usage: "include inactive jobs", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "A", Usage: "jobs of all users", DisableDefaultText: true},

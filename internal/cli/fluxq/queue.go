@@ -459,7 +459,8 @@ func queueListing() output.List[*queueRow] {
 				Queues []*queueRow `json:"queues"`
 			}{rows}
 		},
-		Item: func(r *queueRow) any { return r },
+		Item:  func(r *queueRow) any { return r },
+		Shape: queueRow{},
 	}
 }
 

@@ -160,8 +160,9 @@ func nodeListCommand(open opener) *cli.Command {
 				{Header: "HOLDER", Value: func(n api.NodeView) string { return orDash(n.Holder) }},
 			},
 		}},
-		Doc:  func(ns []api.NodeView) any { return map[string]any{"nodes": ns} },
-		Item: func(n api.NodeView) any { return n },
+		Doc:   func(ns []api.NodeView) any { return map[string]any{"nodes": ns} },
+		Item:  func(n api.NodeView) any { return n },
+		Shape: api.NodeView{},
 	}
 	return &cli.Command{
 		Name:  "list",

@@ -438,7 +438,8 @@ func resListCommand(open opener) *cli.Command {
 				{Header: "EXPIRES", Value: func(v api.ReservationView) string { return expires(v, now) }},
 			},
 		}},
-		Item: func(v api.ReservationView) any { return v },
+		Item:  func(v api.ReservationView) any { return v },
+		Shape: api.ReservationView{},
 	}
 	return &cli.Command{
 		Name:  "list",

@@ -97,7 +97,17 @@ func listCommand() *cli.Command {
 			}
 			return map[string]any{"resources": out}
 		},
-		Item: func(g group) any { return g.fields() },
+		Item:  func(g group) any { return g.fields() },
+		Shape: map[string]any{},
+		// The fields of an item, a map, as flux resource list names them.
+		Fields: []output.Field[group]{
+			{Name: "state", Help: "free, allocated or down"},
+			{Name: "nnodes", Help: "nodes"},
+			{Name: "ncores", Help: "cores"},
+			{Name: "ngpus", Help: "GPUs"},
+			{Name: "nodelist", Help: "the nodes' names"},
+			{Name: "ranks", Help: "the nodes' ranks"},
+		},
 	}
 	return &cli.Command{
 		Name:  "list",

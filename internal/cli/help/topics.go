@@ -128,6 +128,55 @@ SEE ALSO:
    fluxq help queues (limits and defaults)`,
 	},
 	{
+		Name:    "formats",
+		Summary: "-o: named formats, Flux's {field:spec} syntax, Go templates, -o help",
+		bins:    []string{"fluxq", "fluxres", "fluxsched"},
+		Text: `DESCRIPTION:
+   The -o (--format) of a listing or a show command takes one of three:
+
+   NAME         a named format: default, long, ...
+   {...}        Flux's format syntax, as flux jobs -o takes it
+   {{...}}      a Go template over the fields --json prints
+
+   A value with "{{" in it is a Go template; one with "{" or "}" and no
+   "{{" is Flux's syntax (where "{{" would be a literal brace: a literal
+   brace in that syntax is not available); anything else names a format.
+   -o help lists the named formats and every field, with its heading.
+
+   Flux's syntax is Python's str.format with flux jobs' additions, and
+   the field names flux jobs uses (id.f58, state_single, contextual_time,
+   t_run, exception.type, sched.reason_pending), besides the --json ones:
+
+   {name:<10.10+}       left in 10 columns, cut to 10 ending in "+"
+   {ntasks:>6h}         right in 6 columns, "-" when 0 or empty
+   {t_run!d:%H:%M}      a time, by a strftime(3) layout; add ::>8 to pad
+   {t_run!D}            a time in ISO 8601, 2026-01-02T15:04:05
+   {runtime!F}          a duration in FSD: 1.5m
+   {runtime!H}          a duration as h:mm:ss
+   {x!P}                a fraction as a percentage
+   ?:{queue}            the column is left out when empty in every line
+   +:{name}             the column is as wide as its widest value
+   sort:-t_submit ...   lines sorted on fields (- descending), then the rest
+
+   A header line of the fields' headings comes first, unless -n. Times
+   are seconds since the epoch, shown in local time; a field with no
+   value yet prints empty; True and False print as in Flux. fluxq info
+   and the other show commands print one line and no header.
+
+EXAMPLES:
+   # flux jobs' default format, as is
+   $ fluxq jobs -o '{id.f58:>12} ?:{queue:<8.8} +:{username:<8} {name:<10.10+} {status_abbrev:>2.2} {ntasks:>6} {nnodes:>6h} {contextual_time!F:>8h} {contextual_info}'
+
+   # When your jobs started, without a header
+   $ fluxq jobs -a -n -o '{id.f58:>12} {state:<8} {t_run!d:%H:%M}'
+
+   # The same with a Go template
+   $ fluxq jobs -a -n -o '{{.id_f58}} {{.state}} {{time .t_run "15:04"}}'
+
+SEE ALSO:
+   fluxq jobs -o help, flux-jobs(1) OUTPUT FORMAT`,
+	},
+	{
 		Name:    "ids",
 		Summary: "how job IDs are written: F58, decimal, hex, dotted hex, words (RFC 19)",
 		bins:    []string{"fluxq", "fluxres"},

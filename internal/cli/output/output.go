@@ -45,7 +45,7 @@ func JSONFlag() cli.Flag {
 
 // FormatFlag is -o/--format; presets names the named formats it accepts.
 func FormatFlag(presets ...string) cli.Flag {
-	usage := "`FMT`: a Go template over the fields --json prints (for a listing, over each item)"
+	usage := "`FMT`: a Flux format ('{name:<10} {state}') or a Go template ('{{.name}}') over the fields -o help lists (see 'help formats')"
 	if len(presets) > 0 {
 		usage += ", or a named format:"
 		for _, p := range presets {
@@ -147,6 +147,26 @@ type List[T any] struct {
 	Doc func(items []T) any
 	// Item is one item as --json shows it; a template runs over its fields.
 	Item func(item T) any
+	// Fields are the fields a Flux format may name besides Item's (and
+	// the headings and help of Item's), for -o '{id.f58}' and -o help.
+	Fields []Field[T]
+	// Shape is a zero value of what Item returns: -o help lists its
+	// fields and a format's names are checked against it, items or none.
+	Shape any
+	// Prefixes are aliases of Flux formats' names: a name starting with
+	// a key reads from its value instead ("sched." for "annotations.sched.").
+	Prefixes map[string]string
+}
+
+// sample is a value of Item's type: Shape, or the first item's.
+func (l List[T]) sample(items []T) any {
+	if l.Shape != nil {
+		return l.Shape
+	}
+	if len(items) > 0 && l.Item != nil {
+		return l.Item(items[0])
+	}
+	return nil
 }
 
 // Default is the name of the preset used when -o is not given.
@@ -168,7 +188,10 @@ func PrintList[T any](p *Printer, l List[T], items []T) error {
 		return t.Render(p.Out, items, RenderOptions{Header: !p.NoHeader, Color: p.Color})
 	}
 	if name == "help" {
-		return writePresets(p.Out, l.Order, l.Tables)
+		return writeHelp(p.Out, l.Order, l.Tables, l.sample(items), l.Fields)
+	}
+	if isFluxFormat(name) {
+		return printFlux(p, l, name, items)
 	}
 	if !isTemplate(name) {
 		return exitcode.UsageErrorf("--format: no such format %q (try -o help)", name)
@@ -193,17 +216,24 @@ func PrintList[T any](p *Printer, l List[T], items []T) error {
 }
 
 // PrintObject prints one object (a job's info, counts): v as the --json
-// document, a template executed once over v's fields, or human when
-// neither flag is given.
-func PrintObject(p *Printer, v any, human func(w io.Writer) error) error {
+// document, a template executed once over v's fields, a Flux format (one
+// line; fields names those it may name besides v's), or human when
+// neither flag is given. -o help lists the fields.
+func PrintObject(p *Printer, v any, human func(w io.Writer) error, fields ...Field[any]) error {
 	if p.JSON {
 		return WriteJSON(p.Out, v)
 	}
 	if p.Format == "" || p.Format == Default {
 		return human(p.Out)
 	}
+	if p.Format == "help" {
+		return writeHelp[struct{}](p.Out, nil, nil, v, fields)
+	}
+	if isFluxFormat(p.Format) {
+		return printFluxObject(p.Out, p.Format, v, fields)
+	}
 	if !isTemplate(p.Format) {
-		return exitcode.UsageErrorf("--format: no such format %q", p.Format)
+		return exitcode.UsageErrorf("--format: no such format %q (try -o help)", p.Format)
 	}
 	tmpl, err := parseTemplate(p.Format)
 	if err != nil {
@@ -220,16 +250,20 @@ func PrintObject(p *Printer, v any, human func(w io.Writer) error) error {
 	return bw.Flush()
 }
 
-func writePresets[T any](w io.Writer, order []string, tables map[string]Table[T]) error {
+// writeHelp is -o help: the named formats, then every field.
+func writeHelp[T, F any](w io.Writer, order []string, tables map[string]Table[T], sample any, fields []Field[F]) error {
 	names := order
 	if len(names) == 0 {
 		names = sortedKeys(tables)
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "Named formats (-o NAME):")
-	for _, n := range names {
-		t := tables[n]
-		fmt.Fprintf(bw, "  %-10s %s\n", n, t.Description)
+	if len(names) > 0 {
+		fmt.Fprintln(bw, "Named formats (-o NAME):")
+		for _, n := range names {
+			t := tables[n]
+			fmt.Fprintf(bw, "  %-10s %s\n", n, t.Description)
+		}
 	}
+	writeFields(bw, sample, fields)
 	return bw.Flush()
 }

@@ -149,6 +149,14 @@ func TestColorEnabled(t *testing.T) {
 	}
 }
 
+var testFieldList = List[row]{
+	Item: func(r row) any { return r },
+	Fields: []Field[row]{
+		{Name: "double", Heading: "TWICE", Value: func(r row) any { return r.ID * 2 }},
+		{Name: "shout", Value: func(r row) any { return strings.ToUpper(r.Name) }},
+	},
+}
+
 var testList = List[row]{
 	Tables: map[string]Table[row]{"default": testTable, "names": {Description: "just names", Columns: testTable.Columns[1:2]}},
 	Order:  []string{"default", "names"},
@@ -160,6 +168,7 @@ func TestPrintList(t *testing.T) {
 	tests := []struct {
 		name string
 		p    Printer
+		list *List[row] // testList if nil
 		want string
 		code int
 	}{
@@ -171,7 +180,10 @@ func TestPrintList(t *testing.T) {
 		{name: "template", p: Printer{Format: `{{.name}} {{printf "%05d" .id}} {{.t}}`}, want: "short 00007 1.5\nmuch-too-long 12345 0\n"},
 		{name: "template with newline", p: Printer{Format: "{{.id}}\n"}, want: "7\n12345\n"},
 		{name: "template funcs", p: Printer{Format: `{{upper .name}} {{fsd .count}} {{json .result}}`}, want: "SHORT 1.000s \"ok\"\nMUCH-TOO-LONG 1.667m null\n"},
-		{name: "help", p: Printer{Format: "help"}, want: "Named formats (-o NAME):\n  default    the test columns\n  names      just names\n"},
+		// -o help: the presets, then every field (issue 16).
+		{name: "help", p: Printer{Format: "help"}, want: "Named formats (-o NAME):\n  default    the test columns\n  names      just names\n" +
+			"Fields (-o '{FIELD}' in Flux's syntax, e.g. '{FIELD:>10}'; -o '{{.FIELD}}' in a template):\n" +
+			"  count  COUNT\n  id     ID\n  name   NAME\n  result RESULT\n  t      T\n"},
 		{name: "unknown preset", p: Printer{Format: "nosuch"}, code: exitcode.Usage},
 		{name: "bad template", p: Printer{Format: "{{.name"}, code: exitcode.Usage},
 		{name: "failing template", p: Printer{Format: "{{fsd .name}}"}, code: exitcode.Failed},
@@ -181,13 +193,29 @@ func TestPrintList(t *testing.T) {
 		{name: "field of a string", p: Printer{Format: "{{with .name}}{{.x}}{{end}}"}, code: exitcode.Failed},
 		{name: "unknown field by $", p: Printer{Format: "{{range $i := .name}}{{$.nosuch}}{{end}}"}, code: exitcode.Usage},
 		{name: "no value yet", p: Printer{Format: "[{{.result}}] [{{if .result}}set{{end}}]"}, want: "[ok] [set]\n[] []\n"},
+		// Issue 16: flux jobs' format syntax, with a header unless -n.
+		{name: "flux format", p: Printer{Format: "{id:>6} {name:<6.6+}|{t!F}"}, want: "    ID NAME  |T\n     7 short |1.500s\n 12345 much-+|0s\n"},
+		{name: "flux format, no header", p: Printer{Format: "{id:>6} ?:{result} +:{name}", NoHeader: true}, want: "     7 ok short        \n 12345  much-too-long\n"},
+		{name: "flux format sorted", p: Printer{Format: "sort:-count {count}", NoHeader: true}, want: "100\n1\n"},
+		{name: "flux format, no value yet", p: Printer{Format: "[{result:h}]", NoHeader: true}, want: "[ok]\n[-]\n"},
+		// Rows are coloured as the default table colours them.
+		{name: "flux format, colour", p: Printer{Format: "{name}", NoHeader: true, Color: true}, want: "\x1b[1;32mshort\x1b[22;0m\nmuch-too-long\n"},
+		{name: "flux format, unknown field", p: Printer{Format: "{nam}"}, code: exitcode.Usage},
+		{name: "flux format, bad spec", p: Printer{Format: "{name:?}"}, code: exitcode.Usage},
+		{name: "flux format, text as a number", p: Printer{Format: "{name:d}"}, code: exitcode.Usage},
+		{name: "flux format, computed field", p: Printer{Format: "{double} {shout}", NoHeader: true}, list: &testFieldList, want: "14 SHORT\n24690 MUCH-TOO-LONG\n"},
+		{name: "flux format, computed field's heading", p: Printer{Format: "{double:>5}"}, list: &testFieldList, want: "TWICE\n   14\n24690\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
 			p := tt.p
 			p.Out = &b
-			err := PrintList(&p, testList, testRows)
+			l := testList
+			if tt.list != nil {
+				l = *tt.list
+			}
+			err := PrintList(&p, l, testRows)
 			if code := exitcode.Code(err); code != tt.code {
 				t.Fatalf("exit %d (%v), want %d", code, err, tt.code)
 			}

@@ -19,6 +19,7 @@ import (
 type schema struct {
 	fields map[string]*schema // nil: a leaf, or an object whose keys vary
 	elem   *schema            // of a list
+	open   bool               // a map or its own encoding: any keys below
 }
 
 var schemas sync.Map // reflect.Type -> *schema
@@ -45,11 +46,18 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*schema) *schema {
 	seen[t] = s
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
+		if implementsMarshaler(t) {
+			s.open = true // raw JSON: any shape
+			return s
+		}
 		if t.Elem().Kind() != reflect.Uint8 { // []byte is a string in JSON
 			s.elem = buildSchema(t.Elem(), seen)
 		}
+	case reflect.Map:
+		s.open = true
 	case reflect.Struct:
 		if implementsMarshaler(t) {
+			s.open = true
 			return s // its own encoding: a leaf to us
 		}
 		s.fields = map[string]*schema{}
