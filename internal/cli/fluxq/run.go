@@ -14,8 +14,8 @@ func (e *env) runCommand() *cli.Command {
 runs, and exits with the job's exit code (128+N for signal N; 1 if it
 never ran). Use it for interactive work and in scripts that need the
 job's result; use submit to queue work and move on. It takes submit's
-options but one job only (no --cc). An interrupt cancels the job; a
-second one detaches and leaves it running.
+options but one job only (no --cc). Ctrl-C, Ctrl-Z and SIGTERM act as in
+attach: two Ctrl-C within 2s cancel the job, Ctrl-C then Ctrl-Z detaches.
 
 EXAMPLES:
   # Two tasks, output here
