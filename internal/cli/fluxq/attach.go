@@ -64,7 +64,7 @@ EXAMPLES:
 				return err
 			}
 			defer cl.Close()
-			code, err := e.follow(c, cl, id)
+			code, err := e.follow(c, cl, id, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.Args().First(), err)
 			}
@@ -96,8 +96,19 @@ func (e *env) exitWith(code int, err error) error {
 // follow copies the job's output files to stdout and stderr while it runs
 // and until it is inactive, prints its exceptions, and returns its exit
 // code: its tasks' (128+N for signal N), or 1 when a fatal exception ended
-// it before they finished.
-func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error) {
+// it before they finished. in, if not nil, is the stream of the job's
+// stdin, which follow ends.
+func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStream) (int, error) {
+	detached := false
+	if in != nil {
+		defer func() {
+			if detached {
+				in.detach()
+			} else {
+				in.end()
+			}
+		}()
+	}
 	ctx, sigs, stop := e.interruptible(c)
 	defer stop()
 	info, err := cl.Job(ctx, id)
@@ -156,6 +167,9 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 			if msg := end.apply(ev); msg != "" {
 				notef(c, "%s", msg)
 			}
+			if ev.Name == "start" && in != nil {
+				in.jobStarted()
+			}
 		case <-tick.C:
 			if err := pump(); err != nil {
 				return 0, err
@@ -168,6 +182,7 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 			}
 		case <-keys.stops:
 			if keys.stop() {
+				detached = true
 				return exitDetached, nil
 			}
 		}

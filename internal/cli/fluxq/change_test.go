@@ -325,4 +325,3 @@ func (c *interruptClient) Events(ctx context.Context, _ fluid.ID, _ bool, fn fun
 	fn(eventlog.Event{Timestamp: 2, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": note}})
 	return fn(eventlog.Event{Timestamp: 3, Name: "clean"})
 }
-
