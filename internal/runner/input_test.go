@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +75,41 @@ func TestInputErrors(t *testing.T) {
 	}
 	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(811))); diff != "" {
 		t.Errorf("FIFO: events (-want +got):\n%s", diff)
+	}
+}
+
+// A stream (a FIFO, as fluxq run gives) goes whole to every task, as
+// flux-shell broadcasts stdin, and its end reaches them all.
+func TestInputStreamBroadcast(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	cwd := t.TempDir()
+	fifo := filepath.Join(cwd, "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := strings.Repeat("x", 100<<10) + "\n" // more than a pipe holds
+	written := make(chan error, 1)
+	go func() { _, err := w.WriteString(data); written <- err }()
+	o := jobspec.Options{Command: sh(`echo "$FLUXQ_TASK_RANK $(wc -c)"`), Cwd: cwd, NTasks: 3}
+	h.launch(spec(t, 820, withInput(o, fifo), 1, "0"))
+	// Launch has opened the FIFO: once all is written, its end is the
+	// tasks'.
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(820))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	lines := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(h.dir(820), shell.StdoutFile))), "\n")
+	slices.Sort(lines)
+	want := []string{"0 102401", "1 102401", "2 102401"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("what each task read (-want +got):\n%s", diff)
 	}
 }

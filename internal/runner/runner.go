@@ -413,6 +413,7 @@ type job struct {
 	open        int // pipes not yet at their end
 	files       []*outFile
 	errFile     *outFile // task 0's stderr, for the runner's messages
+	tee         *stdinTee
 	status      int
 	usage       agentproto.Usage
 	outErr      error // the first output write that failed
@@ -638,9 +639,12 @@ type setup struct {
 	openErr        error
 	lookErr        error
 	// stdin are the tasks' stdin from the jobspec's input file (nil:
-	// /dev/null); inErr is why it could not be opened.
-	stdin []int
-	inErr error
+	// /dev/null); inErr is why it could not be opened; tee copies a
+	// stream to them all (see openInput).
+	stdin      []int
+	inErr      error
+	tee        *stdinTee
+	teeStarted bool
 }
 
 // asJob runs f with the job user's rights.
@@ -785,6 +789,13 @@ func (j *job) start(rec *Record) (int, string) {
 		forkErr = su.lookErr
 	} else {
 		started, forkErr = j.fork(su, writers)
+	}
+	if su.tee != nil && started > 0 {
+		j.mu.Lock()
+		j.tee = su.tee
+		j.mu.Unlock()
+		su.teeStarted = true
+		go su.tee.run()
 	}
 	if r.cg == nil {
 		rec.Procs = j.procs()
@@ -1037,6 +1048,9 @@ func (j *job) sweep() bool {
 func (j *job) finish() {
 	j.done = true
 	j.stopTimers()
+	if j.tee != nil {
+		j.tee.close()
+	}
 	for _, p := range j.pipes {
 		if p.err != nil && j.outErr == nil {
 			j.outErr = p.err

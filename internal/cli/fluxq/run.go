@@ -18,8 +18,8 @@ never ran). Use it for interactive work and in scripts that need the
 job's result; use submit to queue work and move on. It takes submit's
 options but one job only (no --cc). Ctrl-C, Ctrl-Z and SIGTERM act as in
 attach: two Ctrl-C within 2s cancel the job, Ctrl-C then Ctrl-Z detaches.
-Its stdin goes to the job's tasks, its end too, as with flux run; several
-tasks share that one stream (--input FILE gives each task the whole file).
+Its stdin goes to every task of the job, its end too, as with flux run
+(--input FILE gives them a file instead).
 
 EXAMPLES:
   # Two tasks, output here
