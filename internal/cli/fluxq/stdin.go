@@ -14,9 +14,9 @@ import (
 const stdinFIFO = "stdin"
 
 // stdinStream forwards fluxq run's stdin to the job's tasks, as flux run
-// does (to every task: the agent copies it to each). fluxq makes a FIFO in a folder of its own (in its user's
-// temporary directory, 0700) and names it in the jobspec as the tasks'
-// input file; the exec agent opens it as it opens an --input file, with
+// does (to every task: the agent copies it to each). fluxq makes a FIFO
+// in a folder of its own (in its user's temporary directory, 0700) and
+// names it in the jobspec as the tasks' input file; the exec agent opens it as it opens an --input file, with
 // the job user's rights, so it never opens as root a path a guest chose;
 // and fluxq writes what it reads to it.
 //
