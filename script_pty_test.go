@@ -71,9 +71,11 @@ func cmdPtyrun(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	defer tty.Close()
 	// No echo of what is typed (^C, ^Z, the lines): the transcript is
-	// what the command printed.
+	// what the command printed. NOFLSH: a ^C or ^Z would otherwise drop
+	// what is printed but not yet read here.
 	if t, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS); err == nil {
 		t.Lflag &^= unix.ECHO | unix.ECHOCTL
+		t.Lflag |= unix.NOFLSH
 		unix.IoctlSetTermios(int(tty.Fd()), unix.TCSETS, t)
 	}
 
