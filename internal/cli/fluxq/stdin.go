@@ -38,8 +38,16 @@ type stdinStream struct {
 	started bool     // the tasks hold the FIFO
 }
 
+// errStdinHint says how to run without forwarding stdin, when it cannot be.
+const errStdinHint = "(give the job no stdin with </dev/null, or a file with --input FILE)"
+
 // newStdinStream makes the FIFO and opens it.
-func newStdinStream() (*stdinStream, error) {
+func newStdinStream() (s *stdinStream, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w %s", err, errStdinHint)
+		}
+	}()
 	dir, err := os.MkdirTemp("", "fluxq-stdin-")
 	if err != nil {
 		return nil, fmt.Errorf("forwarding stdin: %w", err)
@@ -47,7 +55,7 @@ func newStdinStream() (*stdinStream, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs // $TMPDIR may be relative; the agent's directory is not ours
 	}
-	s := &stdinStream{dir: dir, path: filepath.Join(dir, stdinFIFO)}
+	s = &stdinStream{dir: dir, path: filepath.Join(dir, stdinFIFO)}
 	if err := unix.Mkfifo(s.path, 0o600); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("forwarding stdin: %w", &os.PathError{Op: "mkfifo", Path: s.path, Err: err})

@@ -96,3 +96,19 @@ func TestRunStdinNone(t *testing.T) {
 		t.Errorf("stdin with data not forwarded")
 	}
 }
+
+// stdin that cannot be forwarded is a one-line error that says how to do
+// without, and nothing is submitted.
+func TestRunStdinCannotForward(t *testing.T) {
+	t.Setenv("TMPDIR", "/nonexistent/tmp")
+	fc := &fakeClient{}
+	got := runFluxq(t, fc, "data\n", "run", "cat")
+	want := result{Stderr: "fluxq: run: forwarding stdin: ", Code: 1}
+	if !strings.HasPrefix(got.Stderr, want.Stderr) || !strings.Contains(got.Stderr, "/nonexistent/tmp") || !strings.HasSuffix(got.Stderr, ": no such file or directory "+errStdinHint+"\n") ||
+		strings.Count(got.Stderr, "\n") != 1 || got.Code != want.Code || got.Stdout != "" {
+		t.Errorf("got %+v", got)
+	}
+	if len(fc.submits) != 0 {
+		t.Errorf("%d submissions", len(fc.submits))
+	}
+}
