@@ -55,6 +55,7 @@ func TestScripts(t *testing.T) {
 			"exits":  cmdExits,
 			"asuser": cmdAsUser,
 			"tmpfs":  cmdTmpfs,
+			"ptyrun": cmdPtyrun,
 		},
 		Condition: func(cond string) (bool, error) {
 			if cond == "root" {

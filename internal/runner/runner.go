@@ -3,8 +3,8 @@
 // one long-lived process, with everything the job shell gave a task
 // (internal/shell's Plan: the layout over R's ranks, the environment and
 // FLUXQ_* variables, CUDA_VISIBLE_DEVICES, CPU binding, the working
-// directory with its /tmp fallback, stdin from /dev/null, output files and
-// their templates), keeps all of a job's processes together, and reports
+// directory with its /tmp fallback, stdin from /dev/null or the input file,
+// output files and their templates), keeps all of a job's processes together, and reports
 // each job's end once every process it started is gone, with its wait
 // status (the greatest of its tasks') and usage.
 //
@@ -414,6 +414,7 @@ type job struct {
 	open        int // pipes not yet at their end
 	files       []*outFile
 	errFile     *outFile // task 0's stderr, for the runner's messages
+	tee         *stdinTee
 	status      int
 	usage       agentproto.Usage
 	outErr      error // the first output write that failed
@@ -638,6 +639,13 @@ type setup struct {
 	stdout, stderr []int
 	openErr        error
 	lookErr        error
+	// stdin are the tasks' stdin from the jobspec's input file (nil:
+	// /dev/null); inErr is why it could not be opened; tee copies a
+	// stream to them all (see openInput).
+	stdin      []int
+	inErr      error
+	tee        *stdinTee
+	teeStarted bool
 }
 
 // asJob runs f with the job user's rights.
@@ -704,6 +712,9 @@ func (j *job) lookup() (*setup, error) {
 			su.stdout[i] = open(t.Stdout)
 			su.stderr[i] = open(t.Stderr)
 		}
+		if in := shell.InputPath(p.Jobspec.Attributes.System.Shell.Options, su.cwd); in != "" && su.openErr == nil {
+			su.openInput(in, len(p.Tasks))
+		}
 		if su.openErr == nil {
 			su.prog, su.lookErr = j.r.lookPath(j.rec.UserID, p.Command(), p.PathEnv(), su.cwd)
 		}
@@ -716,6 +727,7 @@ func (j *job) lookup() (*setup, error) {
 func (j *job) start(rec *Record) (int, string) {
 	r := j.r
 	su, err := j.lookup()
+	defer su.closeInput()
 	if err != nil {
 		return fjob.WaitStatusExited(1), fmt.Sprintf(noteLaunch, err)
 	}
@@ -732,6 +744,10 @@ func (j *job) start(rec *Record) (int, string) {
 	j.mu.Unlock()
 	if su.cwdErr != nil {
 		stderr0.WriteString(shell.LogLine(0, "ERROR", shell.BadCwdMessage(shell.Host(p.Tasks[0].Node, r.hostname), p.Cwd(), su.cwdErr)))
+	}
+	if su.inErr != nil {
+		stderr0.WriteString(shell.LogLine(0, "FATAL", su.inErr.Error()))
+		return fjob.WaitStatusExited(1), su.inErr.Error()
 	}
 	// One pipe per output file, shared by every task and stream naming it.
 	writers := make([]int, len(su.files))
@@ -774,6 +790,13 @@ func (j *job) start(rec *Record) (int, string) {
 		forkErr = su.lookErr
 	} else {
 		started, forkErr = j.fork(su, writers)
+	}
+	if su.tee != nil && started > 0 {
+		j.mu.Lock()
+		j.tee = su.tee
+		j.mu.Unlock()
+		su.teeStarted = true
+		go su.tee.run()
 	}
 	if r.cg == nil {
 		rec.Procs = j.procs()
@@ -862,6 +885,10 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 			}
 		case bound && haveOrig && unix.SchedSetaffinity(0, &orig) == nil:
 			bound = false
+		}
+		files[0] = uintptr(j.r.devnull)
+		if su.stdin != nil {
+			files[0] = uintptr(su.stdin[i])
 		}
 		files[1], files[2] = uintptr(writers[su.stdout[i]]), uintptr(writers[su.stderr[i]])
 		tk := &task{j: j, rank: t.Rank}
@@ -1022,6 +1049,9 @@ func (j *job) sweep() bool {
 func (j *job) finish() {
 	j.done = true
 	j.stopTimers()
+	if j.tee != nil {
+		j.tee.close()
+	}
 	for _, p := range j.pipes {
 		if p.err != nil && j.outErr == nil {
 			j.outErr = p.err

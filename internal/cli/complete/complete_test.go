@@ -86,6 +86,7 @@ func TestComplete(t *testing.T) {
 		{"colour", "fluxq --color a", []string{"auto", "always"}},
 		{"global options anywhere", "fluxq cancel --color ", []string{"auto", "always", "never"}},
 		{"state directory is a path", "fluxres --state-dir ", files},
+		{"--input is a file", "fluxq run --input ", files},
 		{"--target in fluxq", "fluxq submit --target ", []string{"r1", "default"}},
 		{"shells", "fluxq completion ", []string{"bash", "zsh", "fish"}},
 		{"reservation ids", "fluxres reservation extend ", []string{"r1"}},

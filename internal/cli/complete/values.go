@@ -110,6 +110,7 @@ var flagValues = map[string]valuer{
 	"--cwd":                               files,
 	"--output":                            files,
 	"--error":                             files,
+	"--input":                             files,
 	"--jobspec":                           files,
 	"--env-file":                          files,
 	"fluxq jobs --filter":                 list(enum(states...)),

@@ -63,6 +63,9 @@ type env struct {
 	poll time.Duration
 	// signals delivers the interrupts run and attach act on; nil: none.
 	signals func() (<-chan os.Signal, func())
+	// stops delivers Ctrl-Z (SIGTSTP) until its stop function restores
+	// the default (suspend); nil: never caught.
+	stops func() (<-chan os.Signal, func())
 
 	usersMu sync.Mutex
 	users   map[uint32]string
@@ -79,6 +82,11 @@ func defaultEnv() *env {
 		signals: func() (<-chan os.Signal, func()) {
 			ch := make(chan os.Signal, 2)
 			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+			return ch, func() { signal.Stop(ch) }
+		},
+		stops: func() (<-chan os.Signal, func()) {
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGTSTP)
 			return ch, func() { signal.Stop(ch) }
 		},
 	}

@@ -21,12 +21,20 @@ import (
 )
 
 // noteInterrupted is the cancel note of a job whose run or attach was
-// interrupted.
-const noteInterrupted = "interrupted"
+// interrupted twice, in flux job attach's words.
+const noteInterrupted = "interrupted by ctrl-C"
 
-// exitDetached is the exit status after a second interrupt detaches from a
-// job (128 + SIGINT, as a shell reports an interrupted command).
+// noteTerminated is the cancel note of a job whose run or attach got
+// SIGTERM.
+const noteTerminated = "fluxq was terminated"
+
+// exitDetached is the exit status after Ctrl-C then Ctrl-Z detaches from
+// a job (128 + SIGINT, as a shell reports an interrupted command).
 const exitDetached = 128 + int(syscall.SIGINT)
+
+// cancelWindow is how soon after a Ctrl-C a second one cancels the job,
+// or a Ctrl-Z detaches from it (flux job attach's 2s).
+const cancelWindow = 2 * time.Second
 
 func (e *env) attachCommand() *cli.Command {
 	return &cli.Command{
@@ -35,8 +43,10 @@ func (e *env) attachCommand() *cli.Command {
 		ArgsUsage: "ID",
 		Description: `Streams a job's stdout and stderr (from its folder) here until it ends,
 then exits with the job's exit code, as run does. Use it to follow a job
-started with submit; output prints what a job wrote without waiting. An
-interrupt cancels the job; a second one detaches and leaves it running.
+started with submit; output prints what a job wrote without waiting.
+As flux job attach: a Ctrl-C says what comes next; a second one within
+2s cancels the job; Ctrl-Z after a Ctrl-C detaches and leaves the job
+running (attach again to follow it). SIGTERM cancels the job.
 
 EXAMPLES:
   # Follow a job
@@ -55,7 +65,7 @@ EXAMPLES:
 				return err
 			}
 			defer cl.Close()
-			code, err := e.follow(c, cl, id)
+			code, err := e.follow(c, cl, id, nil)
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.Args().First(), err)
 			}
@@ -87,8 +97,19 @@ func (e *env) exitWith(code int, err error) error {
 // follow copies the job's output files to stdout and stderr while it runs
 // and until it is inactive, prints its exceptions, and returns its exit
 // code: its tasks' (128+N for signal N), or 1 when a fatal exception ended
-// it before they finished.
-func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error) {
+// it before they finished. in, if not nil, is the stream of the job's
+// stdin, which follow ends.
+func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStream) (int, error) {
+	detached := false
+	if in != nil {
+		defer func() {
+			if detached {
+				in.detach()
+			} else {
+				in.end()
+			}
+		}()
+	}
 	ctx, sigs, stop := e.interruptible(c)
 	defer stop()
 	info, err := cl.Job(ctx, id)
@@ -135,7 +156,8 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 	tick := time.NewTicker(e.poll)
 	defer tick.Stop()
 	var end jobEnd
-	interrupts := 0
+	keys := interruptKeys{e: e, c: c, id: id}
+	defer keys.close()
 	for events != nil {
 		select {
 		case ev, ok := <-events:
@@ -146,19 +168,23 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 			if msg := end.apply(ev); msg != "" {
 				notef(c, "%s", msg)
 			}
+			if ev.Name == "start" && in != nil {
+				in.jobStarted()
+			}
 		case <-tick.C:
 			if err := pump(); err != nil {
 				return 0, err
 			}
-		case <-sigs:
-			interrupts++
-			if interrupts > 1 {
-				notef(c, "detached from %s", e.fmtID(id))
-				return exitDetached, nil
+		case sig := <-sigs:
+			if note := keys.signal(sig); note != "" {
+				if errs, err := cl.Cancel(ctx, []fluid.ID{id}, note); err == nil && errs[0] != nil {
+					notef(c, "%s: %v", e.fmtID(id), errs[0])
+				}
 			}
-			notef(c, "interrupt: canceling %s (interrupt again to detach)", e.fmtID(id))
-			if errs, err := cl.Cancel(ctx, []fluid.ID{id}, noteInterrupted); err == nil && errs[0] != nil {
-				notef(c, "%s: %v", e.fmtID(id), errs[0])
+		case <-keys.stops:
+			if keys.stop() {
+				detached = true
+				return exitDetached, nil
 			}
 		}
 	}
@@ -170,6 +196,61 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID) (int, error)
 		return 0, err
 	}
 	return end.code(), nil
+}
+
+// interruptKeys follows the Ctrl-C and Ctrl-Z of a person attached to a
+// job, as flux job attach reads them: a first Ctrl-C only says what comes
+// next, a second within cancelWindow cancels; a Ctrl-Z within
+// cancelWindow of a Ctrl-C detaches. Ctrl-Z is caught only after a
+// Ctrl-C, so that otherwise it suspends fluxq as it would any command.
+type interruptKeys struct {
+	e         *env
+	c         *cli.Context
+	id        fluid.ID
+	lastInt   time.Time // zero: none yet
+	stops     <-chan os.Signal
+	stopStops func()
+}
+
+// signal acts on SIGINT or SIGTERM and returns the note to cancel the job
+// with, or "".
+func (k *interruptKeys) signal(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		// flux job attach forwards SIGTERM to the tasks; canceling sends
+		// them SIGTERM too, then SIGKILL after the kill grace.
+		return noteTerminated
+	}
+	now := k.e.now()
+	if !k.lastInt.IsZero() && now.Sub(k.lastInt) <= cancelWindow {
+		return noteInterrupted
+	}
+	k.lastInt = now
+	if k.stops == nil && k.e.stops != nil {
+		k.stops, k.stopStops = k.e.stops()
+	}
+	notef(k.c, "one more ctrl-C within 2s to cancel or ctrl-Z to detach")
+	return ""
+}
+
+// stop acts on a Ctrl-Z and reports whether to detach.
+func (k *interruptKeys) stop() bool {
+	if k.e.now().Sub(k.lastInt) <= cancelWindow {
+		id := k.e.fmtID(k.id)
+		notef(k.c, "detached from %s: it keeps running; 'fluxq attach %s' follows it again", id, id)
+		return true
+	}
+	// Too late to detach: the next Ctrl-Z suspends fluxq, as flux job
+	// attach does.
+	k.close()
+	notef(k.c, "one more ctrl-Z to suspend")
+	return false
+}
+
+func (k *interruptKeys) close() {
+	if k.stopStops != nil {
+		k.stopStops()
+	}
+	k.stops, k.stopStops = nil, nil
 }
 
 // jobEnd follows the events that decide a job's exit code.

@@ -318,27 +318,9 @@ func (c *interruptClient) Events(ctx context.Context, _ fluid.ID, _ bool, fn fun
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	fn(eventlog.Event{Timestamp: 2, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": noteInterrupted}})
+	c.mu.Lock()
+	note := c.notes[len(c.notes)-1]
+	c.mu.Unlock()
+	fn(eventlog.Event{Timestamp: 2, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": note}})
 	return fn(eventlog.Event{Timestamp: 3, Name: "clean"})
-}
-
-// An interrupt while running a job cancels it; run then exits as the job
-// did.
-func TestRunInterrupt(t *testing.T) {
-	fc := &interruptClient{fakeClient: &fakeClient{infos: map[fluid.ID]*api.JobInfo{1000: {}}}, canceled: make(chan struct{})}
-	e := testEnv(fc, "")
-	e.signals = func() (<-chan os.Signal, func()) {
-		ch := make(chan os.Signal, 1)
-		ch <- os.Interrupt
-		return ch, func() {}
-	}
-	got := runEnv(e, "run", "sleep", "100")
-	want := result{Stderr: "fluxq: run: interrupt: canceling ƒJF (interrupt again to detach)\n" +
-		"fluxq: run: job.exception type=cancel severity=0 interrupted\n", Code: 1}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff([]string{noteInterrupted}, fc.notes); diff != "" {
-		t.Errorf("cancel notes (-want +got):\n%s", diff)
-	}
 }

@@ -1,6 +1,8 @@
 package fluxq
 
 import (
+	"io"
+
 	"github.com/urfave/cli/v2"
 )
 
@@ -14,8 +16,10 @@ func (e *env) runCommand() *cli.Command {
 runs, and exits with the job's exit code (128+N for signal N; 1 if it
 never ran). Use it for interactive work and in scripts that need the
 job's result; use submit to queue work and move on. It takes submit's
-options but one job only (no --cc). An interrupt cancels the job; a
-second one detaches and leaves it running.
+options but one job only (no --cc). Ctrl-C, Ctrl-Z and SIGTERM act as in
+attach: two Ctrl-C within 2s cancel the job, Ctrl-C then Ctrl-Z detaches.
+Its stdin goes to every task of the job, its end too, as with flux run
+(--input FILE gives them a file instead).
 
 EXAMPLES:
   # Two tasks, output here
@@ -25,17 +29,42 @@ EXAMPLES:
   $ fluxq run sh -c 'echo hello; exit 3'; echo $?
 
   # A whole node for at most an hour
-  $ fluxq run -N 1 -t 1h ./bench`,
+  $ fluxq run -N 1 -t 1h ./bench
+
+  # stdin goes to the job
+  $ sort data.txt | fluxq run uniq -c`,
 		Flags:  st.flags(false),
 		Action: action(func(c *cli.Context) error { return e.run(c, st) }),
 	}
 }
 
 func (e *env) run(c *cli.Context, st *submitState) error {
+	// stdin goes to the tasks, as flux run's does, unless --input names
+	// a file.
+	var in *stdinStream
+	var r io.Reader
+	if !c.IsSet(flagInput) && !c.Bool(flagDryRun) {
+		if r = e.runStdin(); r != nil {
+			var err error
+			if in, err = newStdinStream(); err != nil {
+				return err
+			}
+			if err := c.Set(flagInput, in.path); err != nil {
+				in.end()
+				return err
+			}
+		}
+	}
 	cl, ids, err := e.send(c, st)
 	if err != nil || cl == nil {
+		if in != nil {
+			in.end()
+		}
 		return err
 	}
 	defer cl.Close()
-	return e.exitWith(e.follow(c, cl, ids[0]))
+	if in != nil {
+		go in.copyFrom(r)
+	}
+	return e.exitWith(e.follow(c, cl, ids[0], in))
 }

@@ -87,6 +87,7 @@ const (
 	flagBCC       = "bcc"
 	flagOutput    = "output"
 	flagError     = "error"
+	flagInput     = "input"
 	flagDryRun    = "dry-run"
 	flagWait      = "wait"
 	flagQuiet     = "quiet"
@@ -97,7 +98,7 @@ const (
 // jobFlags are the options that shape a job; --jobspec takes none of them.
 var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusive, flagTime, flagQueue,
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
-	flagOutput, flagError, flagTarget}
+	flagOutput, flagError, flagInput, flagTarget}
 
 // flags are submit's options (docs/cli.md's table); bulk adds those of a
 // submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
@@ -121,6 +122,7 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now (+30m, +2h), or a time (2006-01-02T15:04:05, 15:04)", DefaultText: "now"},
 		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
 		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
+		&cli.StringFlag{Name: flagInput, Usage: "read stdin from `FILE`, each task from its start (relative to the job's working directory)", DefaultText: "none; run forwards its own stdin"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTarget, Usage: "run only on the nodes of these reservations, `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
 		&cli.BoolFlag{Name: instance.FlagAsScheduler, Usage: "submit as the scheduler, which may target any reservation (instance owner only)", DisableDefaultText: true},
@@ -384,6 +386,7 @@ type submitInputs struct {
 	name      string
 	output    string
 	errorPath string
+	input     string // --input FILE
 	envRules  []string
 	requires  []string
 	deps      []string
@@ -446,7 +449,7 @@ func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
 		targets: targets,
 		opts:    o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
-		output: c.String(flagOutput), errorPath: c.String(flagError),
+		output: c.String(flagOutput), errorPath: c.String(flagError), input: c.String(flagInput),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
 		environ: e.environ(),
 	}, nil
@@ -484,7 +487,7 @@ func (in *submitInputs) ccShapesJob() bool {
 // contains reports whether s appears in any input.
 func (in *submitInputs) contains(s string) bool {
 	all := [][]string{in.command, in.envRules, in.requires, in.deps, in.environ,
-		{in.queue, in.timeLimit, in.urgency, in.name, in.output, in.errorPath, in.opts.Cwd}}
+		{in.queue, in.timeLimit, in.urgency, in.name, in.output, in.errorPath, in.input, in.opts.Cwd}}
 	for _, list := range all {
 		for _, x := range list {
 			if strings.Contains(x, s) {
@@ -554,6 +557,7 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 	if err != nil {
 		return api.SubmitJob{}, err
 	}
+	shellOpts := map[string]any{}
 	if (out != "" && !outputDefaults[out]) || errp != "" {
 		streams := map[string]any{}
 		if out != "" && !outputDefaults[out] {
@@ -562,7 +566,14 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 		if errp != "" {
 			streams["stderr"] = map[string]any{"path": errp}
 		}
-		o.Extra = map[string]any{"shell": map[string]any{"options": map[string]any{"output": streams}}}
+		shellOpts["output"] = streams
+	}
+	if input := sub(in.input); input != "" {
+		// Where flux run --input puts it.
+		shellOpts["input"] = shell.InputOptions(input)
+	}
+	if len(shellOpts) > 0 {
+		o.Extra = map[string]any{"shell": map[string]any{"options": shellOpts}}
 	}
 	js, err := jobspec.FromOptions(o)
 	if err != nil {
