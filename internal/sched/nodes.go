@@ -16,16 +16,16 @@ import (
 // GPUs of the default session's up nodes as one pool: right for a job that
 // may use any of them, since it can start on whichever are free. A job
 // whose constraint or targets narrow it to some nodes (its feasible set)
-// needs to know when enough of those nodes are free, so its reservation is
-// planned here, node by node: each node's free cores and GPUs over time
+// needs to know when enough of those nodes are free, so its planned start
+// is found here, node by node: each node's free cores and GPUs over time
 // (what is free now, plus what running jobs release at their planned end,
-// minus what earlier reservations of the pass claim), the earliest time
+// minus what earlier planned starts of the pass claim), the earliest time
 // the job fits on the feasible set for its whole requested time, and the
 // nodes it would take then. Those nodes' claims are kept for the rest of
-// the pass: a later reservation on an overlapping set sees them, and a job
+// the pass: a later planned start on an overlapping set sees them, and a job
 // started now may take of a claimed node only what the claims leave free
 // for its whole time (resource.Pool.MatchCapped). The part of a claim on
-// the planner's nodes is added to the planner too, so reservations made
+// the planner's nodes is added to the planner too, so planned starts made
 // there still see it. A constraint every planner node satisfies narrows
 // nothing: such a job is planned as if it had none.
 
@@ -36,7 +36,7 @@ type release struct {
 	cores, gpus int
 }
 
-// claim is what a reservation of the pass holds on one node.
+// claim is what a planned start of the pass holds on one node.
 type claim struct {
 	start, end  float64
 	cores, gpus int
@@ -57,7 +57,7 @@ const maxFeasible = 4096
 // feasibleFor returns p's feasible set, or nil when the planner answers
 // for p. The sets are shared by constraint and targets (all of a queue's
 // jobs have its requires), so the key is made only for a job being
-// reserved, not kept with every pending one.
+// planned, not kept with every pending one.
 func (s *Scheduler) feasibleFor(p *pending) *feasible {
 	if p.inDefault && p.req.Constraint.IsEmpty() {
 		return nil
@@ -220,8 +220,8 @@ func share(req resource.Request, st resource.NodeState, f nodeFree) int {
 	return 0
 }
 
-// planNode is one feasible node during a sweep.
-type planNode struct {
+// sweepNode is one feasible node during a sweep.
+type sweepNode struct {
 	st      resource.NodeState
 	base    nodeFree // free at the sweep's time, claims aside
 	claimed bool     // the pass has claims on it: windowFree answers
@@ -230,9 +230,9 @@ type planNode struct {
 	pos     int // releases before it are in base
 }
 
-// reserveNodes finds p's earliest start on its feasible set f, for dur
-// seconds, where it also fits the planner for the part on the planner's
-// nodes; claims the nodes it would take then (placed by policy) and
+// planOnNodes finds p's planned start: its earliest start on its feasible
+// set f, for dur seconds, where it also fits the planner for the part on
+// the planner's nodes; claims the nodes it would take then (placed by policy) and
 // returns the start. False: it never fits, as far as the planner knows.
 //
 // It sweeps time from now over the moments some feasible node gains
@@ -242,10 +242,10 @@ type planNode struct {
 // the sweep goes; claimed nodes, few, are looked at over the whole window
 // at each moment. The nodes' releases are merged in time order (a heap
 // of each node's next), so a sweep that ends early reads little of them.
-func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f *feasible, dur float64) (float64, bool) {
+func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f *feasible, dur float64) (float64, bool) {
 	s.tracking()
 	now, req := ps.now, p.req
-	nodes := make([]planNode, len(f.ranks))
+	nodes := make([]sweepNode, len(f.ranks))
 	next := make(releaseHeap, 0, len(f.ranks))
 	var claimed []int
 	var moments []float64 // claim ends on feasible nodes
@@ -332,7 +332,7 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 					if err != nil {
 						return 0, false // FreeDuring said it fits
 					}
-					s.resv = append(s.resv, id)
+					s.planned = append(s.planned, id)
 				}
 				if ps.claims == nil {
 					ps.claims = map[uint][]claim{}
@@ -342,7 +342,7 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 				}
 				return t, true
 			}
-			// The nodes are there but the planner's other reservations
+			// The nodes are there but the planner's other planned starts
 			// need what they would take: look again when it has room.
 			ta, ok := s.plan.EarliestFit(t, dur, onPlan)
 			if !ok {
@@ -386,7 +386,7 @@ func (h *releaseHeap) Pop() any {
 	return x
 }
 
-// pick is what a reservation takes of one node.
+// pick is what a planned start takes of one node.
 type pick struct {
 	rank        uint
 	cores, gpus int
@@ -396,7 +396,7 @@ type pick struct {
 // would place it on what is free then: candidates ranked by policy on
 // their free cores, ties in rank order, taken until the request is met.
 // The caller knows it fits.
-func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Request, nodes []planNode, t, end float64) []pick {
+func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Request, nodes []sweepNode, t, end float64) []pick {
 	type cand struct {
 		st   resource.NodeState
 		free nodeFree
