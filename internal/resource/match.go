@@ -7,9 +7,9 @@ import (
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
-// Placement is a pipeline, as in Nomad's scheduler: a feasibility filter
-// (constraint, up, room for the request), a ranker (the policy's order),
-// then a selector that takes nodes in that order until the request is met.
+// Placement is the chain of chain.go: feasibility filters, a ranker (the
+// policy's order), then a selector that takes nodes in that order until
+// the request is met.
 
 // Feasible reports whether req could ever be placed on the inventory,
 // ignoring current allocations, down ranks and sessions (nodes outside the
@@ -31,27 +31,22 @@ func (p *Pool) Feasible(req Request) error {
 		return ErrUnsatisfiable
 	}
 	constrained := !req.Constraint.IsEmpty()
-	matched := 0
-	slots, nodes := 0, 0 // slots that fit with nnodes = 0; nodes that fit with nnodes > 0
-	perNode := req.perNode()
+	c := p.ask(ever, req, nil, false)
+	// matched: nodes the chain admits; room: what they hold, idle, in
+	// slots (no node count) or nodes (with one).
+	matched, room := 0, 0
 	for i := range p.nodes {
 		n := &p.nodes[i]
-		if constrained && !req.Constraint.Match(n.target) {
+		if !c.admits(n) {
 			continue
 		}
-		if n.ncores > 0 {
-			matched++
-		}
-		if req.NNodes == 0 {
-			slots = satAdd(slots, capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot))
-		} else if capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot) >= perNode {
-			nodes++
-		}
+		matched++
+		room = satAdd(room, req.Room(n.ncores, n.ngpus, n.ncores, n.ngpus))
 	}
 	if constrained && matched == 0 {
 		return ErrNoMatch
 	}
-	if (req.NNodes == 0 && slots < req.NSlots) || (req.NNodes > 0 && nodes < req.NNodes) {
+	if (req.NNodes == 0 && room < req.NSlots) || (req.NNodes > 0 && room < req.NNodes) {
 		if constrained {
 			return ErrUnsatisfiableConstrained
 		}
@@ -108,20 +103,16 @@ func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int) {
 // soon as the request is met; if it runs out first, matchSlow's total
 // would have been short too.
 func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
-	sessions := p.sessionFilter(req)
+	c := p.ask(now, req, caps, true)
 	var views []rset.Node
 	left := req.NSlots
 	for i := range p.free.inOrder(policy, req.CoresPerSlot) {
 		n := &p.nodes[i]
-		if sessions.on && !sessions.admits(n) {
+		if !c.admits(n) {
 			continue
 		}
 		fc, fg := n.usable(caps)
-		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
-		if slots == 0 {
-			continue
-		}
-		k := min(slots, left)
+		k := min(req.Room(n.ncores, n.ngpus, fc, fg), left)
 		views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
 		if left -= k; left == 0 {
 			return rset.New(views).WithNSlots(req.NSlots), true
@@ -183,50 +174,29 @@ type candidate struct {
 	slots int // slots of the request that fit on it now
 }
 
-// candidates filters the nodes that are up, in the instance and in a
-// session the request targets, satisfy the constraint and have room: for
-// at least one slot, or with a node count for their share (the whole idle
-// node when exclusive).
+// candidates are the nodes the chain admits for the now question, with
+// their room.
 func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
-	constrained := !req.Constraint.IsEmpty()
-	sessions := p.sessionFilter(req)
-	per := req.perNode()
+	c := p.ask(now, req, caps, false)
 	var out []candidate
 	for i := range p.nodes {
 		n := &p.nodes[i]
+		if !c.admits(n) {
+			continue
+		}
 		fc, fg := n.usable(caps)
-		if n.down || fc < req.CoresPerSlot {
-			continue
-		}
-		if sessions.on && !sessions.admits(n) {
-			continue
-		}
-		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
-		switch {
-		case slots == 0:
-			continue
-		case req.NNodes > 0 && slots < per:
-			continue
-		case req.Exclusive && (fc != n.ncores || fg != n.ngpus):
-			continue // not idle, or partly held for a reservation
-		}
-		if constrained && !req.Constraint.Match(n.target) {
-			continue
-		}
-		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: slots})
+		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.Room(n.ncores, n.ngpus, fc, fg)})
 	}
 	return out
 }
 
-// rank orders candidates by policy, ties by rank (they arrive in rank
-// order and the sort is stable).
+// rank orders candidates by the chain's ranker, ties by rank (they arrive
+// in rank order and the sort is stable).
 func rank(cands []candidate, policy Policy) {
-	switch policy {
-	case WorstFit:
-		slices.SortStableFunc(cands, func(a, b candidate) int { return b.free - a.free })
-	case BestFit:
-		slices.SortStableFunc(cands, func(a, b candidate) int { return a.free - b.free })
+	if policy == FirstFit {
+		return // rank order already
 	}
+	slices.SortStableFunc(cands, func(a, b candidate) int { return policy.Compare(a.free, b.free) })
 }
 
 // take returns the node's lowest free cores and GPUs, as many as asked:

@@ -28,6 +28,9 @@ type Pool struct {
 	// free is kept in step with every change of what is free, down or
 	// outside, so that Match need not look at every node.
 	free freeIndex
+	// chain is the placement chain last asked for (chain.go), kept so
+	// that asking allocates nothing.
+	chain chain
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -344,18 +347,12 @@ type NodeState struct {
 // rank order. Whether a node is big enough for req's slots is left to the
 // caller, who weighs it against what is free over time.
 func (p *Pool) Usable(req Request) []uint {
-	constrained := !req.Constraint.IsEmpty()
-	sessions := p.sessionFilter(req)
+	c := p.ask(usable, req, nil, false)
 	var out []uint
 	for i := range p.nodes {
-		n := &p.nodes[i]
-		if n.down || n.outside || n.ncores == 0 || (sessions.on && !sessions.admits(n)) {
-			continue
+		if n := &p.nodes[i]; c.admits(n) {
+			out = append(out, n.target.Rank)
 		}
-		if constrained && !req.Constraint.Match(n.target) {
-			continue
-		}
-		out = append(out, n.target.Rank)
 	}
 	return out
 }

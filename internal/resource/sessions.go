@@ -135,19 +135,17 @@ func (p *Pool) FitsTargets(req Request) error {
 	}
 	constrained := !req.Constraint.IsEmpty()
 	f := fit{req: req, per: req.perNode()}
-	if constrained {
-		sessions := p.sessionFilter(req)
+	if c := p.ask(targets, req, nil, false); !c.summarised {
 		for i := range p.nodes {
-			n := &p.nodes[i]
-			if (sessions.on && !sessions.admits(n)) || !req.Constraint.Match(n.target) {
-				continue
+			if n := &p.nodes[i]; c.admits(n) {
+				f.add(n.ncores, n.ngpus, 1)
 			}
-			f.add(n.ncores, n.ngpus, 1)
 		}
 	} else {
-		// Without a constraint only node sizes matter, so a summary per
-		// session makes this independent of the pool's size: a scheduler
-		// asks again for every waiting job whenever sessions change.
+		// When only sessions and sizes decide which nodes count, a
+		// summary of each session's sizes makes this independent of the
+		// pool's size: a scheduler asks again for every waiting job
+		// whenever sessions change.
 		shapes := p.sessionShapes()
 		if req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession) {
 			f.addAll(shapes[""])

@@ -42,8 +42,9 @@ type claim struct {
 	cores, gpus int
 }
 
-// feasible is the nodes a narrowed job may ever use (resource.Pool.Usable),
-// computed once per layout for each distinct constraint and targets.
+// feasible is the nodes a narrowed job may ever use: those the placement
+// chain admits for the usable question (resource.Pool.Usable), computed
+// once per layout for each distinct constraint and targets.
 type feasible struct {
 	ranks []uint
 	// wide: they are exactly the planner's nodes, so the planner answers.
@@ -204,20 +205,10 @@ func (s *Scheduler) baseFree(st resource.NodeState, now float64) nodeFree {
 	return f
 }
 
-// share is what one node contributes to req with free f on it: slots
-// without a node count, else 1 if it can be one of the nodes.
+// share is what one node contributes to req with free f on it: the
+// placement chain's room filter (resource.Request.Room) at a time to come.
 func share(req resource.Request, st resource.NodeState, f nodeFree) int {
-	switch {
-	case req.NNodes == 0:
-		return req.SlotsOn(f.cores, f.gpus)
-	case req.Exclusive:
-		if f.cores == st.Cores && f.gpus == st.GPUs && req.SlotsOn(st.Cores, st.GPUs) >= req.PerNode() {
-			return 1
-		}
-	case req.SlotsOn(f.cores, f.gpus) >= req.PerNode():
-		return 1
-	}
-	return 0
+	return req.Room(st.Cores, st.GPUs, f.cores, f.gpus)
 }
 
 // sweepNode is one feasible node during a sweep.
@@ -393,9 +384,10 @@ type pick struct {
 }
 
 // choose places req on the feasible nodes at t for [t, end), as Match
-// would place it on what is free then: candidates ranked by policy on
-// their free cores, ties in rank order, taken until the request is met.
-// The caller knows it fits.
+// would place it on what is free then: the nodes with room, ranked by the
+// placement chain's ranker (resource.Policy.Compare) on their free cores,
+// ties in rank order, taken until the request is met. The caller knows it
+// fits.
 func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Request, nodes []sweepNode, t, end float64) []pick {
 	type cand struct {
 		st   resource.NodeState
@@ -413,11 +405,8 @@ func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Reques
 			cands = append(cands, cand{st: n.st, free: f, n: sh})
 		}
 	}
-	switch policy {
-	case resource.WorstFit:
-		slices.SortStableFunc(cands, func(a, b cand) int { return b.free.cores - a.free.cores })
-	case resource.BestFit:
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.free.cores - b.free.cores })
+	if policy != resource.FirstFit {
+		slices.SortStableFunc(cands, func(a, b cand) int { return policy.Compare(a.free.cores, b.free.cores) })
 	}
 	var out []pick
 	if req.NNodes > 0 {

@@ -1,0 +1,176 @@
+package resource
+
+// Placement is one chain, whatever is asked of it: feasibility filters,
+// then one ranker. It has the shape of Nomad's scheduler (a chain of
+// feasibility checkers, then rank iterators) and of the Kubernetes
+// scheduler framework (Filter plugins, then Score plugins): each filter is
+// a small test of one node against a request that admits or refuses it;
+// the nodes every filter admits are then ordered by the policy
+// (Policy.Compare) and taken in that order.
+//
+// Four questions walk the chain, each with the filters that take part in
+// it:
+//
+//   - ever: could the request run on the inventory if nothing were
+//     allocated and every node up and in the instance? (Feasible)
+//   - targets: could the sessions it targets hold it, every node there up
+//     and free? (FitsTargets)
+//   - usable: which nodes may it ever use as down ranks and sessions stand?
+//     The scheduler's backfill planning finds a planned start on these,
+//     node by node, with Request.Room at future times and Policy.Compare.
+//     (Usable)
+//   - now: where does it fit on what is free now? (Match, by either of two
+//     walks: every node, or the free index, which holds only placeable
+//     nodes in the ranker's order already)
+//
+// A filter that cannot refuse any node for a request (the constraint
+// filter for an unconstrained one, the session filter when nothing is
+// reserved) is left out of the chain asked for it, so the common request
+// pays only for its room. Adding a filter is one entry in filters.
+
+// question is a set of the questions placement asks.
+type question uint8
+
+const (
+	ever question = 1 << iota
+	targets
+	usable
+	now
+)
+
+// filter is one feasibility test of the chain.
+type filter struct {
+	name string
+	// asks are the questions it takes part in.
+	asks question
+	// applies, if not nil, reports whether it can refuse any node for the
+	// request c asks about; when it cannot, it is left out of the chain.
+	applies func(c *chain) bool
+	// admit reports whether node n may take part of c's request.
+	admit func(c *chain, n *poolNode) bool
+	// placeable: it refuses only nodes that are down or outside the
+	// instance, which the free index never holds, so a walk of the index
+	// skips it.
+	placeable bool
+	// summarised: whether it admits a node depends only on the node's
+	// session, whether it is outside and its size, so FitsTargets may
+	// answer from each session's node sizes (sessionShapes) instead of
+	// looking at every node.
+	summarised bool
+}
+
+// filters is the chain, in the order the tests run: the cheap ones first,
+// the constraint, which may look at every property of a node, last.
+var filters = []filter{
+	{
+		name: "up", asks: usable | now, placeable: true,
+		admit: func(_ *chain, n *poolNode) bool { return !n.down },
+	},
+	{
+		name: "in the instance", asks: targets | usable | now, placeable: true, summarised: true,
+		admit: func(_ *chain, n *poolNode) bool { return !n.outside },
+	},
+	{
+		// The node-reservation specification's conformance item 1: a job
+		// runs only on the union of the sessions it targets.
+		name: "node reservation targets", asks: targets | usable | now, summarised: true,
+		applies: func(c *chain) bool { return c.sessions.on },
+		admit:   func(c *chain, n *poolNode) bool { return c.sessions.admits(n) },
+	},
+	{
+		// A node without cores holds no slot, so its GPUs cannot be
+		// used either; room says as much for the now question.
+		name: "has a core", asks: ever | targets | usable, summarised: true,
+		admit: func(_ *chain, n *poolNode) bool { return n.ncores > 0 },
+	},
+	{
+		// Free cores and GPUs now, within the caller's cap: room for a
+		// slot, or with a node count for the node's share, the whole
+		// idle node when exclusive.
+		name: "room", asks: now,
+		admit: func(c *chain, n *poolNode) bool {
+			fc, fg := n.usable(c.caps)
+			return c.req.Room(n.ncores, n.ngpus, fc, fg) > 0
+		},
+	},
+	{
+		// RFC 31: the job's constraint, which holds its queue's
+		// requires too (internal/queue ands them into it on submit).
+		name: "constraint", asks: ever | targets | usable | now,
+		applies: func(c *chain) bool { return !c.req.Constraint.IsEmpty() },
+		admit:   func(c *chain, n *poolNode) bool { return c.req.Constraint.Match(n.target) },
+	},
+}
+
+// chain is the filters one question about one request runs, and what they
+// need to know. The pool keeps one and reuses it, so asking allocates
+// nothing.
+type chain struct {
+	req      Request
+	sessions sessionFilter
+	caps     map[uint]Cap
+	tests    []*filter
+	// summarised: every test in it is (see filter).
+	summarised bool
+}
+
+// ask makes the pool's chain for question q about req, with caps bounding
+// what it may take of each node now; fromIndex leaves out the filters the
+// free index answers already.
+func (p *Pool) ask(q question, req Request, caps map[uint]Cap, fromIndex bool) *chain {
+	c := &p.chain
+	c.req, c.sessions, c.caps = req, p.sessionFilter(req), caps
+	c.tests, c.summarised = c.tests[:0], true
+	for i := range filters {
+		f := &filters[i]
+		if f.asks&q == 0 || (fromIndex && f.placeable) || (f.applies != nil && !f.applies(c)) {
+			continue
+		}
+		c.tests = append(c.tests, f)
+		c.summarised = c.summarised && f.summarised
+	}
+	return c
+}
+
+// admits runs the chain on n: whether every filter admits it.
+func (c *chain) admits(n *poolNode) bool {
+	for _, f := range c.tests {
+		if !f.admit(c, n) {
+			return false
+		}
+	}
+	return true
+}
+
+// Room is the room filter's measure: what a node of cores and gpus, with
+// freeCores and freeGPUs of them free, offers r. Without a node count it
+// is how many of r's slots fit; with one, 1 if the node can be one of r's
+// nodes (it holds its share of slots, and is whole and idle when r is
+// exclusive), else 0. A planner asks it with what will be free later.
+func (r Request) Room(cores, gpus, freeCores, freeGPUs int) int {
+	slots := capacity(freeCores, freeGPUs, r.CoresPerSlot, r.GPUsPerSlot)
+	switch {
+	case r.NNodes == 0:
+		return slots
+	case slots < r.perNode():
+		return 0
+	case r.Exclusive && (freeCores != cores || freeGPUs != gpus):
+		return 0 // not idle, or partly held for a planned start
+	}
+	return 1
+}
+
+// Compare is the chain's ranker, the order policy tries two nodes in by
+// their free cores: negative when the node with freeA comes first. Ties,
+// and every pair under first-fit, are left to rank order: callers sort
+// stably nodes that are in rank order. The free index yields nodes in
+// this order without sorting.
+func (policy Policy) Compare(freeA, freeB int) int {
+	switch policy {
+	case WorstFit:
+		return freeB - freeA
+	case BestFit:
+		return freeA - freeB
+	}
+	return 0
+}
