@@ -46,8 +46,12 @@ type filter struct {
 	// applies, if not nil, reports whether it can refuse any node for the
 	// request c asks about; when it cannot, it is left out of the chain.
 	applies func(c *chain) bool
-	// admit reports whether node n may take part of c's request.
-	admit func(c *chain, n *poolNode) bool
+	// keep drops from idx (indices in ns, in order) the nodes it
+	// refuses for c's request, in place, and returns what is left. Each
+	// is written as a call of keep with its test on one node, so the test
+	// is inlined into the loop: a node costs no call, the chain one call
+	// per filter.
+	keep func(c *chain, ns []poolNode, idx []int) []int
 	// placeable: it refuses only nodes that are down or outside the
 	// instance, which the free index never holds, so a walk of the index
 	// skips it.
@@ -64,33 +68,43 @@ type filter struct {
 var filters = []filter{
 	{
 		name: "up", asks: usable | now, placeable: true,
-		admit: func(_ *chain, n *poolNode) bool { return !n.down },
+		keep: func(_ *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return !n.down })
+		},
 	},
 	{
 		name: "in the instance", asks: targets | usable | now, placeable: true, summarised: true,
-		admit: func(_ *chain, n *poolNode) bool { return !n.outside },
+		keep: func(_ *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return !n.outside })
+		},
 	},
 	{
 		// The node-reservation specification's conformance item 1: a job
 		// runs only on the union of the sessions it targets.
 		name: "node reservation targets", asks: targets | usable | now, summarised: true,
 		applies: func(c *chain) bool { return c.sessions.on },
-		admit:   func(c *chain, n *poolNode) bool { return c.sessions.admits(n) },
+		keep: func(c *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return c.sessions.admits(n) })
+		},
 	},
 	{
 		// A node without cores holds no slot, so its GPUs cannot be
 		// used either; room says as much for the now question.
 		name: "has a core", asks: ever | targets | usable, summarised: true,
-		admit: func(_ *chain, n *poolNode) bool { return n.ncores > 0 },
+		keep: func(_ *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return n.ncores > 0 })
+		},
 	},
 	{
 		// Free cores and GPUs now, within the caller's cap: room for a
 		// slot, or with a node count for the node's share, the whole
 		// idle node when exclusive.
 		name: "room", asks: now,
-		admit: func(c *chain, n *poolNode) bool {
-			fc, fg := n.usable(c.caps)
-			return c.req.Room(n.ncores, n.ngpus, fc, fg) > 0
+		keep: func(c *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool {
+				fc, fg := n.usable(c.caps)
+				return c.req.room(n.ncores, n.ngpus, fc, fg) > 0
+			})
 		},
 	},
 	{
@@ -98,7 +112,9 @@ var filters = []filter{
 		// requires too (internal/queue ands them into it on submit).
 		name: "constraint", asks: ever | targets | usable | now,
 		applies: func(c *chain) bool { return !c.req.Constraint.IsEmpty() },
-		admit:   func(c *chain, n *poolNode) bool { return c.req.Constraint.Match(n.target) },
+		keep: func(c *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return c.req.Constraint.Match(n.target) })
+		},
 	},
 }
 
@@ -121,25 +137,72 @@ func (p *Pool) ask(q question, req Request, caps map[uint]Cap, fromIndex bool) *
 	c := &p.chain
 	c.req, c.sessions, c.caps = req, p.sessionFilter(req), caps
 	c.tests, c.summarised = c.tests[:0], true
-	for i := range filters {
-		f := &filters[i]
-		if f.asks&q == 0 || (fromIndex && f.placeable) || (f.applies != nil && !f.applies(c)) {
-			continue
+	for _, f := range asked[b2i(fromIndex)][q] {
+		if f.applies == nil || f.applies(c) {
+			c.tests = append(c.tests, f)
+			c.summarised = c.summarised && f.summarised
 		}
-		c.tests = append(c.tests, f)
-		c.summarised = c.summarised && f.summarised
 	}
 	return c
 }
 
-// admits runs the chain on n: whether every filter admits it.
-func (c *chain) admits(n *poolNode) bool {
-	for _, f := range c.tests {
-		if !f.admit(c, n) {
-			return false
+// asked lists, for each source (every node, the free index) and each
+// question, the filters that take part in it, so that asking looks only at
+// those.
+var asked = func() (m [2][now + 1][]*filter) {
+	for src := range m {
+		for q := range m[src] {
+			for i := range filters {
+				f := &filters[i]
+				if f.asks&question(q) != 0 && !(src == 1 && f.placeable) {
+					m[src][q] = append(m[src][q], f)
+				}
+			}
 		}
 	}
-	return true
+	return m
+}()
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// run keeps the nodes of ns in idx that every filter of the chain admits,
+// in order, in place.
+func (c *chain) run(ns []poolNode, idx []int) []int {
+	for _, f := range c.tests {
+		if len(idx) == 0 {
+			break
+		}
+		idx = f.keep(c, ns, idx)
+	}
+	return idx
+}
+
+// keep is the loop of every filter: the indices in idx whose node passes
+// test, in order, in place. It is small enough to be inlined with test.
+func keep(ns []poolNode, idx []int, test func(n *poolNode) bool) []int {
+	out := idx[:0]
+	for _, i := range idx {
+		if test(&ns[i]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// admitted returns the indices of the pool's nodes c admits, in rank
+// order, in the pool's scratch slice: valid until the next question.
+func (p *Pool) admitted(c *chain) []int {
+	idx := p.scratch[:0]
+	for i := range p.nodes {
+		idx = append(idx, i)
+	}
+	p.scratch = idx
+	return c.run(p.nodes, idx)
 }
 
 // Room is the room filter's measure: what a node of cores and gpus, with
@@ -148,14 +211,20 @@ func (c *chain) admits(n *poolNode) bool {
 // nodes (it holds its share of slots, and is whole and idle when r is
 // exclusive), else 0. A planner asks it with what will be free later.
 func (r Request) Room(cores, gpus, freeCores, freeGPUs int) int {
+	return r.room(cores, gpus, freeCores, freeGPUs)
+}
+
+// room is Room without copying the request, and cheap enough to inline
+// into the loops that ask it of every node.
+func (r *Request) room(cores, gpus, freeCores, freeGPUs int) int {
 	slots := capacity(freeCores, freeGPUs, r.CoresPerSlot, r.GPUsPerSlot)
-	switch {
-	case r.NNodes == 0:
+	if r.NNodes == 0 {
 		return slots
-	case slots < r.perNode():
+	}
+	// Not its share, or (exclusive) not idle or partly held for a
+	// planned start.
+	if slots < r.NSlots/r.NNodes || (r.Exclusive && (freeCores != cores || freeGPUs != gpus)) {
 		return 0
-	case r.Exclusive && (freeCores != cores || freeGPUs != gpus):
-		return 0 // not idle, or partly held for a planned start
 	}
 	return 1
 }

@@ -31,17 +31,13 @@ func (p *Pool) Feasible(req Request) error {
 		return ErrUnsatisfiable
 	}
 	constrained := !req.Constraint.IsEmpty()
-	c := p.ask(ever, req, nil, false)
 	// matched: nodes the chain admits; room: what they hold, idle, in
 	// slots (no node count) or nodes (with one).
-	matched, room := 0, 0
-	for i := range p.nodes {
+	idx := p.admitted(p.ask(ever, req, nil, false))
+	matched, room := len(idx), 0
+	for _, i := range idx {
 		n := &p.nodes[i]
-		if !c.admits(n) {
-			continue
-		}
-		matched++
-		room = satAdd(room, req.Room(n.ncores, n.ngpus, n.ncores, n.ngpus))
+		room = satAdd(room, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus))
 	}
 	if constrained && matched == 0 {
 		return ErrNoMatch
@@ -102,23 +98,44 @@ func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int) {
 // order already, and since slots are packed greedily, the walk can stop as
 // soon as the request is met; if it runs out first, matchSlow's total
 // would have been short too.
+//
+// The nodes go through the chain a batch at a time, in the index's order:
+// the first batch is as large as the slots needed (each node the index
+// yields has room for one, unless a cap or its GPUs say otherwise), and
+// each next one twice the last, so a request met by its first nodes costs
+// a look at few more.
 func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
 	c := p.ask(now, req, caps, true)
 	var views []rset.Node
 	left := req.NSlots
-	for i := range p.free.inOrder(policy, req.CoresPerSlot) {
-		n := &p.nodes[i]
-		if !c.admits(n) {
-			continue
+	batch, idx := min(left, 1024), p.scratch[:0]
+	place := func() {
+		for _, i := range c.run(p.nodes, idx) {
+			n := &p.nodes[i]
+			fc, fg := n.usable(caps)
+			k := min(req.room(n.ncores, n.ngpus, fc, fg), left)
+			views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+			if left -= k; left == 0 {
+				return
+			}
 		}
-		fc, fg := n.usable(caps)
-		k := min(req.Room(n.ncores, n.ngpus, fc, fg), left)
-		views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
-		if left -= k; left == 0 {
-			return rset.New(views).WithNSlots(req.NSlots), true
+		idx, batch = idx[:0], min(batch*2, 1024)
+	}
+	for i := range p.free.inOrder(policy, req.CoresPerSlot) {
+		if idx = append(idx, i); len(idx) >= batch {
+			if place(); left == 0 {
+				break
+			}
 		}
 	}
-	return nil, false
+	if left > 0 && len(idx) > 0 {
+		place()
+	}
+	p.scratch = idx[:0]
+	if left > 0 {
+		return nil, false
+	}
+	return rset.New(views).WithNSlots(req.NSlots), true
 }
 
 // matchSlow places any request by filtering every node and sorting the
@@ -177,15 +194,25 @@ type candidate struct {
 // candidates are the nodes the chain admits for the now question, with
 // their room.
 func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
-	c := p.ask(now, req, caps, false)
-	var out []candidate
-	for i := range p.nodes {
-		n := &p.nodes[i]
-		if !c.admits(n) {
-			continue
+	var idx []int
+	if p.free.on {
+		// The index holds exactly the nodes that pass up and in the
+		// instance and have free cores for a slot, which room needs:
+		// on a busy machine, far fewer than all.
+		idx = p.scratch[:0]
+		for i := range p.free.inOrder(FirstFit, req.CoresPerSlot) {
+			idx = append(idx, i) // in rank order
 		}
+		p.scratch = idx
+		idx = p.ask(now, req, caps, true).run(p.nodes, idx)
+	} else {
+		idx = p.admitted(p.ask(now, req, caps, false))
+	}
+	var out []candidate
+	for _, i := range idx {
+		n := &p.nodes[i]
 		fc, fg := n.usable(caps)
-		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.Room(n.ncores, n.ngpus, fc, fg)})
+		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.room(n.ncores, n.ngpus, fc, fg)})
 	}
 	return out
 }

@@ -28,9 +28,11 @@ type Pool struct {
 	// free is kept in step with every change of what is free, down or
 	// outside, so that Match need not look at every node.
 	free freeIndex
-	// chain is the placement chain last asked for (chain.go), kept so
-	// that asking allocates nothing.
-	chain chain
+	// chain is the placement chain last asked for (chain.go), and
+	// scratch the node indices it filters, kept so that asking allocates
+	// nothing.
+	chain   chain
+	scratch []int
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -347,12 +349,9 @@ type NodeState struct {
 // rank order. Whether a node is big enough for req's slots is left to the
 // caller, who weighs it against what is free over time.
 func (p *Pool) Usable(req Request) []uint {
-	c := p.ask(usable, req, nil, false)
 	var out []uint
-	for i := range p.nodes {
-		if n := &p.nodes[i]; c.admits(n) {
-			out = append(out, n.target.Rank)
-		}
+	for _, i := range p.admitted(p.ask(usable, req, nil, false)) {
+		out = append(out, p.nodes[i].target.Rank)
 	}
 	return out
 }

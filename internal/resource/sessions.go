@@ -136,10 +136,8 @@ func (p *Pool) FitsTargets(req Request) error {
 	constrained := !req.Constraint.IsEmpty()
 	f := fit{req: req, per: req.perNode()}
 	if c := p.ask(targets, req, nil, false); !c.summarised {
-		for i := range p.nodes {
-			if n := &p.nodes[i]; c.admits(n) {
-				f.add(n.ncores, n.ngpus, 1)
-			}
+		for _, i := range p.admitted(c) {
+			f.add(p.nodes[i].ncores, p.nodes[i].ngpus, 1)
 		}
 	} else {
 		// When only sessions and sizes decide which nodes count, a
