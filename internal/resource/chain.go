@@ -57,9 +57,9 @@ type filter struct {
 	// skips it.
 	placeable bool
 	// summarised: whether it admits a node depends only on the node's
-	// session, whether it is outside and its size, so FitsTargets may
-	// answer from each session's node sizes (sessionShapes) instead of
-	// looking at every node.
+	// session, whether it is outside and its size, so a question whose
+	// filters all are may be answered for one node of each group of such
+	// nodes (grouped) instead of every node.
 	summarised bool
 }
 
@@ -191,6 +191,66 @@ func keep(ns []poolNode, idx []int, test func(n *poolNode) bool) []int {
 			out = append(out, i)
 		}
 	}
+	return out
+}
+
+// group is nodes every summarised filter treats alike: in the same
+// session, outside or not, of the same size; rep is the first of them.
+type group struct{ rep, count int }
+
+// grouped returns the pool's nodes as groups, in the order of their first
+// node, computed once per change of sessions or inventory.
+func (p *Pool) grouped() []group {
+	if p.groups != nil {
+		return p.groups
+	}
+	type key struct {
+		session       string
+		outside       bool
+		ncores, ngpus int
+	}
+	at := map[key]int{}
+	out := []group{}
+	for i := range p.nodes {
+		n := &p.nodes[i]
+		k := key{n.session, n.outside, n.ncores, n.ngpus}
+		if j, ok := at[k]; ok {
+			out[j].count++
+		} else {
+			at[k] = len(out)
+			out = append(out, group{rep: i, count: 1})
+		}
+	}
+	p.groups = out
+	return out
+}
+
+// admittedGroups returns the nodes c admits as groups: the groups whose
+// first node it admits when every filter of c is summarised, else each
+// node it admits as a group of one. The slice is the pool's scratch,
+// valid until the next question.
+func (p *Pool) admittedGroups(c *chain) []group {
+	out := p.scratchGroups[:0]
+	if !c.summarised {
+		for _, i := range p.admitted(c) {
+			out = append(out, group{rep: i, count: 1})
+		}
+	} else {
+		gs := p.grouped()
+		idx := p.scratch[:0]
+		for _, g := range gs {
+			idx = append(idx, g.rep)
+		}
+		p.scratch = idx
+		j := 0
+		for _, i := range c.run(p.nodes, idx) {
+			for gs[j].rep != i {
+				j++
+			}
+			out = append(out, gs[j])
+		}
+	}
+	p.scratchGroups = out
 	return out
 }
 

@@ -23,9 +23,10 @@ func (p *Pool) Feasible(req Request) error {
 	// librlist checks the job-wide total against the whole inventory
 	// before it looks at constraints.
 	var cores, gpus int
-	for i := range p.nodes {
-		cores += p.nodes[i].ncores
-		gpus += p.nodes[i].ngpus
+	for _, g := range p.grouped() {
+		n := &p.nodes[g.rep]
+		cores = satAdd(cores, need(g.count, n.ncores))
+		gpus = satAdd(gpus, need(g.count, n.ngpus))
 	}
 	if need(req.NSlots, req.CoresPerSlot) > cores || need(req.NSlots, req.GPUsPerSlot) > gpus {
 		return ErrUnsatisfiable
@@ -33,11 +34,19 @@ func (p *Pool) Feasible(req Request) error {
 	constrained := !req.Constraint.IsEmpty()
 	// matched: nodes the chain admits; room: what they hold, idle, in
 	// slots (no node count) or nodes (with one).
-	idx := p.admitted(p.ask(ever, req, nil, false))
-	matched, room := len(idx), 0
-	for _, i := range idx {
-		n := &p.nodes[i]
-		room = satAdd(room, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus))
+	matched, room := 0, 0
+	add := func(n *poolNode, count int) {
+		matched = satAdd(matched, count)
+		room = satAdd(room, need(count, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus)))
+	}
+	if c := p.ask(ever, req, nil, false); c.summarised {
+		for _, g := range p.admittedGroups(c) {
+			add(&p.nodes[g.rep], g.count)
+		}
+	} else {
+		for _, i := range p.admitted(c) {
+			add(&p.nodes[i], 1) // without making a group of each
+		}
 	}
 	if constrained && matched == 0 {
 		return ErrNoMatch
@@ -274,6 +283,9 @@ func capacity(cores, gpus, cps, gps int) int {
 // need is slots*per without overflow (counts are at most MaxInt32 each, so
 // the product fits in 64 bits; saturate anyway for 32-bit ints).
 func need(slots, per int) int {
+	if slots <= 1 {
+		return slots * per // spares a division per node where counts are 1
+	}
 	if per != 0 && slots > maxInt/per {
 		return maxInt
 	}
