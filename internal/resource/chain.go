@@ -19,14 +19,20 @@ package resource
 //     The scheduler's backfill planning finds a planned start on these,
 //     node by node, with Request.Room at future times and Policy.Compare.
 //     (Usable)
-//   - now: where does it fit on what is free now? (Match, by either of two
-//     walks: every node, or the free index, which holds only placeable
-//     nodes in the ranker's order already)
+//   - now: where does it fit on what is free now? (Match: the common
+//     request walks the free index, which holds the placeable nodes with
+//     cores for a slot in the ranker's order already, and stops once it
+//     is met; any other takes every such node the chain admits, in rank
+//     order, then ranks them)
 //
 // A filter that cannot refuse any node for a request (the constraint
-// filter for an unconstrained one, the session filter when nothing is
-// reserved) is left out of the chain asked for it, so the common request
-// pays only for its room. Adding a filter is one entry in filters.
+// filter for an unconstrained one, the session filter when no node is
+// reserved or outside) is left out of the chain asked for it, so the
+// common request pays only for its room. The filters run one after
+// another over a list of nodes, each with its test inlined into its loop,
+// so a node costs no call. Adding a filter is one entry in filters; its
+// flags default to the safe side (looked at on every walk, and node by
+// node).
 
 // question is a set of the questions placement asks.
 type question uint8
@@ -149,7 +155,9 @@ func (p *Pool) ask(q question, req Request, caps map[uint]Cap, fromIndex bool) *
 // asked lists, for each source (every node, the free index) and each
 // question, the filters that take part in it, so that asking looks only at
 // those.
-var asked = func() (m [2][now + 1][]*filter) {
+var asked = listAsked()
+
+func listAsked() (m [2][now + 1][]*filter) {
 	for src := range m {
 		for q := range m[src] {
 			for i := range filters {
@@ -161,7 +169,7 @@ var asked = func() (m [2][now + 1][]*filter) {
 		}
 	}
 	return m
-}()
+}
 
 func b2i(b bool) int {
 	if b {

@@ -82,3 +82,37 @@ func TestCompare(t *testing.T) {
 		t.Error("Compare does not order as the policies say")
 	}
 }
+
+// One entry in filters reaches every question and both walks: a filter
+// that keeps odd ranks off is honoured by Feasible, FitsTargets, Usable
+// and Match, packed (the index walk) or by node count (the scan).
+func TestOneFilterReachesEveryPath(t *testing.T) {
+	saved := filters
+	t.Cleanup(func() { filters, asked = saved, listAsked() })
+	filters = append(append([]filter(nil), saved...), filter{
+		name: "even ranks", asks: ever | targets | usable | now,
+		keep: func(_ *chain, ns []poolNode, idx []int) []int {
+			return keep(ns, idx, func(n *poolNode) bool { return n.target.Rank%2 == 0 })
+		},
+	})
+	asked = listAsked()
+
+	p := NewPool(uniform(4, 2))
+	if diff := cmp.Diff([]uint{0, 2}, p.Usable(Request{})); diff != "" {
+		t.Errorf("Usable (-want +got):\n%s", diff)
+	}
+	if err := p.Feasible(Request{NNodes: 3, NSlots: 3, CoresPerSlot: 1}); err != ErrUnsatisfiable {
+		t.Errorf("Feasible of 3 nodes = %v, want %v", err, ErrUnsatisfiable)
+	}
+	if err := p.FitsTargets(Request{NSlots: 5, CoresPerSlot: 1}); err == nil || err.Error() != "target default has 4 cores, needs 5" {
+		t.Errorf("FitsTargets of 5 cores = %v", err)
+	}
+	for _, policy := range []Policy{WorstFit, FirstFit, BestFit} {
+		if r, ok := p.Match(Request{NSlots: 4, CoresPerSlot: 1}, policy); !ok || r.String() != "rank[0,2]/core[0-1]" {
+			t.Errorf("%s: packed Match = %v, %v", policy, r, ok)
+		}
+		if r, ok := p.Match(Request{NNodes: 2, NSlots: 2, CoresPerSlot: 2}, policy); !ok || r.String() != "rank[0,2]/core[0-1]" {
+			t.Errorf("%s: Match by node count = %v, %v", policy, r, ok)
+		}
+	}
+}
