@@ -88,7 +88,10 @@ func TestCompare(t *testing.T) {
 // and Match, packed (the index walk) or by node count (the scan).
 func TestOneFilterReachesEveryPath(t *testing.T) {
 	saved := filters
-	t.Cleanup(func() { filters, asked = saved, listAsked() })
+	t.Cleanup(func() {
+		filters = saved
+		asked = listAsked() // after filters is restored: it reads them
+	})
 	filters = append(append([]filter(nil), saved...), filter{
 		name: "even ranks", asks: ever | targets | usable | now,
 		keep: func(_ *chain, ns []poolNode, idx []int) []int {
