@@ -217,7 +217,7 @@ func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
 	} else {
 		idx = p.admitted(p.ask(now, req, caps, false))
 	}
-	var out []candidate
+	out := make([]candidate, 0, len(idx))
 	for _, i := range idx {
 		n := &p.nodes[i]
 		fc, fg := n.usable(caps)
