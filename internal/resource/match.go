@@ -229,10 +229,14 @@ func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
 // rank orders candidates by the chain's ranker, ties by rank (they arrive
 // in rank order and the sort is stable).
 func rank(cands []candidate, policy Policy) {
-	if policy == FirstFit {
-		return // rank order already
+	// One comparator per policy, each Compare with a constant policy, so
+	// that the switch in Compare folds away in the sort's many calls.
+	switch policy {
+	case WorstFit:
+		slices.SortStableFunc(cands, func(a, b candidate) int { return WorstFit.Compare(a.free, b.free) })
+	case BestFit:
+		slices.SortStableFunc(cands, func(a, b candidate) int { return BestFit.Compare(a.free, b.free) })
 	}
-	slices.SortStableFunc(cands, func(a, b candidate) int { return policy.Compare(a.free, b.free) })
 }
 
 // take returns the node's lowest free cores and GPUs, as many as asked:

@@ -405,8 +405,12 @@ func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Reques
 			cands = append(cands, cand{st: n.st, free: f, n: sh})
 		}
 	}
-	if policy != resource.FirstFit {
-		slices.SortStableFunc(cands, func(a, b cand) int { return policy.Compare(a.free.cores, b.free.cores) })
+	// One comparator per policy, as resource's rank has them.
+	switch policy {
+	case resource.WorstFit:
+		slices.SortStableFunc(cands, func(a, b cand) int { return resource.WorstFit.Compare(a.free.cores, b.free.cores) })
+	case resource.BestFit:
+		slices.SortStableFunc(cands, func(a, b cand) int { return resource.BestFit.Compare(a.free.cores, b.free.cores) })
 	}
 	var out []pick
 	if req.NNodes > 0 {
