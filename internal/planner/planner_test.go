@@ -211,8 +211,8 @@ func TestEarliestFit(t *testing.T) {
 		OK bool
 	}
 	nan := math.NaN()
-	// Reservation of all 4 cores over [30, 40) on top of twoJobs.
-	reserved := append(append([]spanArg{}, twoJobs...), spanArg{30, 40, []int64{4}, false})
+	// A planned start taking all 4 cores over [30, 40) on top of twoJobs.
+	planned := append(append([]spanArg{}, twoJobs...), spanArg{30, 40, []int64{4}, false})
 	// Two full blocks [0, 10) and [15, 30) leave a gap of exactly 5.
 	gap := []spanArg{{0, 10, []int64{4}, false}, {15, 30, []int64{4}, false}}
 	tests := []struct {
@@ -232,11 +232,11 @@ func TestEarliestFit(t *testing.T) {
 		{"a 4-core job fits at 20", []int64{4}, twoJobs, 0, 5, []int64{4}, want{20, true}},
 		{"asking later than the answer", []int64{4}, twoJobs, 12, 5, []int64{2}, want{12, true}},
 		{"asking between points", []int64{4}, twoJobs, 12.5, 5, []int64{4}, want{20, true}},
-		{"short job before a reservation", []int64{4}, reserved, 0, 15, []int64{2}, want{10, true}},
-		{"long job crossing a reservation waits for it", []int64{4}, reserved, 0, 25, []int64{2}, want{40, true}},
-		{"job just fitting before a reservation", []int64{4}, reserved, 0, 10, []int64{4}, want{20, true}},
-		{"job one second too long for that", []int64{4}, reserved, 0, 11, []int64{4}, want{40, true}},
-		{"no time limit waits for everything", []int64{4}, reserved, 0, inf, []int64{1}, want{40, true}},
+		{"short job before a planned start", []int64{4}, planned, 0, 15, []int64{2}, want{10, true}},
+		{"long job crossing a planned start waits for it", []int64{4}, planned, 0, 25, []int64{2}, want{40, true}},
+		{"job just fitting before a planned start", []int64{4}, planned, 0, 10, []int64{4}, want{20, true}},
+		{"job one second too long for that", []int64{4}, planned, 0, 11, []int64{4}, want{40, true}},
+		{"no time limit waits for everything", []int64{4}, planned, 0, inf, []int64{1}, want{40, true}},
 		{"gap of exactly the duration", []int64{4}, gap, 0, 5, []int64{1}, want{10, true}},
 		{"gap one second short", []int64{4}, gap, 0, 6, []int64{1}, want{30, true}},
 		{"zero duration just before a start", []int64{4}, gap, 14, 0, []int64{1}, want{14, true}},

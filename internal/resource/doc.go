@@ -1,8 +1,9 @@
 // Package resource implements the RFC 16 resource scheduling methods over
 // RFC 20 resource sets: Load (FromConfig, Discover), Find, Allocate,
 // Release, Allocated and Available, plus the placement a scheduler needs
-// (Feasible, Match) with flux-core's first-fit, worst-fit and best-fit
-// policies.
+// (Feasible, FitsTargets, Usable, Match) with flux-core's first-fit,
+// worst-fit and best-fit policies, each one walk of the same chain of
+// feasibility filters and one ranker (chain.go).
 //
 // It is a domain package: no I/O, except that Discover reads the files it is
 // given through an fs.FS, so tests can hand it a fake /sys and /proc.

@@ -7,9 +7,9 @@ import (
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
-// Placement is a pipeline, as in Nomad's scheduler: a feasibility filter
-// (constraint, up, room for the request), a ranker (the policy's order),
-// then a selector that takes nodes in that order until the request is met.
+// Placement is the chain of chain.go: feasibility filters, a ranker (the
+// policy's order), then a selector that takes nodes in that order until
+// the request is met.
 
 // Feasible reports whether req could ever be placed on the inventory,
 // ignoring current allocations, down ranks and sessions (nodes outside the
@@ -23,35 +23,35 @@ func (p *Pool) Feasible(req Request) error {
 	// librlist checks the job-wide total against the whole inventory
 	// before it looks at constraints.
 	var cores, gpus int
-	for i := range p.nodes {
-		cores += p.nodes[i].ncores
-		gpus += p.nodes[i].ngpus
+	for _, g := range p.grouped() {
+		n := &p.nodes[g.rep]
+		cores = satAdd(cores, need(g.count, n.ncores))
+		gpus = satAdd(gpus, need(g.count, n.ngpus))
 	}
 	if need(req.NSlots, req.CoresPerSlot) > cores || need(req.NSlots, req.GPUsPerSlot) > gpus {
 		return ErrUnsatisfiable
 	}
 	constrained := !req.Constraint.IsEmpty()
-	matched := 0
-	slots, nodes := 0, 0 // slots that fit with nnodes = 0; nodes that fit with nnodes > 0
-	perNode := req.perNode()
-	for i := range p.nodes {
-		n := &p.nodes[i]
-		if constrained && !req.Constraint.Match(n.target) {
-			continue
+	// matched: nodes the chain admits; room: what they hold, idle, in
+	// slots (no node count) or nodes (with one).
+	matched, room := 0, 0
+	add := func(n *poolNode, count int) {
+		matched = satAdd(matched, count)
+		room = satAdd(room, need(count, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus)))
+	}
+	if c := p.ask(ever, req, nil, false); c.summarised {
+		for _, g := range p.admittedGroups(c) {
+			add(&p.nodes[g.rep], g.count)
 		}
-		if n.ncores > 0 {
-			matched++
-		}
-		if req.NNodes == 0 {
-			slots = satAdd(slots, capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot))
-		} else if capacity(n.ncores, n.ngpus, req.CoresPerSlot, req.GPUsPerSlot) >= perNode {
-			nodes++
+	} else {
+		for _, i := range p.admitted(c) {
+			add(&p.nodes[i], 1) // without making a group of each
 		}
 	}
 	if constrained && matched == 0 {
 		return ErrNoMatch
 	}
-	if (req.NNodes == 0 && slots < req.NSlots) || (req.NNodes > 0 && nodes < req.NNodes) {
+	if (req.NNodes == 0 && room < req.NSlots) || (req.NNodes > 0 && room < req.NNodes) {
 		if constrained {
 			return ErrUnsatisfiableConstrained
 		}
@@ -107,27 +107,44 @@ func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int) {
 // order already, and since slots are packed greedily, the walk can stop as
 // soon as the request is met; if it runs out first, matchSlow's total
 // would have been short too.
+//
+// The nodes go through the chain a batch at a time, in the index's order:
+// the first batch is as large as the slots needed (each node the index
+// yields has room for one, unless a cap or its GPUs say otherwise), and
+// each next one twice the last, so a request met by its first nodes costs
+// a look at few more.
 func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
-	sessions := p.sessionFilter(req)
+	c := p.ask(now, req, caps, true)
 	var views []rset.Node
 	left := req.NSlots
+	batch, idx := min(left, 1024), p.scratch[:0]
+	place := func() {
+		for _, i := range c.run(p.nodes, idx) {
+			n := &p.nodes[i]
+			fc, fg := n.usable(caps)
+			k := min(req.room(n.ncores, n.ngpus, fc, fg), left)
+			views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+			if left -= k; left == 0 {
+				return
+			}
+		}
+		idx, batch = idx[:0], min(batch*2, 1024)
+	}
 	for i := range p.free.inOrder(policy, req.CoresPerSlot) {
-		n := &p.nodes[i]
-		if sessions.on && !sessions.admits(n) {
-			continue
-		}
-		fc, fg := n.usable(caps)
-		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
-		if slots == 0 {
-			continue
-		}
-		k := min(slots, left)
-		views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
-		if left -= k; left == 0 {
-			return rset.New(views).WithNSlots(req.NSlots), true
+		if idx = append(idx, i); len(idx) >= batch {
+			if place(); left == 0 {
+				break
+			}
 		}
 	}
-	return nil, false
+	if left > 0 && len(idx) > 0 {
+		place()
+	}
+	p.scratch = idx[:0]
+	if left > 0 {
+		return nil, false
+	}
+	return rset.New(views).WithNSlots(req.NSlots), true
 }
 
 // matchSlow places any request by filtering every node and sorting the
@@ -183,49 +200,42 @@ type candidate struct {
 	slots int // slots of the request that fit on it now
 }
 
-// candidates filters the nodes that are up, in the instance and in a
-// session the request targets, satisfy the constraint and have room: for
-// at least one slot, or with a node count for their share (the whole idle
-// node when exclusive).
+// candidates are the nodes the chain admits for the now question, with
+// their room.
 func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
-	constrained := !req.Constraint.IsEmpty()
-	sessions := p.sessionFilter(req)
-	per := req.perNode()
-	var out []candidate
-	for i := range p.nodes {
+	var idx []int
+	if p.free.on {
+		// The index holds exactly the nodes that pass up and in the
+		// instance and have free cores for a slot, which room needs:
+		// on a busy machine, far fewer than all.
+		idx = p.scratch[:0]
+		for i := range p.free.inOrder(FirstFit, req.CoresPerSlot) {
+			idx = append(idx, i) // in rank order
+		}
+		p.scratch = idx
+		idx = p.ask(now, req, caps, true).run(p.nodes, idx)
+	} else {
+		idx = p.admitted(p.ask(now, req, caps, false))
+	}
+	out := make([]candidate, 0, len(idx))
+	for _, i := range idx {
 		n := &p.nodes[i]
 		fc, fg := n.usable(caps)
-		if n.down || fc < req.CoresPerSlot {
-			continue
-		}
-		if sessions.on && !sessions.admits(n) {
-			continue
-		}
-		slots := capacity(fc, fg, req.CoresPerSlot, req.GPUsPerSlot)
-		switch {
-		case slots == 0:
-			continue
-		case req.NNodes > 0 && slots < per:
-			continue
-		case req.Exclusive && (fc != n.ncores || fg != n.ngpus):
-			continue // not idle, or partly held for a reservation
-		}
-		if constrained && !req.Constraint.Match(n.target) {
-			continue
-		}
-		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: slots})
+		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.room(n.ncores, n.ngpus, fc, fg)})
 	}
 	return out
 }
 
-// rank orders candidates by policy, ties by rank (they arrive in rank
-// order and the sort is stable).
+// rank orders candidates by the chain's ranker, ties by rank (they arrive
+// in rank order and the sort is stable).
 func rank(cands []candidate, policy Policy) {
+	// One comparator per policy, each Compare with a constant policy, so
+	// that the switch in Compare folds away in the sort's many calls.
 	switch policy {
 	case WorstFit:
-		slices.SortStableFunc(cands, func(a, b candidate) int { return b.free - a.free })
+		slices.SortStableFunc(cands, func(a, b candidate) int { return WorstFit.Compare(a.free, b.free) })
 	case BestFit:
-		slices.SortStableFunc(cands, func(a, b candidate) int { return a.free - b.free })
+		slices.SortStableFunc(cands, func(a, b candidate) int { return BestFit.Compare(a.free, b.free) })
 	}
 }
 
@@ -277,6 +287,9 @@ func capacity(cores, gpus, cps, gps int) int {
 // need is slots*per without overflow (counts are at most MaxInt32 each, so
 // the product fits in 64 bits; saturate anyway for 32-bit ints).
 func need(slots, per int) int {
+	if slots <= 1 {
+		return slots * per // spares a division per node where counts are 1
+	}
 	if per != 0 && slots > maxInt/per {
 		return maxInt
 	}

@@ -23,11 +23,17 @@ type Pool struct {
 	// placement of an untargeted request skips the session filter when
 	// nothing is reserved, the common case.
 	restricted bool
-	// shapes caches sessionShapes; nil when it must be recomputed.
-	shapes map[string][]shape
+	// groups caches grouped; nil when it must be recomputed.
+	groups []group
 	// free is kept in step with every change of what is free, down or
 	// outside, so that Match need not look at every node.
 	free freeIndex
+	// chain is the placement chain last asked for (chain.go), and
+	// scratch the node indices it filters, kept so that asking allocates
+	// nothing.
+	chain         chain
+	scratch       []int
+	scratchGroups []group
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -119,7 +125,7 @@ func (p *Pool) Grow(r *rset.R) error {
 		nodes = append(nodes, newPoolNode(v))
 	}
 	nodes = append(nodes, p.nodes[i:]...)
-	p.inv, p.nodes, p.shapes = inv, nodes, nil
+	p.inv, p.nodes, p.groups = inv, nodes, nil
 	for i := range p.nodes {
 		p.index[p.nodes[i].target.Rank] = i
 	}
@@ -344,18 +350,9 @@ type NodeState struct {
 // rank order. Whether a node is big enough for req's slots is left to the
 // caller, who weighs it against what is free over time.
 func (p *Pool) Usable(req Request) []uint {
-	constrained := !req.Constraint.IsEmpty()
-	sessions := p.sessionFilter(req)
 	var out []uint
-	for i := range p.nodes {
-		n := &p.nodes[i]
-		if n.down || n.outside || n.ncores == 0 || (sessions.on && !sessions.admits(n)) {
-			continue
-		}
-		if constrained && !req.Constraint.Match(n.target) {
-			continue
-		}
-		out = append(out, n.target.Rank)
+	for _, i := range p.admitted(p.ask(usable, req, nil, false)) {
+		out = append(out, p.nodes[i].target.Rank)
 	}
 	return out
 }

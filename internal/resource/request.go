@@ -151,8 +151,3 @@ func (r Request) Validate() error {
 // PerNode is the slot count each node gets with a node count, 0 without
 // one.
 func (r Request) PerNode() int { return r.perNode() }
-
-// SlotsOn is how many of the request's slots fit in cores and gpus.
-func (r Request) SlotsOn(cores, gpus int) int {
-	return capacity(cores, gpus, r.CoresPerSlot, r.GPUsPerSlot)
-}

@@ -49,7 +49,7 @@ func (p *Pool) SetSessions(reserved map[string]idset.Set, outside idset.Set) {
 		restricted = true
 	})
 	p.restricted = restricted
-	p.shapes = nil
+	p.groups = nil
 	p.reindex()
 }
 
@@ -135,28 +135,11 @@ func (p *Pool) FitsTargets(req Request) error {
 	}
 	constrained := !req.Constraint.IsEmpty()
 	f := fit{req: req, per: req.perNode()}
-	if constrained {
-		sessions := p.sessionFilter(req)
-		for i := range p.nodes {
-			n := &p.nodes[i]
-			if (sessions.on && !sessions.admits(n)) || !req.Constraint.Match(n.target) {
-				continue
-			}
-			f.add(n.ncores, n.ngpus, 1)
-		}
-	} else {
-		// Without a constraint only node sizes matter, so a summary per
-		// session makes this independent of the pool's size: a scheduler
-		// asks again for every waiting job whenever sessions change.
-		shapes := p.sessionShapes()
-		if req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession) {
-			f.addAll(shapes[""])
-		}
-		for i, t := range req.Targets {
-			if t != "" && t != jobspec.DefaultSession && !slices.Contains(req.Targets[:i], t) {
-				f.addAll(shapes[t])
-			}
-		}
+	// A scheduler asks again for every waiting job whenever sessions
+	// change; by groups, unless a constraint looks at more than sizes,
+	// this does not grow with the pool.
+	for _, g := range p.admittedGroups(p.ask(targets, req, nil, false)) {
+		f.add(p.nodes[g.rep].ncores, p.nodes[g.rep].ngpus, g.count)
 	}
 	short := func(format string, args ...any) error {
 		return fmt.Errorf("%s "+format, append([]any{targetLabel(req.Targets)}, args...)...)
@@ -225,45 +208,4 @@ func (f *fit) add(ncores, ngpus, count int) {
 	if f.req.NNodes > 0 && c >= f.per {
 		f.roomy = satAdd(f.roomy, count)
 	}
-}
-
-func (f *fit) addAll(shapes []shape) {
-	for _, s := range shapes {
-		f.add(s.ncores, s.ngpus, s.count)
-	}
-}
-
-// shape is how many nodes of one size a session has.
-type shape struct{ ncores, ngpus, count int }
-
-// sessionShapes returns the sizes of each session's nodes in the instance
-// ("" is the default session), computed once per change of sessions or
-// inventory; allocations and down ranks do not matter to it.
-func (p *Pool) sessionShapes() map[string][]shape {
-	if p.shapes != nil {
-		return p.shapes
-	}
-	type dims struct{ ncores, ngpus int }
-	counts := map[string]map[dims]int{}
-	for i := range p.nodes {
-		n := &p.nodes[i]
-		if n.outside || n.ncores == 0 {
-			continue
-		}
-		m := counts[n.session]
-		if m == nil {
-			m = map[dims]int{}
-			counts[n.session] = m
-		}
-		m[dims{n.ncores, n.ngpus}]++
-	}
-	p.shapes = make(map[string][]shape, len(counts))
-	for session, m := range counts {
-		list := make([]shape, 0, len(m))
-		for sz, c := range m {
-			list = append(list, shape{sz.ncores, sz.ngpus, c})
-		}
-		p.shapes[session] = list
-	}
-	return p.shapes
 }

@@ -89,7 +89,7 @@ func BenchmarkBlockedPass(b *testing.B) {
 // benchmark binary: "fill" runs passes (1 ms of virtual time apart) until
 // the nodes the jobs may use are full and reports allocations per second;
 // "easy-pass" is then one pass over the full machine (the head gets its
-// reservation, the 31 behind it are looked at and none fits);
+// planned start, the 31 behind it are looked at and none fits);
 // "easy-pass-all-32" is the same pass made to look at all 32 jobs, as
 // after a change of sessions or priorities, when no reason can be taken
 // as settled. Each reports the process's peak resident memory. The setup
@@ -209,7 +209,7 @@ func BenchmarkScale(b *testing.B) { scale.run(b) }
 // The scale benchmark for a constrained queue (issue 13): 2,000 nodes x 64
 // cores, half of them with property a, and 200,000 pending jobs that
 // require a. Their feasible set is the 1,000 nodes with a, so every
-// reservation is planned node by node.
+// planned start is found node by node.
 var scaleConstrained = &scaleFixture{
 	hosts: []resource.ConfigEntry{
 		{Hosts: "node[0-999]", Cores: "0-63", Properties: []string{"a"}},

@@ -9,8 +9,8 @@ import (
 )
 
 // Backfilling with constraints and targets (issue 13, item 1): a job's
-// constraint narrows where its reservation may be, never whether it gets
-// one, and no job started now takes what a reservation counts on. The
+// constraint narrows where its planned start may be, never whether it
+// gets one, and no job started now takes what a planned start counts on. The
 // harness's clock starts at 5000.
 
 // requiring adds an RFC 31 constraint to o.
@@ -29,10 +29,10 @@ func withHosts(c map[string]any) func(jobspec.Options) jobspec.Options {
 // batch: A (4 cores, 60 s) runs; B (6 cores, 60 s) waits; C (1 core,
 // 300 s); D (1 core, 10 s). B's shadow time is 5060, when A ends. D ends
 // before it and backfills; C would end after it with no extra core and
-// waits (easy, hybrid-1), or is reserved after B (conservative). The same
+// waits (easy, hybrid-1), or is planned after B (conservative). The same
 // whether the jobs have no constraint, one every node satisfies, or name
 // every host: such a constraint narrows nothing.
-func TestConstraintKeepsReservation(t *testing.T) {
+func TestConstraintKeepsPlannedStart(t *testing.T) {
 	kinds := []struct {
 		name string
 		with func(jobspec.Options) jobspec.Options
@@ -64,7 +64,7 @@ func TestConstraintKeepsReservation(t *testing.T) {
 				)
 				// D ends; B starts at its shadow time, not later.
 				h.run(do(at(5010), free(4)), "4 FREE")
-				// C is the head now: with one reservation it gets it.
+				// C is the head now: with one planned start it gets it.
 				want := []string{"1 FREE", "2 SUCCESS rank[0-2]/core[0-1]"}
 				if pol.c == "3 ANNOTATE insufficient resources" {
 					want = append(want, "3 ANNOTATE insufficient resources eta=5120")
@@ -77,14 +77,14 @@ func TestConstraintKeepsReservation(t *testing.T) {
 
 // A constraint that narrows: 4 nodes x 2 cores, ranks 0-1 have property
 // a. Job 1 (3 cores on a) holds rank 0 and one core of rank 1 until 5060.
-// Job 2 (4 cores on a) can start only when job 1 ends: its reservation
+// Job 2 (4 cores on a) can start only when job 1 ends: its planned start
 // claims ranks 0-1 for [5060, 5120). First-fit would put job 3 (1 core,
 // anywhere, 300 s) on rank 1's free core, which it would still hold at
 // 5060: it goes to rank 2 instead. Job 4 (1 core on a, 100 s) would end
-// after 5060 on a claimed node: it waits (easy) or is reserved after job
+// after 5060 on a claimed node: it waits (easy) or is planned after job
 // 2 (conservative). Job 5 (1 core on a, 10 s) ends before 5060 and
 // backfills on rank 1.
-func TestNarrowReservation(t *testing.T) {
+func TestNarrowPlannedStart(t *testing.T) {
 	tests := []struct {
 		kind Kind
 		j4   string
@@ -119,7 +119,7 @@ func TestNarrowReservation(t *testing.T) {
 
 // Overlapping feasible sets see each other's claims. 3 nodes x 1 core:
 // rank 0 has a, rank 1 a and b, rank 2 b; job 1 holds all three until
-// 5100. Job 2 (2 cores on a) is reserved on ranks 0-1 at 5100; job 3 (1
+// 5100. Job 2 (2 cores on a) is planned on ranks 0-1 at 5100; job 3 (1
 // core on b) on rank 2 at 5100, rank 1 being claimed; job 4 (2 cores on
 // b) must wait for job 2's claim on rank 1 to end, at 5200.
 func TestOverlappingClaims(t *testing.T) {
@@ -139,13 +139,13 @@ func TestOverlappingClaims(t *testing.T) {
 	h.run(do(at(5200), free(2), free(3)), "2 FREE", "3 FREE", "4 SUCCESS rank[1-2]/core0")
 }
 
-// Jobs in a node reservation's session are reserved on its nodes. Ranks
-// 2-3 are r1's. Job 1 (3 cores in r1) holds rank 2 and one core of rank
-// 3 until 5060; job 2 (4 cores in r1) is reserved at 5060; job 3 (1 core
+// Jobs in a node reservation's session get their planned starts on its
+// nodes. Ranks 2-3 are r1's. Job 1 (3 cores in r1) holds rank 2 and one
+// core of rank 3 until 5060; job 2 (4 cores in r1) is planned at 5060; job 3 (1 core
 // in r1, 300 s) would hold rank 3's last core past 5060 and waits; job 4
 // (1 core in r1, 10 s) backfills there. Job 5, in the default session,
 // is not concerned.
-func TestSessionReservation(t *testing.T) {
+func TestSessionPlannedStart(t *testing.T) {
 	for _, kind := range []Kind{EASY, Hybrid, Conservative} {
 		t.Run(kind.String(), func(t *testing.T) {
 			h := newHarness(t, resource.WorstFit, fourHosts2Cores)
@@ -174,10 +174,10 @@ func TestSessionReservation(t *testing.T) {
 }
 
 // A job that may run in r1 or the default session is backfilled on r1
-// when the default session's nodes are what a reservation counts on.
+// when the default session's nodes are what a planned start counts on.
 // Ranks 0-1 are the default session, rank 2 is r1's. Job 1 (3 cores)
 // holds rank 0 and one core of rank 1 until 5060; job 2 (4 cores) is
-// reserved at 5060; job 3 (1 core, 300 s, r1 or default) would take rank
+// planned at 5060; job 3 (1 core, 300 s, r1 or default) would take rank
 // 1's free core by first-fit and delay job 2: it runs on rank 2.
 func TestMixedTargetsBackfill(t *testing.T) {
 	h := newHarness(t, resource.FirstFit, resource.ConfigEntry{Hosts: "node[0-2]", Cores: "0-1"})
@@ -193,7 +193,7 @@ func TestMixedTargetsBackfill(t *testing.T) {
 
 // Whole nodes: 3 nodes x 2 cores, ranks 0-1 have property a. Job 1 (1
 // core on a, 60 s) is on rank 0. Job 2 (2 nodes of a, exclusive) must
-// wait for it: reserved at 5060 on ranks 0-1. Job 3 (1 core on a, 300 s)
+// wait for it: planned at 5060 on ranks 0-1. Job 3 (1 core on a, 300 s)
 // would take rank 1 past 5060: it waits. Job 4 (1 core, anywhere, 300 s)
 // runs on rank 2.
 func TestNarrowExclusive(t *testing.T) {

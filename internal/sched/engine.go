@@ -175,14 +175,14 @@ func (e *Engine) update(a schedproto.Acquire) error {
 		}
 	}
 	if a.Sessions != nil || a.Outside != nil {
-		reserved, outside := e.s.reserved, e.s.outside
+		nodeResv, outside := e.s.nodeResv, e.s.outside
 		if a.Sessions != nil {
-			reserved = a.Sessions
+			nodeResv = a.Sessions
 		}
 		if a.Outside != nil {
 			outside = *a.Outside
 		}
-		e.s.SetSessions(reserved, outside)
+		e.s.SetSessions(nodeResv, outside)
 	}
 	for _, c := range []struct {
 		ids *string

@@ -16,16 +16,16 @@ import (
 // GPUs of the default session's up nodes as one pool: right for a job that
 // may use any of them, since it can start on whichever are free. A job
 // whose constraint or targets narrow it to some nodes (its feasible set)
-// needs to know when enough of those nodes are free, so its reservation is
-// planned here, node by node: each node's free cores and GPUs over time
+// needs to know when enough of those nodes are free, so its planned start
+// is found here, node by node: each node's free cores and GPUs over time
 // (what is free now, plus what running jobs release at their planned end,
-// minus what earlier reservations of the pass claim), the earliest time
+// minus what earlier planned starts of the pass claim), the earliest time
 // the job fits on the feasible set for its whole requested time, and the
 // nodes it would take then. Those nodes' claims are kept for the rest of
-// the pass: a later reservation on an overlapping set sees them, and a job
+// the pass: a later planned start on an overlapping set sees them, and a job
 // started now may take of a claimed node only what the claims leave free
 // for its whole time (resource.Pool.MatchCapped). The part of a claim on
-// the planner's nodes is added to the planner too, so reservations made
+// the planner's nodes is added to the planner too, so planned starts made
 // there still see it. A constraint every planner node satisfies narrows
 // nothing: such a job is planned as if it had none.
 
@@ -36,14 +36,15 @@ type release struct {
 	cores, gpus int
 }
 
-// claim is what a reservation of the pass holds on one node.
+// claim is what a planned start of the pass holds on one node.
 type claim struct {
 	start, end  float64
 	cores, gpus int
 }
 
-// feasible is the nodes a narrowed job may ever use (resource.Pool.Usable),
-// computed once per layout for each distinct constraint and targets.
+// feasible is the nodes a narrowed job may ever use: those the placement
+// chain admits for the usable question (resource.Pool.Usable), computed
+// once per layout for each distinct constraint and targets.
 type feasible struct {
 	ranks []uint
 	// wide: they are exactly the planner's nodes, so the planner answers.
@@ -57,7 +58,7 @@ const maxFeasible = 4096
 // feasibleFor returns p's feasible set, or nil when the planner answers
 // for p. The sets are shared by constraint and targets (all of a queue's
 // jobs have its requires), so the key is made only for a job being
-// reserved, not kept with every pending one.
+// planned, not kept with every pending one.
 func (s *Scheduler) feasibleFor(p *pending) *feasible {
 	if p.inDefault && p.req.Constraint.IsEmpty() {
 		return nil
@@ -204,24 +205,14 @@ func (s *Scheduler) baseFree(st resource.NodeState, now float64) nodeFree {
 	return f
 }
 
-// share is what one node contributes to req with free f on it: slots
-// without a node count, else 1 if it can be one of the nodes.
+// share is what one node contributes to req with free f on it: the
+// placement chain's room filter (resource.Request.Room) at a time to come.
 func share(req resource.Request, st resource.NodeState, f nodeFree) int {
-	switch {
-	case req.NNodes == 0:
-		return req.SlotsOn(f.cores, f.gpus)
-	case req.Exclusive:
-		if f.cores == st.Cores && f.gpus == st.GPUs && req.SlotsOn(st.Cores, st.GPUs) >= req.PerNode() {
-			return 1
-		}
-	case req.SlotsOn(f.cores, f.gpus) >= req.PerNode():
-		return 1
-	}
-	return 0
+	return req.Room(st.Cores, st.GPUs, f.cores, f.gpus)
 }
 
-// planNode is one feasible node during a sweep.
-type planNode struct {
+// sweepNode is one feasible node during a sweep.
+type sweepNode struct {
 	st      resource.NodeState
 	base    nodeFree // free at the sweep's time, claims aside
 	claimed bool     // the pass has claims on it: windowFree answers
@@ -230,9 +221,9 @@ type planNode struct {
 	pos     int // releases before it are in base
 }
 
-// reserveNodes finds p's earliest start on its feasible set f, for dur
-// seconds, where it also fits the planner for the part on the planner's
-// nodes; claims the nodes it would take then (placed by policy) and
+// planOnNodes finds p's planned start: its earliest start on its feasible
+// set f, for dur seconds, where it also fits the planner for the part on
+// the planner's nodes; claims the nodes it would take then (placed by policy) and
 // returns the start. False: it never fits, as far as the planner knows.
 //
 // It sweeps time from now over the moments some feasible node gains
@@ -242,10 +233,10 @@ type planNode struct {
 // the sweep goes; claimed nodes, few, are looked at over the whole window
 // at each moment. The nodes' releases are merged in time order (a heap
 // of each node's next), so a sweep that ends early reads little of them.
-func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f *feasible, dur float64) (float64, bool) {
+func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f *feasible, dur float64) (float64, bool) {
 	s.tracking()
 	now, req := ps.now, p.req
-	nodes := make([]planNode, len(f.ranks))
+	nodes := make([]sweepNode, len(f.ranks))
 	next := make(releaseHeap, 0, len(f.ranks))
 	var claimed []int
 	var moments []float64 // claim ends on feasible nodes
@@ -332,7 +323,7 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 					if err != nil {
 						return 0, false // FreeDuring said it fits
 					}
-					s.resv = append(s.resv, id)
+					s.planned = append(s.planned, id)
 				}
 				if ps.claims == nil {
 					ps.claims = map[uint][]claim{}
@@ -342,7 +333,7 @@ func (s *Scheduler) reserveNodes(ps *pass, policy resource.Policy, p *pending, f
 				}
 				return t, true
 			}
-			// The nodes are there but the planner's other reservations
+			// The nodes are there but the planner's other planned starts
 			// need what they would take: look again when it has room.
 			ta, ok := s.plan.EarliestFit(t, dur, onPlan)
 			if !ok {
@@ -386,17 +377,18 @@ func (h *releaseHeap) Pop() any {
 	return x
 }
 
-// pick is what a reservation takes of one node.
+// pick is what a planned start takes of one node.
 type pick struct {
 	rank        uint
 	cores, gpus int
 }
 
 // choose places req on the feasible nodes at t for [t, end), as Match
-// would place it on what is free then: candidates ranked by policy on
-// their free cores, ties in rank order, taken until the request is met.
-// The caller knows it fits.
-func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Request, nodes []planNode, t, end float64) []pick {
+// would place it on what is free then: the nodes with room, ranked by the
+// placement chain's ranker (resource.Policy.Compare) on their free cores,
+// ties in rank order, taken until the request is met. The caller knows it
+// fits.
+func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Request, nodes []sweepNode, t, end float64) []pick {
 	type cand struct {
 		st   resource.NodeState
 		free nodeFree
@@ -413,11 +405,12 @@ func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Reques
 			cands = append(cands, cand{st: n.st, free: f, n: sh})
 		}
 	}
+	// One comparator per policy, as resource's rank has them.
 	switch policy {
 	case resource.WorstFit:
-		slices.SortStableFunc(cands, func(a, b cand) int { return b.free.cores - a.free.cores })
+		slices.SortStableFunc(cands, func(a, b cand) int { return resource.WorstFit.Compare(a.free.cores, b.free.cores) })
 	case resource.BestFit:
-		slices.SortStableFunc(cands, func(a, b cand) int { return a.free.cores - b.free.cores })
+		slices.SortStableFunc(cands, func(a, b cand) int { return resource.BestFit.Compare(a.free.cores, b.free.cores) })
 	}
 	var out []pick
 	if req.NNodes > 0 {

@@ -16,7 +16,7 @@ import (
 
 // A pass walks the pending jobs of every queue merged in scheduling order
 // and decides, for each job it considers, whether it starts now, gets a
-// reservation, or waits (see the policies on Kind). It can stop after any
+// planned start, or waits (see the policies on Kind). It can stop after any
 // job and go on later: Step.
 type pass struct {
 	now    float64
@@ -28,7 +28,7 @@ type pass struct {
 	// settled: every reason was looked at by a whole pass since the
 	// layout or the order last changed (see Scheduler.unsettled).
 	settled bool
-	// claims are what the pass's node-granular reservations hold, by
+	// claims are what the pass's node-granular planned starts hold, by
 	// rank (nodes.go); nil while there are none.
 	claims map[uint][]claim
 }
@@ -41,16 +41,16 @@ type walk struct {
 	cursor *pending // the last job considered; the walk resumes after it
 	head   *pending // the next job, found when stale is false
 	stale  bool
-	// seen counts jobs considered, reserved the reservations made (a job
+	// seen counts jobs considered, planned the planned starts made (a job
 	// that could get no start time counts too) and estimates those with a
 	// start time.
-	seen, reserved, estimates int
+	seen, planned, estimates int
 	// blocked: an fcfs queue stopped at a job that did not fit. starved:
-	// a job got no reservation because jobs without a time limit hold
+	// a job got no planned start because jobs without a time limit hold
 	// what it needs, so nothing without a limit may start behind it, or
 	// it might never start.
 	blocked, starved bool
-	// starvedOn: the same for a job reserved node by node, on these
+	// starvedOn: the same for a job planned node by node, on these
 	// ranks only: nothing without a limit may start on them.
 	starvedOn []uint
 	done      bool // nothing more to consider in this pass
@@ -175,7 +175,7 @@ func (s *Scheduler) next(ps *pass) *walk {
 	return best
 }
 
-// begin starts a pass: the last pass's reservations are dropped (every
+// begin starts a pass: the last pass's planned starts are dropped (every
 // pass makes them anew) and the planner is rebuilt if the capacity
 // changed.
 func (s *Scheduler) begin(now float64) {
@@ -183,11 +183,11 @@ func (s *Scheduler) begin(now float64) {
 	if s.plan == nil || s.planAt != s.layout {
 		s.rebuild()
 	} else {
-		for _, id := range s.resv {
+		for _, id := range s.planned {
 			_ = s.plan.Remove(id) // each was added by the last pass
 		}
 	}
-	s.resv = s.resv[:0]
+	s.planned = s.planned[:0]
 	ps := &pass{now: now, settled: s.unsettled}
 	for name, tree := range s.queues {
 		ps.queues = append(ps.queues, &walk{name: name, tree: tree, policy: s.policyOf(name), stale: true})
@@ -218,12 +218,12 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		switch {
 		case q.Kind == FCFS:
 			w.blocked = true
-		case w.reserved < q.reservations():
-			// The job takes a reservation slot even when it gets no
-			// start time, as the head does under easy.
-			w.reserved++
+		case w.planned < q.planDepth():
+			// The job takes one of the pass's planned starts even when
+			// it gets no start time, as the head does under easy.
+			w.planned++
 			if f := s.feasibleFor(p); f != nil {
-				t, ok := s.reserveNodes(ps, q.Match, p, f, dur)
+				t, ok := s.planOnNodes(ps, q.Match, p, f, dur)
 				if !ok {
 					w.starvedOn = append(w.starvedOn, f.ranks...)
 					break
@@ -237,10 +237,10 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 				w.starved = true
 				break
 			}
-			// A reservation holds the job's start instant at least, even
+			// A planned start holds the job's start instant at least, even
 			// for a duration too small to move the clock.
 			if id, err := s.plan.Add(t, max(t+dur, math.Nextafter(t, math.Inf(1))), p.amount); err == nil {
-				s.resv = append(s.resv, id)
+				s.planned = append(s.planned, id)
 				w.estimates++
 				est = t
 			}
@@ -281,7 +281,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	}
 	// Backfilling policies start a job only if it also fits the planner
 	// for its whole time, and on claimed nodes only what the claims
-	// leave, so that nothing a reservation counts on is taken.
+	// leave, so that nothing a planned start counts on is taken.
 	// A job too short to move the clock takes nothing from it (it ends
 	// as it starts).
 	end := ps.now + dur
@@ -318,7 +318,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if p.req.Exclusive && p.inDefault {
 		return nil, false
 	}
-	// It would take what the planner's reservations count on: it may
+	// It would take what the planner's planned starts count on: it may
 	// still fit on its other targets alone.
 	req := p.req
 	req.Targets = slices.DeleteFunc(slices.Clone(req.Targets), func(t string) bool { return t == jobspec.DefaultSession })
@@ -327,7 +327,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 
 // settle ends a queue's walk early once looking further could change
 // nothing: no job can start (every job needs a core, and none is free, or
-// fcfs is blocked), no reservation can be made, and every job behind has
+// fcfs is blocked), no planned start can be made, and every job behind has
 // been annotated with its reason and has no estimate to withdraw. On a
 // full machine this makes a pass cost what its head costs, not what the
 // queue is long.
@@ -336,7 +336,7 @@ func (s *Scheduler) settle(ps *pass, w *walk) {
 		return
 	}
 	if !w.blocked {
-		if cores, _ := s.pool.FreeCores(); cores > 0 || w.reserved < w.policy.reservations() {
+		if cores, _ := s.pool.FreeCores(); cores > 0 || w.planned < w.policy.planDepth() {
 			return
 		}
 	}
@@ -379,7 +379,7 @@ func (s *Scheduler) plans(r *rset.R, end float64) held {
 		return held{}
 	}
 	start := min(r.StartTime(), end)
-	// A running job is recorded as it is, even over a reservation it was
+	// A running job is recorded as it is, even over a planned start it was
 	// not counted against (an fcfs queue's, or a job replayed at hello).
 	span, err := s.plan.AddUnchecked(start, end, []int64{int64(cores), int64(gpus)})
 	return held{span: span, planned: err == nil}
@@ -390,7 +390,7 @@ func (s *Scheduler) plans(r *rset.R, end float64) held {
 func (s *Scheduler) rebuild() {
 	inv := s.pool.Inventory()
 	elig := inv.Ranks().Difference(s.pool.Down())
-	for _, ranks := range s.reserved {
+	for _, ranks := range s.nodeResv {
 		elig = elig.Difference(ranks)
 	}
 	elig = elig.Difference(s.outside)
@@ -399,7 +399,7 @@ func (s *Scheduler) rebuild() {
 	_, cores, gpus := inv.SelectRanks(elig).Counts()
 	s.plan, _ = planner.New([]int64{int64(cores), int64(gpus)}) // counts are never negative
 	s.planAt = s.layout
-	s.resv = s.resv[:0]
+	s.planned = s.planned[:0]
 	s.eligCored = 0
 	for rank := range elig.All() {
 		if st, ok := s.pool.State(rank); ok && st.Cores > 0 {

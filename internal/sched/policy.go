@@ -8,7 +8,8 @@ import (
 )
 
 // Kind is a queue policy: which pending jobs a pass starts, and which get
-// reservations (docs/simulation.md, "Policies"; Fluxion's queue-policy).
+// a planned start, what backfilling calls a reservation (docs/simulation.md,
+// "Policies"; Fluxion's queue-policy).
 type Kind int
 
 // The queue policies. The zero value is FCFS, the default.
@@ -16,13 +17,13 @@ const (
 	// FCFS starts jobs from the head of the queue while they fit and stops
 	// at the first that does not.
 	FCFS Kind = iota
-	// EASY reserves the head's earliest start (its shadow time) and
+	// EASY plans the head's earliest start (its shadow time) and
 	// backfills any job that does not delay it.
 	EASY
-	// Hybrid gives reservations to the first ReservationDepth jobs that
-	// cannot start, and backfills the rest around them.
+	// Hybrid gives planned starts to the first ReservationDepth jobs
+	// that cannot start, and backfills the rest around them.
 	Hybrid
-	// Conservative gives every waiting job a reservation.
+	// Conservative gives every waiting job a planned start.
 	Conservative
 )
 
@@ -63,8 +64,9 @@ type QueuePolicy struct {
 	// QueueDepth bounds how many of the queue's pending jobs one pass
 	// considers, in queue order; 0 considers them all.
 	QueueDepth int
-	// ReservationDepth is how many jobs that cannot start get a
-	// reservation in one pass under Hybrid (0: DefaultReservationDepth).
+	// ReservationDepth is how many jobs that cannot start get a planned
+	// start in one pass under Hybrid (0: DefaultReservationDepth). The
+	// name is Fluxion's, as the configuration key reservation-depth is.
 	ReservationDepth int
 	// Match orders nodes when a job is placed.
 	Match resource.Policy
@@ -75,8 +77,8 @@ func DefaultPolicy() QueuePolicy {
 	return QueuePolicy{Kind: FCFS, QueueDepth: DefaultQueueDepth, Match: resource.WorstFit}
 }
 
-// reservations is how many reservations one pass may make in the queue.
-func (q QueuePolicy) reservations() int {
+// planDepth is how many planned starts one pass may make in the queue.
+func (q QueuePolicy) planDepth() int {
 	switch q.Kind {
 	case EASY:
 		return 1

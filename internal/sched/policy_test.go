@@ -80,14 +80,14 @@ func TestEasyExtraCores(t *testing.T) {
 }
 
 // The same queue under each policy, on 4 cores. Job 1 (2 cores) runs to
-// 5100. Job 2 (3 cores, 100 s) gets a reservation at 5100 [5100, 5200)
+// 5100. Job 2 (3 cores, 100 s) gets a planned start at 5100 [5100, 5200)
 // under every backfilling policy. Job 3 (4 cores, 100 s) fits after job
-// 2: [5200, 5300) under conservative and hybrid-2; easy reserves only the
+// 2: [5200, 5300) under conservative and hybrid-2; easy plans only the
 // head. Job 4 (1 core, 500 s) fits now (2 free) and would use the one
 // extra core at 5100, so easy starts it, which delays job 3 to 5500;
-// conservative and hybrid-2 see that it would break job 3's reservation.
-// Conservative reserves it at 5300 (free again after job 3); hybrid-2
-// has no reservation left for it. fcfs stops at job 2.
+// conservative and hybrid-2 see that it would break job 3's planned start.
+// Conservative plans it at 5300 (free again after job 3); hybrid-2
+// has no planned start left for it. fcfs stops at job 2.
 func TestPoliciesCompared(t *testing.T) {
 	queue := do(alloc(1, cores(2, 100)), alloc(2, cores(3, 100)), alloc(3, cores(4, 100)), alloc(4, cores(1, 500)))
 	tests := []struct {
@@ -135,7 +135,7 @@ func TestPoliciesCompared(t *testing.T) {
 	}
 }
 
-// Conservative honours every reservation: each job starts at its
+// Conservative honours every planned start: each job starts at its
 // estimate, and the estimates hold while nothing ends early.
 func TestConservativeHonoured(t *testing.T) {
 	h := policyHarness(t, Conservative, "0-3", 0)
@@ -151,7 +151,7 @@ func TestConservativeHonoured(t *testing.T) {
 }
 
 // A job that ends early moves the estimates behind it forward, and a job
-// that loses its reservation has t_estimate deleted with null.
+// that loses its planned start has t_estimate deleted with null.
 func TestEstimatesFollow(t *testing.T) {
 	h := policyHarness(t, EASY, "0-3", 0)
 	h.run(do(alloc(1, cores(2, 100)), alloc(2, cores(4, 100)), alloc(3, cores(1, 1000))),
@@ -160,7 +160,7 @@ func TestEstimatesFollow(t *testing.T) {
 		"3 ANNOTATE insufficient resources",
 	)
 	// A more urgent job (3 cores) becomes the head: it takes the
-	// reservation at 5100, job 2 loses its estimate, and the extra core
+	// planned start at 5100, job 2 loses its estimate, and the extra core
 	// at 5100 (4 free, 3 needed) lets job 3 start.
 	h.run(do(allocPrio(4, 1000, cores(3, 100))),
 		"4 ANNOTATE insufficient resources eta=5100",

@@ -8,11 +8,28 @@
 // connection. Engine speaks the conversation as messages, and Run is the
 // driver that carries them over a wire.Conn.
 //
+// Two things are called reservations in the sources fluxq follows, and
+// they are kept apart here by name:
+//   - A node reservation (the node-reservation specification; fluxres,
+//     internal/reservation) is made by an administrator: a session of
+//     nodes only the jobs targeting it may use. In this package: nodeResv,
+//     SetSessions, the session filter of the placement chain.
+//   - A planned start is the scheduler's own promise to a blocked job,
+//     what EASY and conservative backfilling call a reservation: the
+//     earliest time the job fits, held in the planner so that backfilled
+//     jobs cannot delay it. Slurm's backfill scheduler calls a node kept
+//     for it PLANNED and keeps the word reservation for the admin kind;
+//     Fluxion's qmanager calls it a reservation, whence the configuration
+//     key reservation-depth (QueuePolicy.ReservationDepth), which counts
+//     planned starts. In this package: planned, planDepth, planOnNodes,
+//     claims; a job with one is annotated with its t_estimate.
+//
 // Decisions where flux-core, Fluxion and the RFC are silent:
 //   - The queue is ordered by priority (high first), then submit time, then
 //     job id. Each named queue (RFC 33, attributes.system.queue) is
 //     scheduled by its own policy: a job that does not fit blocks (fcfs)
-//     or is reserved ahead of (the others) only jobs of its own queue.
+//     or gets a planned start ahead of (the others) only jobs of its own
+//     queue.
 //   - A pass considers at most a queue's queue-depth pending jobs, in
 //     order (Fluxion's default 32), and can pause after any number of
 //     them and resume later, so a huge queue never keeps the driver from
@@ -20,33 +37,33 @@
 //   - Backfill decisions use a planner (internal/planner) of the cores and
 //     GPUs of the default session's up nodes over time: each running job
 //     holds its resources until its R expires (start + requested time,
-//     forever without a limit), and each reservation made in a pass holds
-//     the job's cores and GPUs from its earliest start for its requested
-//     time. Reservations are recomputed at every pass. A job starts when
-//     it fits now both on the nodes (resource.Pool.Match) and in the
-//     planner for its whole requested time, so no backfilled job takes
-//     what a reservation counts on. The planner counts cores and GPUs, not
-//     their nodes, so the estimate of an unconstrained job that needs
-//     whole nodes or several cores on one node can be early; it is never
-//     a promise.
+//     forever without a limit), and each planned start made in a pass
+//     holds the job's cores and GPUs from its earliest start for its
+//     requested time. Planned starts are recomputed at every pass. A job
+//     starts when it fits now both on the nodes (resource.Pool.Match) and
+//     in the planner for its whole requested time, so no backfilled job
+//     takes what a planned start counts on. The planner counts cores and
+//     GPUs, not their nodes, so the estimate of an unconstrained job that
+//     needs whole nodes or several cores on one node can be early; it is
+//     never a promise.
 //   - A job whose constraint or targets narrow the nodes it may use (its
 //     feasible set: a constraint some planner node fails, a queue's
-//     requires, or a node reservation's session) is reserved on exactly
-//     those nodes, planned node by node (nodes.go): at the earliest time
-//     enough of them are free for its whole requested time, on nodes
-//     chosen by the queue's match policy, which the pass then claims. A
-//     later reservation sees those claims on the nodes it shares with
-//     them, and a job started now may take of a claimed node only what
-//     the claims leave free for its whole time. A constraint that every
-//     planner node satisfies narrows nothing: the job is planned as if it
-//     had none.
+//     requires, or a node reservation's session) gets its planned start on
+//     exactly those nodes, planned node by node (nodes.go): at the
+//     earliest time enough of them are free for its whole requested time,
+//     on nodes chosen by the queue's match policy, which the pass then
+//     claims. A later planned start sees those claims on the nodes it
+//     shares with them, and a job started now may take of a claimed node
+//     only what the claims leave free for its whole time. A constraint
+//     that every planner node satisfies narrows nothing: the job is
+//     planned as if it had none.
 //   - A request that could never fit the configured inventory is denied as
 //     soon as it arrives, with librlist's note ("unsatisfiable request",
 //     "no resources satisfy provided constraints", "unsatisfiable
 //     constrained request"). Down (drained) ranks still count as
 //     configured, so a job that needs them waits instead.
 //   - A waiting job a pass looks at is annotated with reason_pending, and
-//     with t_estimate while it holds a reservation (null once it does
+//     with t_estimate while it has a planned start (null once it has
 //     not); only when they change. SUCCESS deletes both with JSON null
 //     (RFC 27). sched-simple's debug annotation jobs_ahead is not kept:
 //     it changes for every waiting job whenever one leaves the queue.
@@ -58,13 +75,14 @@
 // filter, fed by fluxq's extension of resource.acquire (see
 // schedproto.Acquire): a job is placed only on the union of the sessions it
 // targets (attributes.system.targets; the default session when absent),
-// never on a node another reservation holds or one outside the instance.
+// never on a node another node reservation holds or one outside the
+// instance.
 //   - Outside nodes still count when a job arrives, so a job that could fit
 //     only with spare nodes waits rather than being denied.
 //   - A waiting job whose targets could not hold it even if all their nodes
 //     were free and up is annotated with why (resource.Pool.FitsTargets:
 //     "target r1 has 1 nodes, needs 2") instead of "insufficient
-//     resources", and it blocks nothing: it cannot start until a
+//     resources", and it blocks nothing: it cannot start until a node
 //     reservation changes.
 //   - Growing the inventory or changing sessions retries waiting jobs.
 package sched
@@ -112,8 +130,8 @@ type Scheduler struct {
 	njobs  int
 	// Per queue: pending jobs never annotated, and pending jobs with a
 	// t_estimate sent. A pass may stop looking at a queue where nothing
-	// can start or be reserved only when neither has a job it has not
-	// seen (see settled).
+	// can start or be planned only when neither has a job it has not
+	// seen (see settle).
 	fresh, estimated map[string]int
 	// unsettled: the layout or the order changed since the last whole
 	// pass, so every job's reason must be looked at again.
@@ -124,9 +142,10 @@ type Scheduler struct {
 	// layout counts changes of the inventory, of sessions and of down
 	// ranks: FitsTargets and the planner's capacity depend on them.
 	layout int
-	// reserved and outside are the sessions last set; Grow applies them
-	// to the nodes that join, which they may already name.
-	reserved map[string]idset.Set
+	// nodeResv (the ranks each node reservation holds, by allocation id)
+	// and outside are the sessions last set; Grow applies them to the
+	// nodes that join, which they may already name.
+	nodeResv map[string]idset.Set
 	outside  idset.Set
 
 	plan     *planner.Planner
@@ -136,7 +155,7 @@ type Scheduler struct {
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
 	lastSeen int               // jobs the last whole pass looked at
-	resv     []planner.SpanID  // reservations of the last pass
+	planned  []planner.SpanID  // the planned starts of the last pass
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -247,18 +266,18 @@ func (s *Scheduler) Grow(r *rset.R) error {
 	if err := s.pool.Grow(r); err != nil {
 		return err
 	}
-	s.pool.SetSessions(s.reserved, s.outside)
+	s.pool.SetSessions(s.nodeResv, s.outside)
 	s.layout++
 	s.restart()
 	return nil
 }
 
-// SetSessions replaces the sessions: the ranks each reservation holds (by
-// allocation id) and the ranks outside the instance; every other rank is
-// in the default session.
-func (s *Scheduler) SetSessions(reserved map[string]idset.Set, outside idset.Set) {
-	s.reserved, s.outside = reserved, outside
-	s.pool.SetSessions(reserved, outside)
+// SetSessions replaces the sessions: the ranks each node reservation holds
+// (by allocation id) and the ranks outside the instance; every other rank
+// is in the default session.
+func (s *Scheduler) SetSessions(nodeResv map[string]idset.Set, outside idset.Set) {
+	s.nodeResv, s.outside = nodeResv, outside
+	s.pool.SetSessions(nodeResv, outside)
 	s.layout++
 	s.restart()
 }

@@ -14,10 +14,10 @@ import (
 )
 
 // sessions replaces the sessions: "r1=2-3 r2=0" and the outside ranks.
-func sessions(reserved, outside string) op {
+func sessions(nodeResv, outside string) op {
 	return func(h *harness) []string {
 		m := map[string]idset.Set{}
-		for _, f := range strings.Fields(reserved) {
+		for _, f := range strings.Fields(nodeResv) {
 			id, ranks, _ := strings.Cut(f, "=")
 			m[id] = idset.MustParse(ranks)
 		}
@@ -58,7 +58,7 @@ func TestSessionPlacement(t *testing.T) {
 			do(sessions("r1=2-3", ""), alloc(1, targeting(jobspec.Options{NTasks: 3}, "r1")),
 				alloc(2, targeting(jobspec.Options{NTasks: 2}, "r1"))),
 			[]string{"1 SUCCESS rank2/core[0-1] rank3/core0", "2 ANNOTATE insufficient resources"}},
-		{"an untargeted job never lands on reserved ranks",
+		{"an untargeted job never lands on node-reserved ranks",
 			do(sessions("r1=0 r2=3", ""), alloc(1, jobspec.Options{NTasks: 4}), alloc(2, oneCore)),
 			[]string{"1 SUCCESS rank[1-2]/core[0-1]", "2 ANNOTATE insufficient resources"}},
 		{"explicit default is the untargeted session",
@@ -67,7 +67,7 @@ func TestSessionPlacement(t *testing.T) {
 		{"a job targeting r1 and default may use both",
 			do(sessions("r1=0 r2=3", ""), alloc(1, targeting(jobspec.Options{NTasks: 6}, "r1", "default"))),
 			[]string{"1 SUCCESS rank[0-2]/core[0-1]"}},
-		{"a union of reservations leaves the default out",
+		{"a union of node reservations leaves the default out",
 			do(sessions("r1=0 r2=3", ""), alloc(1, targeting(jobspec.Options{Nodes: 2}, "r2", "r1")),
 				alloc(2, targeting(oneCore, "r1"))),
 			[]string{"1 SUCCESS rank[0,3]/core[0-1]", "2 ANNOTATE insufficient resources"}},
@@ -96,7 +96,7 @@ func TestSessionPlacement(t *testing.T) {
 }
 
 // A job waiting on a target too small for it says so, blocks nothing
-// behind it, and runs once the reservation grows.
+// behind it, and runs once the node reservation grows.
 func TestTooSmallTarget(t *testing.T) {
 	h := newHarness(t, resource.FirstFit, fourHosts2Cores)
 	h.run(do(sessions("r1=3", ""), alloc(1, targeting(jobspec.Options{Nodes: 2}, "r1")), alloc(2, oneCore),
@@ -122,7 +122,7 @@ func TestTooSmallTarget(t *testing.T) {
 	h.run(do(free(1)), "1 FREE", "4 SUCCESS rank2/core[0-1]", "5 SUCCESS rank3/core0")
 }
 
-// A reservation ending sends its waiting jobs' reason back; a job that can
+// A node reservation ending sends its waiting jobs' reason back; a job that can
 // never fit any target again waits with the reason (the job manager, not
 // the scheduler, decides when targets are gone).
 func TestReasonFollowsSessions(t *testing.T) {
@@ -137,7 +137,7 @@ func TestReasonFollowsSessions(t *testing.T) {
 }
 
 // Spare nodes: known to the scheduler but outside the instance, they make
-// a job wait rather than be denied; once they join a reservation, the job
+// a job wait rather than be denied; once they join a node reservation, the job
 // targeting it runs there.
 func TestGrowThenSessions(t *testing.T) {
 	h := newHarness(t, resource.FirstFit, resource.ConfigEntry{Hosts: "node[0-1]", Cores: "0-1"})
@@ -192,7 +192,7 @@ func TestRunSessions(t *testing.T) {
 		t.Errorf("job 3: %s", k.final[3])
 	}
 	if k.final[1] != "" {
-		t.Errorf("job 1 placed on reserved nodes: %s", k.final[1])
+		t.Errorf("job 1 placed on node-reserved nodes: %s", k.final[1])
 	}
 	// Nodes joining with a rank already known: the stream is broken.
 	f.send(wire.NewResponse(schedproto.TopicAcquire, schedproto.Acquire{Resources: spare}))
