@@ -94,6 +94,9 @@ type Result struct {
 	Summary  Summary
 	Schedule []Entry  // started jobs, in trace order
 	Samples  []Sample // with Config.Samples
+	// Skipped and Denied say why Summary.Skipped and Summary.Denied jobs
+	// took no part: their counts add up to those.
+	Skipped, Denied []Reason
 }
 
 // Machine is a machine of nodes hosts (node0, node1, ...) of cores cores
@@ -131,6 +134,7 @@ type simJob struct {
 	started   bool
 	start     int64
 	denied    bool
+	note      string // the scheduler's DENY note, once denied
 }
 
 // Run simulates cfg.
@@ -138,7 +142,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Inventory == nil {
 		return nil, errors.New("no machine to simulate")
 	}
-	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}}
+	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -162,6 +166,7 @@ type simulation struct {
 	cfg      Config
 	jobs     []*simJob // in queue order: submit, job number, trace position
 	skipped  int
+	skips    tally
 	byID     map[fluid.ID]*simJob
 	st       *store.Store
 	jm       *jobmgr.Manager
@@ -182,8 +187,9 @@ func (s *simulation) load() error {
 	for i, j := range s.cfg.Jobs {
 		// "A job with cores <= 0 or submit < 0 is skipped"; "a job with
 		// run time < 0 is skipped".
-		if j.Cores() <= 0 || j.Submit < 0 || j.Run < 0 {
+		if why := skipReason(j); why != "" {
 			s.skipped++
+			s.skips.add(why, j.Number)
 			continue
 		}
 		s.jobs = append(s.jobs, &simJob{pos: i, number: j.Number, submit: j.Submit, run: j.Run, requested: j.Requested(), cores: j.Cores()})
@@ -300,6 +306,9 @@ func (s *simulation) run() error {
 	}
 	for _, j := range s.jobs {
 		j.denied = !j.started
+	}
+	if err := s.denyNotes(); err != nil {
+		return err
 	}
 	if s.cfg.Progress != nil {
 		s.cfg.Progress(len(s.jobs), len(s.jobs), s.now)
@@ -441,20 +450,24 @@ func (s *simulation) connect(tx *store.Tx) error {
 }
 
 func (s *simulation) result() *Result {
-	res := &Result{Samples: s.samples}
+	res := &Result{Samples: s.samples, Skipped: s.skips.list()}
 	sum := &res.Summary
 	sum.Skipped = s.skipped
 	var used, waits, slow, turn float64
+	inTrace := slices.Clone(s.jobs)
+	slices.SortFunc(inTrace, func(a, b *simJob) int { return a.pos - b.pos })
 	started := make([]*simJob, 0, len(s.jobs))
-	for _, j := range s.jobs {
+	denials := tally{}
+	for _, j := range inTrace {
 		switch {
 		case j.denied:
 			sum.Denied++
+			denials.add(denyReason(j.note), j.number)
 		case j.started:
 			started = append(started, j)
 		}
 	}
-	slices.SortFunc(started, func(a, b *simJob) int { return a.pos - b.pos })
+	res.Denied = denials.list()
 	for _, j := range started {
 		end := j.start + min(j.run, j.requested)
 		run := end - j.start

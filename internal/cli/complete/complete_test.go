@@ -103,6 +103,7 @@ func TestComplete(t *testing.T) {
 		{"policies", "fluxsched --policy ", []string{"fcfs", "easy", "hybrid", "conservative"}},
 		{"policies of run", "fluxsched run --policy e", []string{"easy"}},
 		{"policies of sim", "fluxsched sim --policy c", []string{"conservative"}},
+		{"policies to compare", "fluxsched sim --compare fcfs,", []string{"fcfs,easy", "fcfs,hybrid", "fcfs,conservative"}},
 		{"modes", "fluxsched run --mode l", []string{"limited="}},
 		{"config file", "fluxsched config check ", files},
 		{"unknown command", "fluxq nosuch ", nil},

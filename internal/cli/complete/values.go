@@ -127,6 +127,7 @@ var flagValues = map[string]valuer{
 	"fluxsched --trace":                   files,
 	"fluxsched --schedule-out":            files,
 	"fluxsched --plot":                    files,
+	"fluxsched --compare":                 list(enum("fcfs", "easy", "hybrid", "conservative")),
 }
 
 // flagValue completes the value of option f of the current command.

@@ -54,7 +54,7 @@ func fluxres(dir string, argv ...string) (int, string, string) {
 }
 
 // The inventory commands against a running instance, through its socket,
-// as CLI.md "Inventory" shows them: info, list, status, drain and undrain
+// as docs/cli.md "Inventory" shows them: info, list, status, drain and undrain
 // with reasons, find by constraint, allocated and available.
 func TestInventoryCommands(t *testing.T) {
 	d, dir := startInstance(t)

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/progress"
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -36,10 +39,31 @@ time (or kills it at its requested time). The machine is --nodes x
 to its default queue (its requires apply) and every queue is started.
 Without --queue-depth the scheduler sees the whole queue.
 
+Jobs that take no part are counted by reason, with their first job
+numbers: skipped (no processor count, a negative submit time, no run
+time) or denied (more cores than the machine, or the queue's nodes,
+have). --json prints the figures, these reasons (skipped_reasons,
+denied_reasons) and what was simulated: policy, machine (nodes, cores,
+gpus, and from: flags, config or this host) and trace (path, jobs_read).
+
+--compare replays the trace under each of several policies and prints a
+row per policy; with --json, an array of the objects --policy prints.
+
+--plot draws utilization over time, its moving mean over it, above the
+queue length; the title names the trace, the policy and the machine, and
+gives the figures. The mean's window is the plot's span / 50, rounded
+down to 1, 2, 5, 10, 15 or 30 s or min, 1, 2, 3, 6 or 12 h, 1 or 2 d,
+or whole weeks (at least 1 s); --plot-window sets it. With --compare,
+each policy's moving mean and queue length are lines of its colour on
+the same axes, and its figures are in the legend.
+
 EXAMPLES:
   # First come first served, then EASY backfilling, on the same trace
   $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8
   $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8 --policy easy
+
+  # Three policies side by side, and on one plot
+  $ fluxsched sim --trace jobs.swf --nodes 64 --cores-per-node 8 --compare fcfs,easy,conservative --plot util.png
 
   # The machine of a config; the schedule and a plot to look at
   $ fluxsched sim --trace jobs.swf --config cluster.toml --schedule-out sched.jsonl --plot util.svg
@@ -53,11 +77,13 @@ EXAMPLES:
 			&cli.IntFlag{Name: "cores-per-node", Usage: "`N` cores in each node", DefaultText: "none: give it, or --config"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "take the machine (and [sched] policy) from this config `FILE` or directory", DefaultText: "none"},
 			&cli.StringFlag{Name: "policy", Usage: "queue `POLICY`: fcfs, easy, hybrid or conservative", DefaultText: "fcfs"},
+			&cli.StringSliceFlag{Name: "compare", Usage: "replay under each of these `POLICIES` (two or more: fcfs,easy) and compare them", DefaultText: "none"},
 			&cli.IntFlag{Name: "reservation-depth", Usage: "hybrid: `N` jobs that get a reservation per pass", DefaultText: "64"},
 			&cli.IntFlag{Name: "queue-depth", Usage: "`N` pending jobs one pass considers", DefaultText: "all"},
 			output.JSONFlag(),
 			&cli.StringFlag{Name: "schedule-out", Usage: "write one JSON line per started job to `FILE`", DefaultText: "none"},
-			&cli.StringFlag{Name: "plot", Usage: "draw utilization and queue length over time to `FILE.svg`", DefaultText: "none"},
+			&cli.StringFlag{Name: "plot", Usage: "draw utilization, its moving mean and queue length over time to `FILE` (.png: a PNG, else an SVG)", DefaultText: "none"},
+			&cli.StringFlag{Name: "plot-window", Usage: "the moving mean's window, a `DURATION` (10m, 2h)", DefaultText: "the plot's span / 50, rounded down"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the simulation to `FILE`"},
 		},
 		Action: simulate,
@@ -71,22 +97,39 @@ func simulate(c *cli.Context) error {
 	if !c.IsSet("trace") {
 		return exitcode.UsageErrorf("sim needs --trace FILE")
 	}
-	inv, cfg, err := simMachine(c)
+	inv, cfg, machine, err := simMachine(c)
 	if err != nil {
 		return err
 	}
-	policy, err := simPolicy(c, cfg)
+	policies, err := simPolicies(c, cfg)
 	if err != nil {
 		return err
 	}
-	f, err := os.Open(c.String("trace"))
+	if len(policies) > 1 && c.IsSet("schedule-out") {
+		return exitcode.UsageErrorf("--schedule-out writes one policy's schedule: give --policy, not --compare")
+	}
+	plotFormat, window, err := simPlotFlags(c)
+	if err != nil {
+		return err
+	}
+	for _, flag := range []string{"schedule-out", "plot"} {
+		if err := checkOutDir(flag, c.String(flag)); err != nil {
+			return err
+		}
+	}
+	p, err := output.FromContext(c)
+	if err != nil {
+		return err
+	}
+	tracePath := c.String("trace")
+	f, err := os.Open(tracePath)
 	if err != nil {
 		return fmt.Errorf("trace: %w", err)
 	}
 	jobs, _, err := swf.Read(f)
 	f.Close()
 	if err != nil {
-		return fmt.Errorf("trace %s: %w", c.String("trace"), err)
+		return fmt.Errorf("trace %s: %w", tracePath, err)
 	}
 	if path := c.String("cpu-profile"); path != "" {
 		stop, err := startProfile(path)
@@ -95,44 +138,128 @@ func simulate(c *cli.Context) error {
 		}
 		defer stop()
 	}
-	line := progress.New(c.App.ErrWriter)
-	res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Queues: simQueues(cfg), Samples: c.IsSet("plot"), Progress: simProgress(line)})
-	line.Done()
-	if err != nil {
-		return fmt.Errorf("simulation: %w", err)
+	reports := make([]*simReport, len(policies))
+	for i, policy := range policies {
+		label := ""
+		if len(policies) > 1 {
+			label = " " + policy.Kind.String()
+		}
+		line := progress.New(c.App.ErrWriter)
+		res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Queues: simQueues(cfg), Samples: c.IsSet("plot"), Progress: simProgress(line, label)})
+		line.Done()
+		if err != nil {
+			if len(policies) > 1 {
+				return fmt.Errorf("simulation under %s: %w", policy.Kind, err)
+			}
+			return fmt.Errorf("simulation: %w", err)
+		}
+		reports[i] = &simReport{
+			Summary: res.Summary, SkippedReasons: res.Skipped, DeniedReasons: res.Denied,
+			Policy: policyInfo(policy), Machine: machine, Trace: simTraceInfo{Path: tracePath, Jobs: len(jobs)},
+			samples: res.Samples, schedule: res.Schedule,
+		}
 	}
 	if path := c.String("schedule-out"); path != "" {
-		if err := writeFile(path, func(w io.Writer) error { return writeSchedule(w, res.Schedule) }); err != nil {
+		if err := writeFile(path, func(w io.Writer) error { return writeSchedule(w, reports[0].schedule) }); err != nil {
 			return err
 		}
 	}
 	if path := c.String("plot"); path != "" {
-		title := fmt.Sprintf("%s, %s", filepath.Base(c.String("trace")), policy.Kind)
-		if err := writeFile(path, func(w io.Writer) error { return sim.WritePlot(w, res.Samples, title) }); err != nil {
+		pl := simPlot(reports, window)
+		pl.Format = plotFormat
+		if err := writeFile(path, pl.Write); err != nil {
 			return err
 		}
 	}
-	p, err := output.FromContext(c)
-	if err != nil {
-		return err
+	if len(reports) > 1 {
+		return output.PrintObject(p, reports, func(w io.Writer) error { return printComparison(w, reports) })
 	}
-	return output.PrintObject(p, res.Summary, func(w io.Writer) error { return printSummary(w, res.Summary) })
+	return output.PrintObject(p, reports[0], func(w io.Writer) error { return printReport(w, reports[0]) })
 }
+
+// simPlotFlags checks --plot and --plot-window before the replay, so a
+// mistake costs nothing: the plot's format, and its moving mean's window
+// in seconds (0: chosen from the span).
+func simPlotFlags(c *cli.Context) (sim.Format, float64, error) {
+	if !c.IsSet("plot") {
+		if c.IsSet("plot-window") {
+			return sim.SVG, 0, exitcode.UsageErrorf("--plot-window needs --plot FILE")
+		}
+		return sim.SVG, 0, nil
+	}
+	format, err := sim.FormatOf(c.String("plot"))
+	if err != nil {
+		return format, 0, exitcode.UsageErrorf("--plot: %v", err)
+	}
+	if !c.IsSet("plot-window") {
+		return format, 0, nil
+	}
+	w, err := fsd.Parse(c.String("plot-window"))
+	switch {
+	case err != nil:
+		return format, 0, exitcode.UsageErrorf("--plot-window: %v", err)
+	case !(w > 0):
+		return format, 0, exitcode.UsageErrorf("--plot-window: must be more than 0, not %s", c.String("plot-window"))
+	case w > maxPlotWindow:
+		return format, 0, exitcode.UsageErrorf("--plot-window: %s is longer than any trace (1000 years at most)", c.String("plot-window"))
+	}
+	return format, w, nil
+}
+
+// checkOutDir checks, before a replay that may take minutes, that the
+// directory of an output file exists, so a mistyped path fails at once.
+func checkOutDir(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("--%s: %s: no such directory %s", flag, path, dir)
+	case !fi.IsDir():
+		return fmt.Errorf("--%s: %s: %s is not a directory", flag, path, dir)
+	}
+	return nil
+}
+
+// maxPlotWindow bounds --plot-window: a thousand years is past any trace,
+// and well within what the plot can draw.
+const maxPlotWindow = 1000 * 365 * 86400
 
 // simProgress shows how far the replay is, on a terminal only:
 // "simulating: 3,145 of 10,000 jobs, t=12.3d" (t is virtual time).
-func simProgress(l *progress.Line) func(done, total int, now int64) {
+// With --compare, label names the policy: "simulating easy: ...".
+func simProgress(l *progress.Line, label string) func(done, total int, now int64) {
 	if !l.Enabled() {
 		return nil
 	}
 	return func(done, total int, now int64) {
-		l.Set(fmt.Sprintf("simulating: %s of %s jobs, t=%s", progress.Thousands(done), progress.Thousands(total), human(float64(now))))
+		l.Set(fmt.Sprintf("simulating%s: %s of %s jobs, t=%s", label, progress.Thousands(done), progress.Thousands(total), human(float64(now))))
 	}
 }
 
 // simMachine is the machine to simulate: --nodes x --cores-per-node, or
-// the hosts of --config (this machine when it has none).
-func simMachine(c *cli.Context) (*rset.R, *config.Config, error) {
+// the hosts of --config (this machine when it has none), with its size
+// and how it was given.
+func simMachine(c *cli.Context) (*rset.R, *config.Config, simMachineInfo, error) {
+	inv, cfg, err := simInventory(c)
+	if err != nil {
+		return nil, nil, simMachineInfo{}, err
+	}
+	m := simMachineInfo{From: machineFromFlags, flags: fmt.Sprintf("--nodes %d --cores-per-node %d", c.Int("nodes"), c.Int("cores-per-node"))}
+	if cfg != nil {
+		m.From, m.Config = machineFromConfig, c.String("config")
+		if len(cfg.Resource.Config) == 0 {
+			m.From = machineFromHost
+		}
+	}
+	m.Nodes, m.Cores, m.GPUs = inv.Counts()
+	return inv, cfg, m, nil
+}
+
+// simInventory reads the machine's flags or config.
+func simInventory(c *cli.Context) (*rset.R, *config.Config, error) {
 	nodes, cores := c.Int("nodes"), c.Int("cores-per-node")
 	sized := c.IsSet("nodes") || c.IsSet("cores-per-node")
 	switch {
@@ -156,16 +283,60 @@ func simMachine(c *cli.Context) (*rset.R, *config.Config, error) {
 	return inv, nil, err
 }
 
+// simPolicies are the policies to simulate: --compare's, else the one of
+// simPolicy.
+func simPolicies(c *cli.Context, cfg *config.Config) ([]sched.QueuePolicy, error) {
+	if !c.IsSet("compare") {
+		p, err := simPolicy(c, cfg)
+		return []sched.QueuePolicy{p}, err
+	}
+	if c.IsSet("policy") {
+		return nil, exitcode.UsageErrorf("give --policy or --compare, not both")
+	}
+	var out []sched.QueuePolicy
+	for _, name := range c.StringSlice("compare") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return nil, exitcode.UsageErrorf("--compare: a policy name is empty (give them as fcfs,easy)")
+		}
+		k, err := sched.ParseKind(name)
+		if err != nil {
+			return nil, exitcode.UsageErrorf("--compare: %v", err)
+		}
+		if slices.ContainsFunc(out, func(p sched.QueuePolicy) bool { return p.Kind == k }) {
+			return nil, exitcode.UsageErrorf("--compare: %s is named twice", k)
+		}
+		p, err := simPolicyOf(c, cfg, k.String())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if len(out) < 2 {
+		return nil, exitcode.UsageErrorf("--compare: give two or more policies, as fcfs,easy")
+	}
+	return out, nil
+}
+
 // simPolicy is the queue policy to simulate: the flags over the config's
 // [sched] table, fcfs without either. The queue depth is unbounded unless
 // --queue-depth says otherwise (docs/simulation.md), whatever the config says.
 func simPolicy(c *cli.Context, cfg *config.Config) (sched.QueuePolicy, error) {
+	return simPolicyOf(c, cfg, "")
+}
+
+// simPolicyOf is simPolicy with kind ("" for the flags' or config's) as
+// the policy.
+func simPolicyOf(c *cli.Context, cfg *config.Config, kind string) (sched.QueuePolicy, error) {
 	t := config.Sched{}
 	if cfg != nil {
 		t = cfg.Sched
 	}
 	if err := schedFlags(c, &t); err != nil {
 		return sched.QueuePolicy{}, err
+	}
+	if kind != "" {
+		t.Policy = kind
 	}
 	all := 0
 	if !c.IsSet("queue-depth") {
@@ -207,24 +378,6 @@ func writeSchedule(w io.Writer, entries []sim.Entry) error {
 	enc := json.NewEncoder(w)
 	for _, e := range entries {
 		if err := enc.Encode(e); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func printSummary(w io.Writer, s sim.Summary) error {
-	rows := [][2]string{
-		{"jobs", fmt.Sprintf("%d started, %d skipped, %d denied", s.Jobs, s.Skipped, s.Denied)},
-		{"makespan", fmt.Sprintf("%d s (%s)", s.Makespan, human(float64(s.Makespan)))},
-		{"utilization", fmt.Sprintf("%.1f%%", 100*s.Utilization)},
-		{"mean wait", fmt.Sprintf("%.0f s (%s)", s.MeanWait, human(s.MeanWait))},
-		{"max wait", fmt.Sprintf("%d s (%s)", s.MaxWait, human(float64(s.MaxWait)))},
-		{"mean bounded slowdown", fmt.Sprintf("%.2f", s.MeanBoundedSlowdown)},
-		{"mean turnaround", fmt.Sprintf("%.0f s (%s)", s.MeanTurnaround, human(s.MeanTurnaround))},
-	}
-	for _, r := range rows {
-		if _, err := fmt.Fprintf(w, "%-22s %s\n", r[0]+":", r[1]); err != nil {
 			return err
 		}
 	}
