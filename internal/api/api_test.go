@@ -30,7 +30,7 @@ func TestTable(t *testing.T) {
 	// The streams are exactly those whose answer waits for a job or a
 	// queue; a stream is never a change.
 	for _, s := range Table {
-		want := s.Name == "events" || s.Name == "wait" || s.Name == "queue-wait" || s.Name == "tool-events"
+		want := s.Name == "events" || s.Name == "wait" || s.Name == "wait-all" || s.Name == "queue-wait" || s.Name == "tool-events"
 		if s.Stream != want {
 			t.Errorf("%s: Stream = %v", s.Name, s.Stream)
 		}

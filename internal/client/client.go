@@ -244,12 +244,31 @@ func ptr[R any](r R, err error) (*R, error) {
 
 // Call calls any entry of the table through c: a request added to the
 // table needs no method of its own on Client. A Client that is not one
-// of this package's (a command's test fake) serves only its methods.
+// of this package's (a command's test fake) serves its methods, and the
+// entries its Serve method answers, if it has one (EntryServer).
 func Call[P, R, S any](ctx context.Context, c Client, m api.Method[P, R, S], p P, each func(S) error) (R, error) {
-	cn, ok := c.(*conn)
-	if !ok {
-		var r R
-		return r, fmt.Errorf("%s: not served by this client", m.Name)
+	var r R
+	switch c := c.(type) {
+	case *conn:
+		return call(ctx, c.t, m, p, each)
+	case EntryServer:
+		v, err := c.Serve(ctx, m.Spec, p, func(line any) error {
+			if each == nil {
+				return nil
+			}
+			return each(line.(S))
+		})
+		if v != nil {
+			r, _ = v.(R)
+		}
+		return r, err
 	}
-	return call(ctx, cn.t, m, p, each)
+	return r, fmt.Errorf("%s: not served by this client", m.Name)
+}
+
+// EntryServer is a Client of a command's tests that answers entries of
+// the table by name: params of the entry's type in, stream lines and the
+// result out.
+type EntryServer interface {
+	Serve(ctx context.Context, spec api.Spec, params any, each func(line any) error) (any, error)
 }

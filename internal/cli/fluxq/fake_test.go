@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -121,6 +122,24 @@ func (f *fakeClient) Wait(_ context.Context, id fluid.ID) (*api.JobSummary, erro
 		return nil, api.ErrUnknownJob
 	}
 	return &info.Summary, nil
+}
+
+// Serve answers wait-all as the instance does: each job's summary, in
+// the order asked.
+func (f *fakeClient) Serve(ctx context.Context, spec api.Spec, params any, each func(any) error) (any, error) {
+	if spec.Name != api.WaitAll.Name {
+		return nil, fmt.Errorf("%s: not served by the fake", spec.Name)
+	}
+	for _, id := range params.(api.IDsParams).IDs {
+		s, err := f.Wait(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := each(*s); err != nil {
+			return nil, err
+		}
+	}
+	return api.None{}, nil
 }
 
 func (f *fakeClient) Stats(context.Context) (*api.JobCounts, error) { return &f.stats, nil }

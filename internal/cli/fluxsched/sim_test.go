@@ -28,7 +28,10 @@ func TestSimOutputs(t *testing.T) {
 	}
 	sched, plot := filepath.Join(work, "s.jsonl"), filepath.Join(work, "u.svg")
 	code, out, errs := fluxsched("sim", "--trace", trace, "--nodes", "1", "--cores-per-node", "2", "--schedule-out", sched, "--plot", plot)
-	want := `jobs:                  4 started, 0 skipped, 0 denied
+	want := `policy:                fcfs
+machine:               1 node, 2 cores (--nodes 1 --cores-per-node 2)
+trace:                 ` + trace + `, 4 jobs read
+jobs:                  4 started, 0 skipped, 0 denied
 makespan:              4011 s (1.1h)
 utilization:           50.2%
 mean wait:             4 s (4s)
