@@ -36,8 +36,14 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script"))
+}
+
+// scriptParams runs the scripts of dir with the commands and set-up every
+// script of this package has.
+func scriptParams(dir string) testscript.Params {
+	return testscript.Params{
+		Dir: dir,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
@@ -63,7 +69,7 @@ func TestScripts(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
-	})
+	}
 }
 
 // cmdExits runs a command and checks its exact exit status, which the
