@@ -9,6 +9,39 @@
 // scheduler never sees a request for a job whose submission is not yet
 // durable, and the exec service never starts a job whose alloc event could
 // still be lost.
+//
+// Each active job's place in the two conversations is one state per
+// protocol, alloc (RFC 27, with the scheduler) and exec (RFC 32, with the
+// exec service), moved only through these tables (protostate.go; drawn
+// with their rules in docs/architecture.md, "The job manager's protocol
+// states"). A row is an event, a column the state it moves from, a cell
+// the state it moves to and what is sent; "-" is no move: refused if the
+// manager would send it, a protocol error if a peer sent it.
+//
+//	| RFC 27 event        | idle          | asked              | canceling              | held           | stray                | freeing | stray-freeing |
+//	| ------------------- | ------------- | ------------------ | ---------------------- | -------------- | -------------------- | ------- | ------------- |
+//	| send alloc          | asked (alloc) | -                  | -                      | -              | -                    | -       | -             |
+//	| send cancel         | -             | canceling (cancel) | -                      | -              | -                    | -       | -             |
+//	| send prioritize     | -             | asked (prioritize) | canceling (prioritize) | -              | -                    | -       | -             |
+//	| send free           | -             | -                  | -                      | freeing (free) | stray-freeing (free) | -       | -             |
+//	| ANNOTATE            | -             | asked              | canceling              | -              | -                    | -       | -             |
+//	| SUCCESS             | -             | held               | held                   | -              | -                    | -       | -             |
+//	| SUCCESS, left SCHED | -             | stray              | stray                  | -              | -                    | -       | -             |
+//	| DENY                | -             | idle               | idle                   | -              | -                    | -       | -             |
+//	| CANCEL              | -             | idle               | idle                   | -              | -                    | -       | -             |
+//	| free response       | -             | -                  | -                      | -              | -                    | idle    | idle          |
+//	| scheduler lost      | idle          | idle               | idle                   | held           | stray                | held    | stray         |
+//
+//	| RFC 32 event      | none         | detached     | open                 | notified       | released |
+//	| ----------------- | ------------ | ------------ | -------------------- | -------------- | -------- |
+//	| send start        | open (start) | open (start) | -                    | -              | -        |
+//	| send exception    | -            | -            | notified (exception) | -              | -        |
+//	| start             | -            | -            | open                 | notified       | -        |
+//	| exception         | -            | -            | notified             | notified       | -        |
+//	| finish            | -            | -            | open                 | notified       | -        |
+//	| release           | -            | -            | open                 | notified       | -        |
+//	| release final     | -            | -            | released (ack)       | released (ack) | -        |
+//	| exec service lost | none         | detached     | detached             | detached       | released |
 package jobmgr
 
 import (

@@ -70,7 +70,7 @@ const (
 )
 
 var allocEventNames = [nAllocEvents]string{"send alloc", "send cancel", "send prioritize", "send free",
-	"ANNOTATE", "SUCCESS", "SUCCESS, job left SCHED", "DENY", "CANCEL", "free response", "scheduler lost"}
+	"ANNOTATE", "SUCCESS", "SUCCESS, left SCHED", "DENY", "CANCEL", "free response", "scheduler lost"}
 
 func (ev allocEvent) String() string { return allocEventNames[ev] }
 
@@ -134,7 +134,7 @@ const (
 	sendAck             // <service>.ack, after the turn's commit (Take)
 )
 
-var sendNames = [...]string{"", "sched.alloc", "sched.cancel", "sched.prioritize", "sched.free", "start", "exception", "ack after commit"}
+var sendNames = [...]string{"", "alloc", "cancel", "prioritize", "free", "start", "exception", "ack"}
 
 func (s send) String() string { return sendNames[s] }
 
@@ -272,7 +272,9 @@ func (m *Manager) execGo(e *entry, ev execEvent) bool {
 		// never finish.
 		m.sendExec(execproto.MethodStart, execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.exec == execDetached && j.Started, R: e.rec.RawR})
 	case sendNotice:
-		m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
+		if x := j.Exception; x != nil { // cleanup sends it for a fatal one only
+			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: x.Severity, Type: x.Type, Note: x.Note})
+		}
 	case sendAck:
 		// Sent after the commit (Take), so the exec service forgets the
 		// end only once it cannot be lost.
