@@ -266,3 +266,16 @@ func drawExec() []string {
 		return mv.to.String(), mv.send.String(), mv.ok
 	})
 }
+
+// BenchmarkMove is the cost of a move that sends nothing, the table's own
+// share of a turn: a scheduler lost and found for a job asking.
+func BenchmarkMove(b *testing.B) {
+	m, e := protoRig()
+	b.ReportAllocs()
+	for b.Loop() {
+		e.alloc = allocAsked
+		m.allocGo(e, allocLost)
+		e.exec = execOpen
+		m.execGo(e, execLost)
+	}
+}
