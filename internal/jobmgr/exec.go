@@ -40,10 +40,7 @@ func (m *Manager) ExecMessage(tx *store.Tx, msg wire.Message) error {
 func (m *Manager) ExecDisconnected() {
 	m.exec.up = false
 	for _, e := range m.active {
-		if e.startPending {
-			m.touch(e)
-			e.startPending, e.reattach, e.notified = false, true, false
-		}
+		m.execGo(e, execLost)
 	}
 }
 
@@ -56,7 +53,7 @@ func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
 	// RFC 32: fail the hello while another service has starts outstanding.
 	if m.exec.up {
 		for _, e := range m.active {
-			if e.startPending {
+			if e.exec.open() {
 				m.out.Exec = append(m.out.Exec, wire.NewError(msg.Topic, 16 /* EBUSY */, "jobs have start requests outstanding"))
 				return nil
 			}
@@ -69,7 +66,7 @@ func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
 	// agent can forget them. The others are reported again on their
 	// start stream and acknowledged after that commit.
 	for _, id := range h.Ended {
-		if e, ok := m.active[id]; !ok || e.released {
+		if e, ok := m.active[id]; !ok || e.exec == execReleased {
 			m.out.acks = append(m.out.acks, id)
 		}
 	}
@@ -87,7 +84,7 @@ func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
 // the exec service: a job in CLEANUP that was started before a restart is
 // reattached so its shell is seen to its end before resources are freed.
 func (m *Manager) advanceRunning(tx *store.Tx, e *entry) error {
-	if e.j().State == job.Cleanup && e.reattach && !e.released && !e.startPending {
+	if e.j().State == job.Cleanup && e.exec == execDetached {
 		if err := m.start(e); err != nil {
 			return err
 		}
@@ -105,9 +102,23 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 	if err != nil {
 		return err
 	}
-	e, ok := m.lookup(r.ID)
-	if !ok || !e.startPending {
-		return fmt.Errorf("%s: response for job %s, which has no start request outstanding", msg.Topic, r.ID)
+	e, _ := m.lookup(r.ID)
+	var ev execEvent
+	switch d := data.(type) {
+	case nil:
+		ev = execStarted
+	case *execproto.Exception:
+		ev = execException
+	case *execproto.Finish:
+		ev = execFinished
+	case *execproto.Release:
+		ev = execRelease
+		if d.Final {
+			ev = execReleaseFinal
+		}
+	}
+	if err := heardExec(e, r.ID, ev, msg.Topic); err != nil {
+		return err
 	}
 	j := e.j()
 	switch d := data.(type) {
@@ -125,8 +136,7 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		if err := m.post(tx, e, "exception", ctx); err != nil {
 			return err
 		}
-		m.touch(e)
-		e.notified = true // the exec service raised it: it knows
+		m.execGo(e, ev) // the exec service raised it: it knows
 		return m.advance(tx, e)
 	case *execproto.Finish:
 		if j.Finished || !j.Started {
@@ -152,12 +162,9 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 			return err
 		}
 		if d.Final {
-			// RFC 32: the final release ends the stream.
-			m.touch(e)
-			e.startPending, e.released = false, true
-			// Sent after the commit (Take), so the exec service forgets
-			// the end only once it cannot be lost.
-			m.out.acks = append(m.out.acks, e.id())
+			// RFC 32: the final release ends the stream; the end is
+			// acknowledged after the commit.
+			m.execGo(e, ev)
 			return m.advance(tx, e)
 		}
 	}

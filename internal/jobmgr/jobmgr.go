@@ -9,6 +9,39 @@
 // scheduler never sees a request for a job whose submission is not yet
 // durable, and the exec service never starts a job whose alloc event could
 // still be lost.
+//
+// Each active job's place in the two conversations is one state per
+// protocol, alloc (RFC 27, with the scheduler) and exec (RFC 32, with the
+// exec service), moved only through these tables (protostate.go; drawn
+// with their rules in docs/architecture.md, "The job manager's protocol
+// states"). A row is an event, a column the state it moves from, a cell
+// the state it moves to and what is sent; "-" is no move: refused if the
+// manager would send it, a protocol error if a peer sent it.
+//
+//	| RFC 27 event        | idle          | asked              | canceling              | held           | stray                | freeing | stray-freeing |
+//	| ------------------- | ------------- | ------------------ | ---------------------- | -------------- | -------------------- | ------- | ------------- |
+//	| send alloc          | asked (alloc) | -                  | -                      | -              | -                    | -       | -             |
+//	| send cancel         | -             | canceling (cancel) | -                      | -              | -                    | -       | -             |
+//	| send prioritize     | -             | asked (prioritize) | canceling (prioritize) | -              | -                    | -       | -             |
+//	| send free           | -             | -                  | -                      | freeing (free) | stray-freeing (free) | -       | -             |
+//	| ANNOTATE            | -             | asked              | canceling              | -              | -                    | -       | -             |
+//	| SUCCESS             | -             | held               | held                   | -              | -                    | -       | -             |
+//	| SUCCESS, left SCHED | -             | stray              | stray                  | -              | -                    | -       | -             |
+//	| DENY                | -             | idle               | idle                   | -              | -                    | -       | -             |
+//	| CANCEL              | -             | idle               | idle                   | -              | -                    | -       | -             |
+//	| free response       | -             | -                  | -                      | -              | -                    | idle    | idle          |
+//	| scheduler lost      | idle          | idle               | idle                   | held           | stray                | held    | stray         |
+//
+//	| RFC 32 event      | none         | detached     | open                 | notified       | released |
+//	| ----------------- | ------------ | ------------ | -------------------- | -------------- | -------- |
+//	| send start        | open (start) | open (start) | -                    | -              | -        |
+//	| send exception    | -            | -            | notified (exception) | -              | -        |
+//	| start             | -            | -            | open                 | notified       | -        |
+//	| exception         | -            | -            | notified             | notified       | -        |
+//	| finish            | -            | -            | open                 | notified       | -        |
+//	| release           | -            | -            | open                 | notified       | -        |
+//	| release final     | -            | -            | released (ack)       | released (ack) | -        |
+//	| exec service lost | none         | detached     | detached             | detached       | released |
 package jobmgr
 
 import (
@@ -28,7 +61,6 @@ import (
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
-	"github.com/fluxq/fluxq/internal/schedproto"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
@@ -100,22 +132,15 @@ type Manager struct {
 
 // entry is an active job and its conversation state.
 type entry struct {
-	rec          *ops.Record
-	allocPending bool // a sched.alloc is outstanding
-	cancelSent   bool // a sched.cancel was sent for it
-	freePending  bool // a sched.free is outstanding
-	startPending bool // a start request's stream is open
-	reattach     bool // loaded holding resources: a shell may still run
-	released     bool // the exec service's final release arrived
-	notified     bool // the exec service was told of the fatal exception
-	strayR       bool // resources arrived after the job stopped wanting them
+	rec   *ops.Record
+	alloc allocState // with the scheduler (RFC 27; protostate.go)
+	exec  execState  // with the exec service (RFC 32)
 
 	saved uint64 // the turn that last copied it into a Checkpoint
 }
 
-func (e *entry) id() fluid.ID      { return e.rec.Job.ID }
-func (e *entry) j() *job.Job       { return e.rec.Job }
-func (e *entry) shellMayRun() bool { return e.startPending || (e.reattach && !e.released) }
+func (e *entry) id() fluid.ID { return e.rec.Job.ID }
+func (e *entry) j() *job.Job  { return e.rec.Job }
 
 type schedPhase int
 
@@ -204,8 +229,16 @@ func (m *Manager) Load(tx *store.Tx) error {
 		}
 		e := &entry{rec: rec}
 		j := rec.Job
-		e.reattach = j.Allocated && !j.Released && j.State&job.Running != 0
-		e.released = j.Released
+		if j.Allocated {
+			// Stray R (no alloc event) is not remembered across a restart.
+			e.alloc = allocHeld
+		}
+		switch {
+		case j.Allocated && !j.Released && j.State&job.Running != 0:
+			e.exec = execDetached // a shell may still run
+		case j.Released:
+			e.exec = execReleased
+		}
 		m.active[id] = e
 		m.track(e)
 	}
@@ -303,28 +336,21 @@ func (m *Manager) advance(tx *store.Tx, e *entry) error {
 // cleanup moves a job in CLEANUP toward INACTIVE; done reports that it
 // posted clean.
 func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
-	j := e.j()
-	if e.allocPending {
-		if !e.cancelSent && m.sched.phase == schedReady {
-			m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
-			m.touch(e)
-			e.cancelSent = true
+	if e.alloc.asking() {
+		if m.sched.phase == schedReady {
+			m.allocGo(e, allocSendCancel) // unless one was sent
 		}
 		return false, nil
 	}
-	if e.shellMayRun() {
-		if e.startPending && !e.notified && j.Exception.Fatal() {
-			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: j.Exception.Severity, Type: j.Exception.Type, Note: j.Exception.Note})
-			m.touch(e)
-			e.notified = true
+	if e.exec.shellMayRun() {
+		if e.j().Exception.Fatal() {
+			m.execGo(e, execSendNotice) // on an open stream, once
 		}
 		return false, nil
 	}
-	if j.Allocated || e.strayR {
-		if !e.freePending && m.sched.phase == schedReady {
-			m.sendSched(schedproto.TopicFree, schedproto.JobID{ID: e.id()})
-			m.touch(e)
-			e.freePending = true
+	if e.alloc.holds() {
+		if m.sched.phase == schedReady {
+			m.allocGo(e, allocSendFree) // unless one is outstanding
 		}
 		return false, nil
 	}
@@ -338,17 +364,9 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 
 // start sends the exec service a start request for an allocated job.
 func (m *Manager) start(e *entry) error {
-	if !m.exec.up || e.startPending || e.released {
-		return nil
+	if m.exec.up {
+		m.execGo(e, execSendStart) // unless a stream is open or has ended
 	}
-	j := e.j()
-	// Reattach only a job whose start was committed: one the exec service
-	// launched just before a restart, whose start never reached the
-	// store, must be answered start again, or it could never finish.
-	req := execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.reattach && j.Started, R: e.rec.RawR}
-	m.sendExec(execproto.MethodStart, req)
-	m.touch(e)
-	e.startPending = true
 	return nil
 }
 
@@ -408,10 +426,9 @@ func (m *Manager) Schedule() {
 	for len(waiting) > 0 && (m.sched.limit == 0 || m.sched.outstanding < m.sched.limit) {
 		e := waiting[0]
 		waiting = waiting[1:]
-		j := e.j()
-		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: e.rec.Raw})
-		m.touch(e)
-		e.allocPending, e.cancelSent = true, false
+		if !m.allocGo(e, allocSendAlloc) {
+			continue // waiting lists only jobs that may ask
+		}
 		m.queue.allocs[e.id()] = e
 		m.sched.outstanding++
 	}
@@ -423,7 +440,7 @@ func (m *Manager) Schedule() {
 	// priority jobs").
 	var outstanding []*entry
 	for _, e := range m.queue.allocs {
-		if e.allocPending && !e.cancelSent && e.j().State == job.Sched {
+		if e.allocMay(allocSendCancel) && e.j().State == job.Sched {
 			outstanding = append(outstanding, e)
 		}
 	}
@@ -432,9 +449,7 @@ func (m *Manager) Schedule() {
 		if i >= len(outstanding) || !before(w, outstanding[i]) {
 			break
 		}
-		m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: outstanding[i].id()})
-		m.touch(outstanding[i])
-		outstanding[i].cancelSent = true
+		m.allocGo(outstanding[i], allocSendCancel)
 	}
 }
 

@@ -3,7 +3,6 @@ package jobmgr
 import (
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/queue"
-	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
 // queueOf is the queue a job was admitted to ("" is the anonymous one).
@@ -34,10 +33,8 @@ func (m *Manager) SetQueues(set *queue.Set, states map[string]queue.State) {
 		return
 	}
 	for _, e := range m.sortedActive() {
-		if e.allocPending && !e.cancelSent && !m.scheduling(queueOf(e)) {
-			m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
-			m.touch(e)
-			e.cancelSent = true
+		if e.alloc.asking() && !m.scheduling(queueOf(e)) {
+			m.allocGo(e, allocSendCancel) // unless one was sent
 		}
 	}
 }
@@ -97,7 +94,7 @@ func (m *Manager) Counts(names []string) QueueCounts {
 		if want != nil && !want[queueOf(e)] {
 			continue
 		}
-		c.Add(e.j().State, e.allocPending)
+		c.Add(e.j().State, e.alloc.asking())
 	}
 	return c
 }

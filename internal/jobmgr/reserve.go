@@ -166,7 +166,7 @@ func (m *Manager) Teardown(tx *store.Tx) error {
 func (m *Manager) idleRanks() func(uint) bool {
 	busy := map[uint]bool{}
 	for _, e := range m.active {
-		if r := e.rec.R; r != nil && (e.j().Allocated || e.strayR) && !e.released {
+		if r := e.rec.R; r != nil && e.alloc.holds() && e.exec != execReleased {
 			for rank := range r.Ranks().All() {
 				busy[rank] = true
 			}

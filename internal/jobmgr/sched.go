@@ -51,10 +51,7 @@ func (m *Manager) SchedMessage(tx *store.Tx, msg wire.Message) error {
 func (m *Manager) SchedDisconnected() {
 	m.sched = schedLink{}
 	for _, e := range m.active {
-		if e.allocPending || e.cancelSent || e.freePending {
-			m.touch(e)
-		}
-		e.allocPending, e.cancelSent, e.freePending = false, false, false
+		m.allocGo(e, allocLost)
 	}
 	clear(m.queue.allocs)
 	m.dirty = true
@@ -98,12 +95,9 @@ func (m *Manager) hello() {
 	m.sched.phase, m.sched.outstanding = schedHello, 0
 	clear(m.queue.allocs)
 	for _, e := range m.sortedActive() {
-		if e.allocPending || e.cancelSent || e.freePending {
-			m.touch(e)
-		}
-		e.allocPending, e.cancelSent, e.freePending = false, false, false
+		m.allocGo(e, allocLost) // a new scheduler holds no requests
 		j := e.j()
-		if j.Allocated || e.strayR {
+		if e.alloc.holds() {
 			m.respondSched(schedproto.TopicHello, schedproto.HelloJob{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, R: e.rec.RawR})
 		}
 	}
@@ -145,9 +139,23 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 	if err != nil {
 		return err
 	}
-	e, ok := m.lookup(r.ID)
-	if !ok || !e.allocPending {
-		return errorf(msg.Topic, "response for job %s, which has no alloc request outstanding", r.ID)
+	e, _ := m.lookup(r.ID)
+	var ev allocEvent
+	switch r.Type {
+	case schedproto.Annotate:
+		ev = allocAnnotate
+	case schedproto.Success:
+		ev = allocGranted
+		if e != nil && e.j().State != job.Sched {
+			ev = allocGrantedLate
+		}
+	case schedproto.Deny:
+		ev = allocDenied
+	default: // schedproto.Cancel: DecodeAllocResponse allows no other
+		ev = allocCanceled
+	}
+	if err := heardAlloc(e, r.ID, ev, msg.Topic); err != nil {
+		return err
 	}
 	if len(r.Annotations) > 0 {
 		if err := m.annotate(tx, e, r.Annotations); err != nil {
@@ -162,11 +170,13 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 	if r.Type != schedproto.Annotate {
 		delete(m.queue.allocs, e.id())
 	}
-	switch r.Type {
-	case schedproto.Annotate:
+	// The move is made once what it stands for is done: a failure on the
+	// way leaves the request outstanding, void when the scheduler is
+	// suspended for it.
+	switch ev {
+	case allocAnnotate:
 		return nil
-	case schedproto.Success:
-		e.allocPending = false
+	case allocGranted, allocGrantedLate:
 		m.sched.outstanding--
 		if len(r.R) == 0 {
 			return errorf(msg.Topic, "SUCCESS for job %s carries no R", r.ID)
@@ -175,10 +185,10 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		if err := ops.SetR(tx, e.rec, r.R); err != nil {
 			return err
 		}
-		if e.j().State != job.Sched {
+		if ev == allocGrantedLate {
 			// The job stopped wanting resources (an exception raced the
 			// allocation): give them straight back.
-			e.strayR = true
+			m.allocGo(e, ev)
 			return m.advance(tx, e)
 		}
 		ctx := map[string]any{}
@@ -188,9 +198,10 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		if err := m.post(tx, e, "alloc", ctx); err != nil {
 			return err
 		}
+		m.allocGo(e, ev)
 		return m.advance(tx, e)
-	case schedproto.Deny:
-		e.allocPending = false
+	case allocDenied:
+		m.allocGo(e, ev)
 		m.sched.outstanding--
 		e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
 		note := r.Note
@@ -198,8 +209,8 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 			return err
 		}
 		return m.advance(tx, e)
-	case schedproto.Cancel:
-		e.allocPending, e.cancelSent = false, false
+	case allocCanceled:
+		m.allocGo(e, ev)
 		m.sched.outstanding--
 		if e.rec.Annotations != nil {
 			// The scheduler's word on a request it no longer holds is
@@ -219,17 +230,18 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 	if err != nil {
 		return err
 	}
-	e, ok := m.lookup(r.ID)
-	if !ok || !e.freePending {
-		return errorf(msg.Topic, "response for job %s, which has no free request outstanding", r.ID)
-	}
-	m.touch(e)
-	e.freePending = false
-	if e.strayR {
-		e.strayR = false
-	} else if err := m.post(tx, e, "free", nil); err != nil {
+	e, _ := m.lookup(r.ID)
+	if err := heardAlloc(e, r.ID, allocFreed, msg.Topic); err != nil {
 		return err
 	}
+	m.touch(e)
+	// Stray R had no alloc event: it gets no free event either.
+	if e.alloc == allocFreeing {
+		if err := m.post(tx, e, "free", nil); err != nil {
+			return err
+		}
+	}
+	m.allocGo(e, allocFreed)
 	return m.advance(tx, e)
 }
 

@@ -13,7 +13,7 @@ import (
 // turns they take to run was most of the loop's work.
 //
 // It is derived from the entries, never the other way round: track is
-// called after each event, allocs follows allocPending, and rebuild
+// called after each event, allocs follows the alloc requests outstanding, and rebuild
 // derives both anew when a failed turn puts the entries back.
 type schedQueue struct {
 	in map[fluid.ID]*entry // the jobs in SCHED
@@ -22,7 +22,7 @@ type schedQueue struct {
 	// unsorted.
 	list     []*entry
 	unsorted bool
-	// allocs are the jobs with a sched.alloc outstanding (allocPending):
+	// allocs are the jobs with a sched.alloc outstanding (alloc.asking):
 	// at most the mode's limit in limited mode.
 	allocs map[fluid.ID]*entry
 }
@@ -58,7 +58,7 @@ func (q *schedQueue) rebuild(active map[fluid.ID]*entry) {
 		if e.j().State == job.Sched {
 			q.in[id] = e
 		}
-		if e.allocPending {
+		if e.alloc.asking() {
 			q.allocs[id] = e
 		}
 	}
@@ -88,7 +88,7 @@ func (m *Manager) waiting(keep int) []*entry {
 		}
 		q.list[w] = e
 		w++
-		if !e.allocPending && e.j().Priority > 0 && m.scheduling(queueOf(e)) {
+		if e.allocMay(allocSendAlloc) && e.j().Priority > 0 && m.scheduling(queueOf(e)) {
 			out = append(out, e)
 		}
 	}

@@ -3,7 +3,6 @@ package jobmgr
 import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/schedproto"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -80,15 +79,11 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 		return err
 	}
 	m.dirty = true
-	if e.allocPending && m.sched.phase == schedReady {
+	if m.sched.phase == schedReady {
 		if p == job.PriorityMin {
-			if !e.cancelSent {
-				m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: id})
-				m.touch(e)
-				e.cancelSent = true
-			}
+			m.allocGo(e, allocSendCancel) // while asking, unless one was sent
 		} else {
-			m.sendSched(schedproto.TopicPrioritize, schedproto.Prioritize{Jobs: [][2]uint64{{uint64(id), uint64(p)}}})
+			m.allocGo(e, allocSendPrioritize) // while asking
 		}
 	}
 	return nil
