@@ -183,9 +183,9 @@ func (m *Manager) Load(tx *store.Tx) error {
 	var ids []fluid.ID
 	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
-			State string `json:"state"`
+			State job.State `json:"state"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive.String() {
+		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive {
 			return true, nil
 		}
 		ids = append(ids, fluid.ID(id))

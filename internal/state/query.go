@@ -31,15 +31,11 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		states |= job.Inactive
 	}
 	want := func(s *api.JobSummary) bool {
-		st, err := job.ParseStates(s.State)
-		if err != nil || st&states == 0 {
+		if s.State&states == 0 {
 			return false
 		}
-		if len(q.Results) > 0 && st == job.Inactive {
-			r, err := job.ParseResult(s.Result)
-			if err != nil || !slices.Contains(q.Results, r) {
-				return false
-			}
+		if len(q.Results) > 0 && s.State == job.Inactive && !slices.Contains(q.Results, s.Result) {
+			return false
 		}
 		switch {
 		case q.UserID != nil:
@@ -92,10 +88,10 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 // running by start, newest first; inactive by end, newest first.
 func SortJobs(js []api.JobSummary) {
 	group := func(s *api.JobSummary) int {
-		switch s.State {
-		case "INACTIVE":
+		switch {
+		case s.State == job.Inactive:
 			return 2
-		case "RUN", "CLEANUP":
+		case s.State&job.Running != 0:
 			return 1
 		}
 		return 0

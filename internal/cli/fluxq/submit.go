@@ -747,7 +747,7 @@ func exitCodeOf(s *api.JobSummary) int {
 	if s.ReturnCode != nil {
 		return *s.ReturnCode
 	}
-	if s.Result != "" && s.Result != job.Completed.String() {
+	if s.Result != 0 && s.Result != job.Completed {
 		return 1
 	}
 	return 0
@@ -768,8 +768,8 @@ func failure(s *api.JobSummary) string {
 		}
 		return ""
 	}
-	if s.Result != "" && s.Result != job.Completed.String() {
-		return "job " + strings.ToLower(s.Result)
+	if s.Result != 0 && s.Result != job.Completed {
+		return "job " + strings.ToLower(s.Result.String())
 	}
 	return ""
 }
