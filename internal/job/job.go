@@ -274,13 +274,14 @@ func (j *Job) result() Result {
 	return Failed
 }
 
-// ReturnCode is the job's exit code as a shell would report it, and whether
-// it has one: a job that never finished has none.
+// ReturnCode is the job's returncode as flux jobs reports it (see
+// ReturnCode), and whether it has one yet.
 func (j *Job) ReturnCode() (int, bool) {
 	if !j.Finished {
-		return 0, false
+		return ReturnCode(nil, j.Result)
 	}
-	return ExitCode(j.WaitStatus), true
+	ws := j.WaitStatus
+	return ReturnCode(&ws, j.Result)
 }
 
 func (j *Job) move(from, to State, ts float64) error {

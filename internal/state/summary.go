@@ -69,9 +69,12 @@ func Summarize(rec *Record) *Summary {
 	if ex := j.Exception; ex != nil {
 		s.Exception = &Exception{Occurred: true, Type: ex.Type, Severity: ex.Severity, Note: ex.Note, Time: ex.Occurred}
 	}
-	if rc, ok := j.ReturnCode(); ok {
+	if j.Finished {
 		ws := j.WaitStatus
-		s.ReturnCode, s.WaitStatus = &rc, &ws
+		s.WaitStatus = &ws
+	}
+	if rc, ok := j.ReturnCode(); ok {
+		s.ReturnCode = &rc
 	}
 	return s
 }

@@ -41,9 +41,6 @@ const (
 // hidden is what a zero count or time prints as (flux jobs' "h" fields).
 const hidden = "-"
 
-// returncodeCanceled is flux's returncode for a job canceled before it ran.
-const returncodeCanceled = -128
-
 // jobJSON is one job of `fluxq jobs --json` (docs/cli.md), built from its
 // summary. Fields flux jobs leaves out until they are known (result,
 // returncode, waitstatus) are left out here too.
@@ -158,23 +155,12 @@ func statusAbbrev(s *api.JobSummary) string {
 	return s.State.Abbrev()
 }
 
-// returnCode is flux jobs' returncode: the exit status, minus the signal
-// number for a job killed by one, -128 for a job canceled before it ran
-// and 1 for one that failed before it ran; none while active.
+// returnCode is flux jobs' returncode (job.ReturnCode). It is worked out
+// from the wait status and result rather than read from the summary's
+// returncode, which summaries stored before it had one meaning hold as
+// 128+N for signal N.
 func returnCode(s *api.JobSummary) (int, bool) {
-	if ws := s.WaitStatus; ws != nil {
-		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
-			return -sig, true
-		}
-		return (*ws >> 8) & 0xff, true
-	}
-	switch s.Result {
-	case job.Canceled:
-		return returncodeCanceled, true
-	case job.Failed:
-		return 1, true
-	}
-	return 0, false
+	return job.ReturnCode(s.WaitStatus, s.Result)
 }
 
 // runtime is how long the job has run (flux jobs' runtime): until cleanup,

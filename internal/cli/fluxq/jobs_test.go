@@ -29,7 +29,7 @@ var testJobs = []api.JobSummary{
 	{ID: 7 << 24, UserID: 1000, Name: "false", State: job.Inactive, Result: job.Failed, NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
 	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: job.Inactive, Result: job.Canceled, NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
 		Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
-	{ID: 9 << 24, UserID: 1000, Name: "slow", State: job.Inactive, Result: job.Timeout, NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(143), WaitStatus: intp(15),
+	{ID: 9 << 24, UserID: 1000, Name: "slow", State: job.Inactive, Result: job.Timeout, NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(-15), WaitStatus: intp(15),
 		Exception: &api.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
 }
 
@@ -177,11 +177,14 @@ func TestJobEnd(t *testing.T) {
 		{"exit 3", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
 		// Flux's returncode is minus the signal; the exit code a shell
 		// shows is 128+N (docs/cli.md).
-		{"killed", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		{"killed", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(-9), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		// A summary stored when the store's returncode was 128+N reads
+		// as Flux's all the same.
+		{"killed, stored before", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
 		{"not found", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
-		{"canceled pending", api.JobSummary{State: job.Inactive, Result: job.Canceled, Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
-		{"denied", api.JobSummary{State: job.Inactive, Result: job.Failed, Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
-		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(143), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		{"canceled pending", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(-128), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
+		{"denied", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(1), Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
+		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(-15), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
 		{"running", api.JobSummary{State: job.Run}, "R", "", 0, false, 0, ""},
 		{"cleanup", api.JobSummary{State: job.Cleanup}, "C", "", 0, false, 0, ""},
 		{"depend", api.JobSummary{State: job.Depend}, "D", "", 0, false, 0, ""},
