@@ -244,7 +244,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 		return err
 	}
 	m.out.Changed = append(m.out.Changed, e.id())
-	if name == "start" || name == "clean" {
+	if name == job.EventStart || name == job.EventClean {
 		// Jobs waiting on this one may now go on (or never will).
 		for _, wid := range m.waiters[e.id()] {
 			if w, ok := m.active[wid]; ok && w != e && w.j().State == job.Depend {
@@ -253,7 +253,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 				}
 			}
 		}
-		if name == "clean" {
+		if name == job.EventClean {
 			m.touchWaiters(e.id())
 			delete(m.waiters, e.id())
 		}
@@ -276,11 +276,11 @@ func (m *Manager) advance(tx *store.Tx, e *entry) error {
 				}
 				continue
 			}
-			if err := m.post(tx, e, "depend", nil); err != nil {
+			if err := m.post(tx, e, job.EventDepend, nil); err != nil {
 				return err
 			}
 		case job.Priority:
-			if err := m.post(tx, e, "priority", map[string]any{"priority": job.PriorityOf(j.Urgency)}); err != nil {
+			if err := m.post(tx, e, job.EventPriority, map[string]any{"priority": job.PriorityOf(j.Urgency)}); err != nil {
 				return err
 			}
 			m.dirty = true
@@ -328,7 +328,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 		}
 		return false, nil
 	}
-	if err := m.post(tx, e, "clean", nil); err != nil {
+	if err := m.post(tx, e, job.EventClean, nil); err != nil {
 		return false, err
 	}
 	m.touch(e) // Restore brings it back

@@ -185,7 +185,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		if len(e.rec.Annotations) > 0 {
 			ctx["annotations"] = e.rec.Annotations
 		}
-		if err := m.post(tx, e, "alloc", ctx); err != nil {
+		if err := m.post(tx, e, job.EventAlloc, ctx); err != nil {
 			return err
 		}
 		return m.advance(tx, e)
@@ -194,7 +194,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		m.sched.outstanding--
 		e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
 		note := r.Note
-		if err := m.post(tx, e, "exception", map[string]any{"type": "alloc", "severity": 0, "note": note}); err != nil {
+		if err := m.post(tx, e, job.EventException, map[string]any{"type": "alloc", "severity": 0, "note": note}); err != nil {
 			return err
 		}
 		return m.advance(tx, e)
@@ -227,7 +227,7 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 	e.freePending = false
 	if e.strayR {
 		e.strayR = false
-	} else if err := m.post(tx, e, "free", nil); err != nil {
+	} else if err := m.post(tx, e, job.EventFree, nil); err != nil {
 		return err
 	}
 	return m.advance(tx, e)

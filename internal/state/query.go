@@ -164,7 +164,7 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	done := len(evs) > 0 && evs[len(evs)-1].Name == "clean"
+	done := len(evs) > 0 && evs[len(evs)-1].Name == job.EventClean
 	if n > len(evs) {
 		n = len(evs)
 	}
@@ -203,7 +203,7 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 		return false, ErrUnknownJob
 	}
 	name, err := eventlog.LastName(raw)
-	return name == "clean", err
+	return name == job.EventClean, err
 }
 
 // EndSummary is the summary a wait answers with: the one stored beside
