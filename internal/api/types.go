@@ -86,8 +86,8 @@ type JobSummary struct {
 	UserID       uint32         `json:"userid"`
 	Queue        string         `json:"queue"`
 	Name         string         `json:"name"`
-	State        string         `json:"state"`
-	Result       string         `json:"result,omitempty"`
+	State        job.State      `json:"state"`
+	Result       job.Result     `json:"result,omitempty"`
 	Urgency      int            `json:"urgency"`
 	Priority     int64          `json:"priority"`
 	NTasks       int            `json:"ntasks"`

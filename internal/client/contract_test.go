@@ -19,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
@@ -231,14 +232,16 @@ const unknownID = fluid.ID(123456789)
 // loop has moved on and one only stored: its state while active, times
 // and priority.
 type summaryView struct {
-	Name, State, Result string
-	Urgency             int
-	Own                 bool
+	Name    string
+	State   job.State
+	Result  job.Result
+	Urgency int
+	Own     bool
 }
 
 func view(s api.JobSummary) summaryView {
 	v := summaryView{Name: s.Name, Urgency: s.Urgency, Own: s.UserID == uint32(os.Getuid()), Result: s.Result}
-	if s.State == "INACTIVE" {
+	if s.State == job.Inactive {
 		v.State = s.State
 	}
 	return v
@@ -339,7 +342,7 @@ func contractCases(t *testing.T) []contractCase {
 			}
 			return view(*s), nil
 		}, succeeds(func(t *testing.T, r any) {
-			if got := r.(summaryView); got.State != "INACTIVE" || got.Result != "CANCELED" {
+			if got := r.(summaryView); got.State != job.Inactive || got.Result != job.Canceled {
 				t.Errorf("wait = %+v", got)
 			}
 		})},
@@ -355,7 +358,7 @@ func contractCases(t *testing.T) []contractCase {
 			return got, err
 		}, succeeds(func(t *testing.T, r any) {
 			got := r.([]summaryView)
-			if len(got) != 2 || got[0].State != "INACTIVE" || got[1].Result != "CANCELED" {
+			if len(got) != 2 || got[0].State != job.Inactive || got[1].Result != job.Canceled {
 				t.Errorf("wait-all = %+v", got)
 			}
 		})},

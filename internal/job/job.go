@@ -81,7 +81,7 @@ func (j *Job) Apply(e eventlog.Event) error {
 }
 
 func (j *Job) apply(e eventlog.Event) error {
-	if j.State == 0 && e.Name != "submit" {
+	if j.State == 0 && e.Name != EventSubmit {
 		return fmt.Errorf("the first event must be submit")
 	}
 	if j.State == Inactive {
@@ -89,7 +89,7 @@ func (j *Job) apply(e eventlog.Event) error {
 	}
 	ts := e.Timestamp
 	switch e.Name {
-	case "submit":
+	case EventSubmit:
 		if j.State != 0 {
 			return fmt.Errorf("job was already submitted")
 		}
@@ -115,11 +115,11 @@ func (j *Job) apply(e eventlog.Event) error {
 		}
 		j.Priority = -1
 		j.State, j.TSubmit = New, ts
-	case "validate":
+	case EventValidate:
 		return j.move(New, Depend, ts)
-	case "invalidate":
+	case EventInvalidate:
 		return ErrInvalidated
-	case "dependency-add":
+	case EventDependencyAdd:
 		desc, err := ctxString(e, "description")
 		if err != nil {
 			return err
@@ -128,7 +128,7 @@ func (j *Job) apply(e eventlog.Event) error {
 			return fmt.Errorf("dependency-add in state %s", j.State)
 		}
 		j.Dependencies = append(slices.Clone(j.Dependencies), desc)
-	case "dependency-remove":
+	case EventDependencyRemove:
 		desc, err := ctxString(e, "description")
 		if err != nil {
 			return err
@@ -138,12 +138,12 @@ func (j *Job) apply(e eventlog.Event) error {
 			return fmt.Errorf("dependency %q was never added", desc)
 		}
 		j.Dependencies = slices.Delete(slices.Clone(j.Dependencies), i, i+1)
-	case "depend":
+	case EventDepend:
 		if len(j.Dependencies) > 0 {
 			return fmt.Errorf("depend with %d dependencies outstanding", len(j.Dependencies))
 		}
 		return j.move(Depend, Priority, ts)
-	case "priority":
+	case EventPriority:
 		p, err := ctxInt64(e, "priority", PriorityMin, PriorityMax)
 		if err != nil {
 			return err
@@ -157,13 +157,13 @@ func (j *Job) apply(e eventlog.Event) error {
 			return fmt.Errorf("priority in state %s", j.State)
 		}
 		j.Priority = p
-	case "urgency":
+	case EventUrgency:
 		u, err := ctxInt(e, "urgency", UrgencyMin, UrgencyMax)
 		if err != nil {
 			return err
 		}
 		j.Urgency = u
-	case "alloc":
+	case EventAlloc:
 		if err := j.move(Sched, Run, ts); err != nil {
 			return err
 		}
@@ -171,12 +171,12 @@ func (j *Job) apply(e eventlog.Event) error {
 		if a, ok := e.Context["annotations"].(map[string]any); ok {
 			j.Annotations = a
 		}
-	case "start":
+	case EventStart:
 		if j.State != Run || j.Started {
 			return fmt.Errorf("start in state %s", j.State)
 		}
 		j.Started = true
-	case "finish":
+	case EventFinish:
 		status, err := ctxInt(e, "status", 0, math.MaxInt32)
 		if err != nil {
 			return err
@@ -188,20 +188,20 @@ func (j *Job) apply(e eventlog.Event) error {
 		if j.State == Run {
 			j.State, j.TCleanup = Cleanup, ts
 		}
-	case "release":
+	case EventRelease:
 		final, _ := e.Context["final"].(bool)
 		if !j.Allocated {
 			return fmt.Errorf("release of a job that holds no resources")
 		}
 		j.Released = j.Released || final
-	case "free":
+	case EventFree:
 		if !j.Allocated {
 			return fmt.Errorf("free of a job that holds no resources")
 		}
 		j.Allocated = false
-	case "exception":
+	case EventException:
 		return j.exception(e)
-	case "clean":
+	case EventClean:
 		if err := j.move(Cleanup, Inactive, ts); err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func (j *Job) apply(e eventlog.Event) error {
 			return fmt.Errorf("clean while resources are still allocated")
 		}
 		j.Result = j.result()
-	case "memo":
+	case EventMemo:
 		memo := make(map[string]any, len(j.Memo)+len(e.Context))
 		for k, v := range j.Memo {
 			memo[k] = v
@@ -274,13 +274,14 @@ func (j *Job) result() Result {
 	return Failed
 }
 
-// ReturnCode is the job's exit code as a shell would report it, and whether
-// it has one: a job that never finished has none.
+// ReturnCode is the job's returncode as flux jobs reports it (see
+// ReturnCode), and whether it has one yet.
 func (j *Job) ReturnCode() (int, bool) {
 	if !j.Finished {
-		return 0, false
+		return ReturnCode(nil, j.Result)
 	}
-	return ExitCode(j.WaitStatus), true
+	ws := j.WaitStatus
+	return ReturnCode(&ws, j.Result)
 }
 
 func (j *Job) move(from, to State, ts float64) error {

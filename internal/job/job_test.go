@@ -43,6 +43,10 @@ func cat(parts ...[]eventlog.Event) []eventlog.Event {
 	return out
 }
 
+// noRC stands for no returncode in TestReplay's table: every small
+// negative number is some signal's.
+const noRC = -1000
+
 func TestReplay(t *testing.T) {
 	completed := cat(allocated(), []eventlog.Event{
 		ev(6, "start"), ev(7, "finish", "status", 0), ev(8, "release", "ranks", "all", "final", true), ev(9, "free"), ev(10, "clean"),
@@ -52,13 +56,13 @@ func TestReplay(t *testing.T) {
 		events     []eventlog.Event
 		wantState  State
 		wantResult Result
-		wantRC     int // -1: none
+		wantRC     int // noRC: none
 	}{
-		{"submitted only", submitted()[:1], New, 0, -1},
-		{"validated", submitted()[:2], Depend, 0, -1},
-		{"depend", submitted()[:3], Priority, 0, -1},
-		{"priority", submitted(), Sched, 0, -1},
-		{"alloc", allocated(), Run, 0, -1},
+		{"submitted only", submitted()[:1], New, 0, noRC},
+		{"validated", submitted()[:2], Depend, 0, noRC},
+		{"depend", submitted()[:3], Priority, 0, noRC},
+		{"priority", submitted(), Sched, 0, noRC},
+		{"alloc", allocated(), Run, 0, noRC},
 		// The acceptance eventlog of a completed job.
 		{"completed", completed, Inactive, Completed, 0},
 		{"failed with 1", cat(allocated(), []eventlog.Event{
@@ -66,24 +70,24 @@ func TestReplay(t *testing.T) {
 		}), Inactive, Failed, 1},
 		{"canceled while pending", cat(submitted(), []eventlog.Event{
 			ev(5, "exception", "type", "cancel", "severity", 0, "note", "", "userid", 1000), ev(6, "clean"),
-		}), Inactive, Canceled, -1},
+		}), Inactive, Canceled, -128},
 		{"timeout while running", cat(allocated(), []eventlog.Event{
 			ev(6, "start"), ev(7, "exception", "type", "timeout", "severity", 0, "note", "resource allocation expired"),
 			ev(8, "finish", "status", WaitStatusSignaled(9)), ev(9, "release", "ranks", "all", "final", true), ev(10, "free"), ev(11, "clean"),
-		}), Inactive, Timeout, 137},
+		}), Inactive, Timeout, -9},
 		{"denied", cat(submitted(), []eventlog.Event{
 			ev(5, "exception", "type", "alloc", "severity", 0, "note", "unsatisfiable request"), ev(6, "clean"),
-		}), Inactive, Failed, -1},
+		}), Inactive, Failed, 1},
 		{"nonfatal exception changes nothing", cat(allocated(), []eventlog.Event{
 			ev(6, "exception", "type", "test", "severity", 1, "note", "just so"),
-		}), Run, 0, -1},
-		{"unknown events are allowed", cat(submitted(), []eventlog.Event{ev(5, "flux-restart"), ev(6, "debug.x")}), Sched, 0, -1},
+		}), Run, 0, noRC},
+		{"unknown events are allowed", cat(submitted(), []eventlog.Event{ev(5, "flux-restart"), ev(6, "debug.x")}), Sched, 0, noRC},
 		{"held then released", cat(submitted()[:3], []eventlog.Event{
 			ev(4, "priority", "priority", 0), ev(5, "urgency", "urgency", 16, "userid", 1000), ev(6, "priority", "priority", 16),
-		}), Sched, 0, -1},
+		}), Sched, 0, noRC},
 		{"dependencies", cat(submitted()[:2], []eventlog.Event{
 			ev(3, "dependency-add", "description", "afterok:1"), ev(4, "dependency-remove", "description", "afterok:1"), ev(5, "depend"),
-		}), Priority, 0, -1},
+		}), Priority, 0, noRC},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +100,7 @@ func TestReplay(t *testing.T) {
 			}
 			rc, ok := j.ReturnCode()
 			if !ok {
-				rc = -1
+				rc = noRC
 			}
 			if rc != tc.wantRC {
 				t.Errorf("ReturnCode = %d, want %d", rc, tc.wantRC)

@@ -58,8 +58,38 @@ func ParseResult(s string) (Result, error) {
 	return 0, fmt.Errorf("invalid result %q", s)
 }
 
+// returncodeCanceled is flux's returncode for a job canceled before its
+// tasks ran.
+const returncodeCanceled = -128
+
+// ReturnCode is a job's returncode as flux-core's JobInfo.returncode (and
+// so `flux jobs`) defines it, the one meaning fluxq gives the word in its
+// summaries, on the socket and in every listing: from the wait status of
+// its tasks (nil if they never finished), the exit code, or -N for tasks
+// killed by signal N; with none, -128 for a job canceled and 1 for a job
+// that failed before its tasks ran; no returncode otherwise (a job still
+// active, or timed out before it started). A command's own exit status is
+// a shell's instead: see ExitCode.
+func ReturnCode(waitstatus *int, r Result) (int, bool) {
+	if waitstatus != nil {
+		ws := *waitstatus
+		if sig := ws & 0x7f; sig != 0 && sig != 0x7f {
+			return -sig, true
+		}
+		return (ws >> 8) & 0xff, true
+	}
+	switch r {
+	case Canceled:
+		return returncodeCanceled, true
+	case Failed:
+		return 1, true
+	}
+	return 0, false
+}
+
 // ExitCode turns a POSIX wait status into the exit code a shell would show:
-// the exit status, or 128+N for a job killed by signal N.
+// the exit status, or 128+N for a job killed by signal N. It is what
+// fluxq run, attach and wait exit with, not a job's returncode.
 func ExitCode(waitstatus int) int {
 	if sig := waitstatus & 0x7f; sig != 0 && sig != 0x7f {
 		return 128 + sig

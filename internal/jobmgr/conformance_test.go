@@ -16,6 +16,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
@@ -413,7 +414,7 @@ func TestLifecycle(t *testing.T) {
 	h.expectFree(id)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
 	rec := h.record(id)
-	if rec.Summary.Result != "COMPLETED" {
+	if rec.Summary.Result != job.Completed {
 		t.Errorf("result = %q", rec.Summary.Result)
 	}
 	// RFC 27: the alloc event carries the merged annotations (null deleted).
@@ -441,7 +442,7 @@ func TestCancelPending(t *testing.T) {
 	}
 	h.sched.respond(schedproto.TopicAlloc, schedproto.AllocResponse{ID: id, Type: schedproto.Cancel})
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "exception", "clean")
-	if r := h.record(id).Summary.Result; r != "CANCELED" {
+	if r := h.record(id).Summary.Result; r != job.Canceled {
 		t.Errorf("result = %q, want CANCELED", r)
 	}
 }
@@ -460,7 +461,7 @@ func TestDeny(t *testing.T) {
 	if ex["type"] != "alloc" || ex["note"] != "unsatisfiable request" || ex["severity"] != json.Number("0") {
 		t.Errorf("exception context = %v", ex)
 	}
-	if rec.Summary.Result != "FAILED" {
+	if rec.Summary.Result != job.Failed {
 		t.Errorf("result = %q", rec.Summary.Result)
 	}
 }
@@ -484,7 +485,7 @@ func TestLimitedModeCancelsLowest(t *testing.T) {
 	h.expectAlloc(high)
 	h.sched.quiet(h)
 	// The canceled request was the job manager's doing: the job still waits.
-	if s := h.record(low).Summary.State; s != "SCHED" {
+	if s := h.record(low).Summary.State; s != job.Sched {
 		t.Errorf("low job state = %s, want SCHED", s)
 	}
 }
@@ -587,7 +588,7 @@ func TestExecExceptionBeforeStartAndPartialRelease(t *testing.T) {
 	h.execRespond(b, execproto.TypeRelease, execproto.Release{Ranks: "0", Final: true})
 	h.expectFree(b)
 	wantEvents(t, h, b, "submit", "validate", "depend", "priority", "alloc", "start", "release", "finish", "release", "free", "clean")
-	if r := h.record(b).Summary; r.Result != "FAILED" || *r.ReturnCode != 1 {
+	if r := h.record(b).Summary; r.Result != job.Failed || *r.ReturnCode != 1 {
 		t.Errorf("result %q returncode %v", r.Result, r.ReturnCode)
 	}
 }
@@ -613,7 +614,7 @@ func TestCancelRunning(t *testing.T) {
 	h.finishJob(id, 15) // SIGTERM
 	h.expectFree(id)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "exception", "finish", "release", "free", "clean")
-	if r := h.record(id).Summary.Result; r != "CANCELED" {
+	if r := h.record(id).Summary.Result; r != job.Canceled {
 		t.Errorf("result = %q", r)
 	}
 }
@@ -730,7 +731,7 @@ func TestQueueStopCancelsAllocs(t *testing.T) {
 	}
 	h.sched.respond(schedproto.TopicAlloc, schedproto.AllocResponse{ID: id, Type: schedproto.Cancel})
 	h.sched.quiet(h) // no new request while batch is stopped
-	if s := h.record(id).Summary.State; s != "SCHED" {
+	if s := h.record(id).Summary.State; s != job.Sched {
 		t.Errorf("state after stop = %s, want SCHED", s)
 	}
 	counts := h.do(func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Counts([]string{"batch"}), nil }).(jobmgr.QueueCounts)

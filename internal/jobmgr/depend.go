@@ -38,7 +38,7 @@ func (m *Manager) resolve(tx *store.Tx, e *entry) (progressed bool, err error) {
 			}
 		}
 		if met {
-			if err := m.post(tx, e, "dependency-remove", map[string]any{"description": desc}); err != nil {
+			if err := m.post(tx, e, job.EventDependencyRemove, map[string]any{"description": desc}); err != nil {
 				return true, err
 			}
 			progressed = true
@@ -48,7 +48,7 @@ func (m *Manager) resolve(tx *store.Tx, e *entry) (progressed bool, err error) {
 }
 
 func (m *Manager) raiseDependency(tx *store.Tx, e *entry, note string) error {
-	return m.post(tx, e, "exception", map[string]any{"type": "dependency", "severity": 0, "note": note})
+	return m.post(tx, e, job.EventException, map[string]any{"type": "dependency", "severity": 0, "note": note})
 }
 
 // jobOf is any job's state, active or not; nil when there is none.

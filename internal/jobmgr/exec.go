@@ -130,10 +130,10 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		if j.State != job.Run {
 			return nil // an exception already ended it; the shell will be told
 		}
-		return m.post(tx, e, "start", nil)
+		return m.post(tx, e, job.EventStart, nil)
 	case *execproto.Exception:
 		ctx := map[string]any{"type": d.Type, "severity": d.Severity, "note": d.Note}
-		if err := m.post(tx, e, "exception", ctx); err != nil {
+		if err := m.post(tx, e, job.EventException, ctx); err != nil {
 			return err
 		}
 		m.execGo(e, ev) // the exec service raised it: it knows
@@ -152,13 +152,13 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 				return err
 			}
 		}
-		return m.post(tx, e, "finish", map[string]any{"status": d.Status})
+		return m.post(tx, e, job.EventFinish, map[string]any{"status": d.Status})
 	case *execproto.Release:
 		ranks := d.Ranks
 		if strings.TrimSpace(ranks) == "" {
 			ranks = "all"
 		}
-		if err := m.post(tx, e, "release", map[string]any{"ranks": ranks, "final": d.Final}); err != nil {
+		if err := m.post(tx, e, job.EventRelease, map[string]any{"ranks": ranks, "final": d.Final}); err != nil {
 			return err
 		}
 		if d.Final {

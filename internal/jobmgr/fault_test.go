@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/schedproto"
@@ -115,7 +116,7 @@ func TestFullStoreRefusesTurn(t *testing.T) {
 	full.Store(false)
 	h.expectFree(id)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
-	if r := h.record(id).Summary.Result; r != "COMPLETED" {
+	if r := h.record(id).Summary.Result; r != job.Completed {
 		t.Errorf("result = %q, want COMPLETED", r)
 	}
 	h.sched.quiet(h)

@@ -208,9 +208,9 @@ func (m *Manager) Load(tx *store.Tx) error {
 	var ids []fluid.ID
 	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
-			State string `json:"state"`
+			State job.State `json:"state"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive.String() {
+		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive {
 			return true, nil
 		}
 		ids = append(ids, fluid.ID(id))
@@ -277,7 +277,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 		return err
 	}
 	m.out.Changed = append(m.out.Changed, e.id())
-	if name == "start" || name == "clean" {
+	if name == job.EventStart || name == job.EventClean {
 		// Jobs waiting on this one may now go on (or never will).
 		for _, wid := range m.waiters[e.id()] {
 			if w, ok := m.active[wid]; ok && w != e && w.j().State == job.Depend {
@@ -286,7 +286,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 				}
 			}
 		}
-		if name == "clean" {
+		if name == job.EventClean {
 			m.touchWaiters(e.id())
 			delete(m.waiters, e.id())
 		}
@@ -309,11 +309,11 @@ func (m *Manager) advance(tx *store.Tx, e *entry) error {
 				}
 				continue
 			}
-			if err := m.post(tx, e, "depend", nil); err != nil {
+			if err := m.post(tx, e, job.EventDepend, nil); err != nil {
 				return err
 			}
 		case job.Priority:
-			if err := m.post(tx, e, "priority", map[string]any{"priority": job.PriorityOf(j.Urgency)}); err != nil {
+			if err := m.post(tx, e, job.EventPriority, map[string]any{"priority": job.PriorityOf(j.Urgency)}); err != nil {
 				return err
 			}
 			m.dirty = true
@@ -354,7 +354,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 		}
 		return false, nil
 	}
-	if err := m.post(tx, e, "clean", nil); err != nil {
+	if err := m.post(tx, e, job.EventClean, nil); err != nil {
 		return false, err
 	}
 	m.touch(e) // Restore brings it back

@@ -292,7 +292,7 @@ func (m *Manager) matching(keep func(*entry) bool) []*entry {
 
 // raise posts a fatal exception on behalf of the instance.
 func (m *Manager) raise(tx *store.Tx, e *entry, typ, note string) error {
-	if err := m.post(tx, e, "exception", map[string]any{"type": typ, "severity": 0, "note": note}); err != nil {
+	if err := m.post(tx, e, job.EventException, map[string]any{"type": typ, "severity": 0, "note": note}); err != nil {
 		return err
 	}
 	return m.advance(tx, e)

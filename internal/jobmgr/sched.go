@@ -195,7 +195,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		if len(e.rec.Annotations) > 0 {
 			ctx["annotations"] = e.rec.Annotations
 		}
-		if err := m.post(tx, e, "alloc", ctx); err != nil {
+		if err := m.post(tx, e, job.EventAlloc, ctx); err != nil {
 			return err
 		}
 		m.allocGo(e, ev)
@@ -205,7 +205,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		m.sched.outstanding--
 		e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
 		note := r.Note
-		if err := m.post(tx, e, "exception", map[string]any{"type": "alloc", "severity": 0, "note": note}); err != nil {
+		if err := m.post(tx, e, job.EventException, map[string]any{"type": "alloc", "severity": 0, "note": note}); err != nil {
 			return err
 		}
 		return m.advance(tx, e)
@@ -237,7 +237,7 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 	m.touch(e)
 	// Stray R had no alloc event: it gets no free event either.
 	if e.alloc == allocFreeing {
-		if err := m.post(tx, e, "free", nil); err != nil {
+		if err := m.post(tx, e, job.EventFree, nil); err != nil {
 			return err
 		}
 	}

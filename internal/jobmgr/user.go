@@ -41,7 +41,7 @@ func (m *Manager) Raise(tx *store.Tx, id fluid.ID, uid uint32, typ string, sever
 	if uid != m.cfg.Owner {
 		ctx["userid"] = uid
 	}
-	if err := m.post(tx, e, "exception", ctx); err != nil {
+	if err := m.post(tx, e, job.EventException, ctx); err != nil {
 		return err
 	}
 	return m.advance(tx, e)
@@ -65,7 +65,7 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 	if j.State&(job.Pending|job.New) == 0 {
 		return ErrUrgencyRunning
 	}
-	if err := m.post(tx, e, "urgency", map[string]any{"urgency": urgency, "userid": uid}); err != nil {
+	if err := m.post(tx, e, job.EventUrgency, map[string]any{"urgency": urgency, "userid": uid}); err != nil {
 		return err
 	}
 	if j.State != job.Sched {
@@ -75,7 +75,7 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 	if p == j.Priority {
 		return nil
 	}
-	if err := m.post(tx, e, "priority", map[string]any{"priority": p}); err != nil {
+	if err := m.post(tx, e, job.EventPriority, map[string]any{"priority": p}); err != nil {
 		return err
 	}
 	m.dirty = true

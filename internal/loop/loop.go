@@ -27,15 +27,15 @@ import (
 // without limit and replies keep flowing under a flood of submissions.
 const MaxBatch = 1024
 
-// Request is a user's operation, run inside a turn's transaction against
+// Call is a user's operation, run inside a turn's transaction against
 // the store and the job manager. Its result is delivered on Reply after
 // the turn commits; a failed operation's writes are not kept.
-type Request struct {
+type Call struct {
 	Op    func(tx *store.Tx, jm *jobmgr.Manager) (any, error)
 	Reply chan<- Result
 }
 
-// Result is what a Request's operation returned.
+// Result is what a Call's operation returned.
 type Result struct {
 	Value any
 	Err   error
@@ -49,7 +49,7 @@ type Loop struct {
 	exec   *Peer
 	log    *slog.Logger
 	inputs chan input
-	reqs   chan Request
+	calls  chan Call
 
 	mu       sync.Mutex
 	changed  chan struct{}              // closed when a turn posts events
@@ -87,17 +87,17 @@ func New(st *store.Store, jm *jobmgr.Manager, sched, exec *Peer, log *slog.Logge
 	return &Loop{
 		st: st, jm: jm, sched: sched, exec: exec, log: log,
 		inputs:   make(chan input, MaxBatch),
-		reqs:     make(chan Request, MaxBatch),
+		calls:    make(chan Call, MaxBatch),
 		changed:  make(chan struct{}),
 		jobWatch: map[fluid.ID]chan struct{}{},
 	}
 }
 
-// Submit hands a request to the loop; it never blocks for long, because the
-// loop drains requests every turn.
-func (l *Loop) Submit(ctx context.Context, r Request) error {
+// Enqueue hands a call to the loop; it never blocks for long, because the
+// loop drains calls every turn.
+func (l *Loop) Enqueue(ctx context.Context, r Call) error {
 	select {
-	case l.reqs <- r:
+	case l.calls <- r:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -107,7 +107,7 @@ func (l *Loop) Submit(ctx context.Context, r Request) error {
 // Do runs op in the loop and waits for its result.
 func (l *Loop) Do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manager) (any, error)) (any, error) {
 	reply := make(chan Result, 1)
-	if err := l.Submit(ctx, Request{Op: op, Reply: reply}); err != nil {
+	if err := l.Enqueue(ctx, Call{Op: op, Reply: reply}); err != nil {
 		return nil, err
 	}
 	select {
@@ -163,22 +163,22 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 		batch := l.pending
 		l.pending = nil
-		var reqs []Request
+		var calls []Call
 		select {
 		case <-ctx.Done():
 			l.log.Debug("loop ends", "turns", l.turns)
 			return nil
 		case in := <-l.inputs:
 			batch = append(batch, in)
-		case r := <-l.reqs:
-			reqs = append(reqs, r)
+		case r := <-l.calls:
+			calls = append(calls, r)
 		case <-timerC:
 			batch = append(batch, input{src: fromTimer})
 		case <-retryC:
 		}
 		retry.Stop()
-		batch, reqs = l.drain(batch, reqs)
-		if err := l.turn(batch, reqs); err != nil {
+		batch, calls = l.drain(batch, calls)
+		if err := l.turn(batch, calls); err != nil {
 			return err
 		}
 		if l.failing != nil {
@@ -191,18 +191,18 @@ func (l *Loop) Run(ctx context.Context) error {
 }
 
 // drain adds the inputs and requests waiting now, up to MaxBatch in all.
-func (l *Loop) drain(batch []input, reqs []Request) ([]input, []Request) {
-	for len(batch)+len(reqs) < MaxBatch {
+func (l *Loop) drain(batch []input, calls []Call) ([]input, []Call) {
+	for len(batch)+len(calls) < MaxBatch {
 		select {
 		case in := <-l.inputs:
 			batch = append(batch, in)
-		case r := <-l.reqs:
-			reqs = append(reqs, r)
+		case r := <-l.calls:
+			calls = append(calls, r)
 		default:
-			return batch, reqs
+			return batch, calls
 		}
 	}
-	return batch, reqs
+	return batch, calls
 }
 
 // Bounds of the pause before a turn whose commit failed is tried again.
@@ -281,26 +281,26 @@ func (s source) String() string {
 // While commits fail, requests get a turn of their own, so that those
 // needing no write (counts, waits) are still answered. Only a failure to
 // put memory back ends the loop.
-func (l *Loop) turn(batch []input, reqs []Request) error {
-	if l.failing != nil && len(batch) > 0 && len(reqs) > 0 {
-		if err := l.attempt(nil, reqs, true); err != nil {
+func (l *Loop) turn(batch []input, calls []Call) error {
+	if l.failing != nil && len(batch) > 0 && len(calls) > 0 {
+		if err := l.attempt(nil, calls, true); err != nil {
 			return err
 		}
 		return l.attempt(batch, nil, false)
 	}
-	return l.attempt(batch, reqs, false)
+	return l.attempt(batch, calls, false)
 }
 
 // attempt runs one turn; held says that peer inputs still wait beside it.
-func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
-	batch, reqs, results, err := l.try(batch, reqs)
+func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
+	batch, calls, results, err := l.try(batch, calls)
 	if err == nil {
 		l.turns++
 		if l.failing != nil && !held {
 			l.log.Warn("the store can be written again")
 			l.failing = nil
 		}
-		for i, r := range reqs {
+		for i, r := range calls {
 			if r.Reply != nil {
 				r.Reply <- results[i]
 			}
@@ -320,7 +320,7 @@ func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
 	}
 	l.failing = err
 	l.pending = append(l.pending, batch...)
-	for i, r := range reqs {
+	for i, r := range calls {
 		if r.Reply == nil {
 			continue
 		}
@@ -343,33 +343,33 @@ func (l *Loop) attempt(batch []input, reqs []Request, held bool) error {
 // finish follows within a millisecond or two: so one commit (and its
 // fdatasyncs) covers both, and no one waits for the first meanwhile. A
 // turn stops lingering as soon as it has something to send or to answer.
-func (l *Loop) try(batch []input, reqs []Request) ([]input, []Request, []Result, error) {
+func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, error) {
 	l.jm.Save(&l.saved)
 	var results []Result
 	err := l.st.Update(func(tx *store.Tx) error {
-		results = l.apply(tx, batch, reqs, results)
-		if l.failing != nil || len(reqs) > 0 || !l.jm.Quiet() {
+		results = l.apply(tx, batch, calls, results)
+		if l.failing != nil || len(calls) > 0 || !l.jm.Quiet() {
 			return nil
 		}
 		deadline := time.NewTimer(linger)
 		defer deadline.Stop()
-		for len(reqs) == 0 && len(batch) < MaxBatch && l.jm.Quiet() {
-			n, m := len(batch), len(reqs)
+		for len(calls) == 0 && len(batch) < MaxBatch && l.jm.Quiet() {
+			n, m := len(batch), len(calls)
 			select {
 			case in := <-l.inputs:
 				batch = append(batch, in)
-			case r := <-l.reqs:
-				reqs = append(reqs, r)
+			case r := <-l.calls:
+				calls = append(calls, r)
 			case <-deadline.C:
 				return nil
 			}
 			// And whatever else has come meanwhile.
-			batch, reqs = l.drain(batch, reqs)
-			results = l.apply(tx, batch[n:], reqs[m:], results)
+			batch, calls = l.drain(batch, calls)
+			results = l.apply(tx, batch[n:], calls[m:], results)
 		}
 		return nil
 	})
-	return batch, reqs, results, err
+	return batch, calls, results, err
 }
 
 // linger bounds the wait of a turn with nothing to send for more input
@@ -378,11 +378,11 @@ const linger = 2 * time.Millisecond
 
 // apply handles inputs and runs requests in the turn's transaction, then
 // lets the job manager schedule; results gets the requests' results.
-func (l *Loop) apply(tx *store.Tx, batch []input, reqs []Request, results []Result) []Result {
+func (l *Loop) apply(tx *store.Tx, batch []input, calls []Call, results []Result) []Result {
 	for _, in := range batch {
 		l.handle(tx, in)
 	}
-	for _, r := range reqs {
+	for _, r := range calls {
 		// An operation reads the summaries as the turn has left them.
 		l.saveSummaries(tx)
 		v, err := r.Op(tx, l.jm)

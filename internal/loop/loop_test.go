@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -52,7 +53,7 @@ func checkSummaries(t *testing.T, st *store.Store, ids []fluid.ID) (inactive int
 				return err
 			}
 			want := ops.Summarize(rec)
-			if got.State == "INACTIVE" {
+			if got.State == job.Inactive {
 				inactive++
 			}
 			if diff := cmp.Diff(*want, got); diff != "" {

@@ -281,7 +281,7 @@ func TestRepliesAfterCommit(t *testing.T) {
 
 	// A refused commit.
 	h.fail.Store(true)
-	if err := h.l.Submit(context.Background(), loop.Request{Op: op, Reply: reply}); err != nil {
+	if err := h.l.Enqueue(context.Background(), loop.Call{Op: op, Reply: reply}); err != nil {
 		t.Fatal(err)
 	}
 	r := <-reply
@@ -307,7 +307,7 @@ func TestRepliesAfterCommit(t *testing.T) {
 	// Then one that commits.
 	h.fail.Store(false)
 	before := h.commits.Load()
-	if err := h.l.Submit(context.Background(), loop.Request{Op: op, Reply: reply}); err != nil {
+	if err := h.l.Enqueue(context.Background(), loop.Call{Op: op, Reply: reply}); err != nil {
 		t.Fatal(err)
 	}
 	r = <-reply
@@ -404,7 +404,7 @@ func TestRequestsInOrder(t *testing.T) {
 	third := make(chan loop.Result, 1)
 	submit := submitOp(t, 2)
 	// Queued before the loop runs, so its first turn takes all three.
-	reqs := []loop.Request{
+	reqs := []loop.Call{
 		{Op: func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
 			order = append(order, "submit")
 			v, err := submit(tx, jm)
@@ -442,7 +442,7 @@ func TestRequestsInOrder(t *testing.T) {
 		}, Reply: third},
 	}
 	for _, r := range reqs {
-		if err := h.l.Submit(context.Background(), r); err != nil {
+		if err := h.l.Enqueue(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -566,7 +566,7 @@ func TestDoContextEnds(t *testing.T) {
 	h := newHarness(t)
 	// A full queue: Submit waits, until its context ends.
 	for i := 0; i < loop.MaxBatch; i++ {
-		if err := h.l.Submit(context.Background(), loop.Request{Op: activeOp}); err != nil {
+		if err := h.l.Enqueue(context.Background(), loop.Call{Op: activeOp}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -577,7 +577,7 @@ func TestDoContextEnds(t *testing.T) {
 	}
 	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := h.l.Submit(ctx, loop.Request{Op: activeOp}); !errors.Is(err, context.DeadlineExceeded) {
+	if err := h.l.Enqueue(ctx, loop.Call{Op: activeOp}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Submit to a full queue: %v, want context.DeadlineExceeded", err)
 	}
 	// The loop then answers them all.

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
@@ -191,7 +192,7 @@ func TestServeEveryEntry(t *testing.T) {
 	}
 	var sum api.JobSummary
 	ok("wait", map[string]uint64{"id": id}, &sum)
-	if sum.State != "INACTIVE" || sum.Result != "CANCELED" {
+	if sum.State != job.Inactive || sum.Result != job.Canceled {
 		t.Errorf("wait: %+v", sum)
 	}
 	var c api.QueueCounts

@@ -31,15 +31,11 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		states |= job.Inactive
 	}
 	want := func(s *api.JobSummary) bool {
-		st, err := job.ParseStates(s.State)
-		if err != nil || st&states == 0 {
+		if s.State&states == 0 {
 			return false
 		}
-		if len(q.Results) > 0 && st == job.Inactive {
-			r, err := job.ParseResult(s.Result)
-			if err != nil || !slices.Contains(q.Results, r) {
-				return false
-			}
+		if len(q.Results) > 0 && s.State == job.Inactive && !slices.Contains(q.Results, s.Result) {
+			return false
 		}
 		switch {
 		case q.UserID != nil:
@@ -92,10 +88,10 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 // running by start, newest first; inactive by end, newest first.
 func SortJobs(js []api.JobSummary) {
 	group := func(s *api.JobSummary) int {
-		switch s.State {
-		case "INACTIVE":
+		switch {
+		case s.State == job.Inactive:
 			return 2
-		case "RUN", "CLEANUP":
+		case s.State&job.Running != 0:
 			return 1
 		}
 		return 0
@@ -168,7 +164,7 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	done := len(evs) > 0 && evs[len(evs)-1].Name == "clean"
+	done := len(evs) > 0 && evs[len(evs)-1].Name == job.EventClean
 	if n > len(evs) {
 		n = len(evs)
 	}
@@ -207,7 +203,7 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 		return false, ErrUnknownJob
 	}
 	name, err := eventlog.LastName(raw)
-	return name == "clean", err
+	return name == job.EventClean, err
 }
 
 // EndSummary is the summary a wait answers with: the one stored beside

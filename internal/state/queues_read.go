@@ -33,18 +33,17 @@ func CountedQueues(tx *store.Tx) (*api.QueueInfo, error) {
 	}
 	err = tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
 		var s struct {
-			State string `json:"state"`
-			Queue string `json:"queue"`
+			State job.State `json:"state"`
+			Queue string    `json:"queue"`
 		}
 		if err := json.Unmarshal(get(store.JobSummary), &s); err != nil {
 			return false, err
 		}
-		st, err := job.ParseStates(s.State)
-		if err != nil || st == job.Inactive {
+		if s.State == job.Inactive {
 			return true, nil
 		}
 		c := qi.Counts[s.Queue]
-		countJob(&c, st)
+		countJob(&c, s.State)
 		qi.Counts[s.Queue] = c
 		return true, nil
 	})

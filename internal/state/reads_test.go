@@ -129,7 +129,7 @@ func TestReads(t *testing.T) {
 		if ended, err := Ended(tx, ids[0]); err != nil || ended {
 			t.Errorf("Ended(active) = %v, %v", ended, err)
 		}
-		if s, err := EndSummary(tx, ids[1]); err != nil || s.Result != "CANCELED" {
+		if s, err := EndSummary(tx, ids[1]); err != nil || s.Result != job.Canceled {
 			t.Errorf("EndSummary = %+v, %v", s, err)
 		}
 		for _, f := range []func() error{

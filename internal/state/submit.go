@@ -138,17 +138,17 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	each(len(reqs), func(i int) {
 		req := reqs[i]
 		rec := &Record{Job: &job.Job{ID: ids[i]}, Jobspec: specs[i], Raw: canons[i]}
-		submit := eventlog.Event{Timestamp: ts, Name: "submit", Context: map[string]any{
+		submit := eventlog.Event{Timestamp: ts, Name: job.EventSubmit, Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
 		if p := spawns[i].parent; p != 0 {
 			submit.Context["parent"] = p.String()
 		}
-		events := []eventlog.Event{submit, {Timestamp: ts, Name: "validate"}}
+		events := []eventlog.Event{submit, {Timestamp: ts, Name: job.EventValidate}}
 		// Dependencies are recorded as the job is validated, as Flux's
 		// dependency plugins do; the job manager removes each when met.
 		for _, d := range deps[i] {
-			events = append(events, eventlog.Event{Timestamp: ts, Name: "dependency-add", Context: map[string]any{"description": d.Description()}})
+			events = append(events, eventlog.Event{Timestamp: ts, Name: job.EventDependencyAdd, Context: map[string]any{"description": d.Description()}})
 		}
 		var log []byte
 		for _, ev := range events {

@@ -26,7 +26,7 @@ func Summarize(rec *Record) *Summary {
 		ID:           j.ID,
 		UserID:       j.UserID,
 		Name:         JobName(rec),
-		State:        j.State.String(),
+		State:        j.State,
 		Urgency:      j.Urgency,
 		Priority:     j.Priority,
 		TSubmit:      j.TSubmit,
@@ -58,7 +58,7 @@ func Summarize(rec *Record) *Summary {
 		s.Parent = &p
 	}
 	if j.State == job.Inactive {
-		s.Result = j.Result.String()
+		s.Result = j.Result
 	}
 	switch {
 	case j.State&(job.Pending|job.New) != 0 && len(rec.Annotations) > 0:
@@ -69,9 +69,12 @@ func Summarize(rec *Record) *Summary {
 	if ex := j.Exception; ex != nil {
 		s.Exception = &Exception{Occurred: true, Type: ex.Type, Severity: ex.Severity, Note: ex.Note, Time: ex.Occurred}
 	}
-	if rc, ok := j.ReturnCode(); ok {
+	if j.Finished {
 		ws := j.WaitStatus
-		s.ReturnCode, s.WaitStatus = &rc, &ws
+		s.WaitStatus = &ws
+	}
+	if rc, ok := j.ReturnCode(); ok {
+		s.ReturnCode = &rc
 	}
 	return s
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
 )
@@ -168,8 +169,8 @@ func (s *LiveSource) Jobs(ctx context.Context) ([]Job, error) {
 	}
 	out := make([]Job, 0, len(sums))
 	for _, j := range sums {
-		state := j.State
-		if j.Urgency == 0 && state != "RUN" && state != "CLEANUP" {
+		state := j.State.String()
+		if j.Urgency == 0 && j.State&job.Running == 0 {
 			state = "held"
 		}
 		out = append(out, Job{ID: j.ID, State: state, Name: j.Name})

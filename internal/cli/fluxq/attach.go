@@ -168,7 +168,7 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 			if msg := end.apply(ev); msg != "" {
 				notef(c, "%s", msg)
 			}
-			if ev.Name == "start" && in != nil {
+			if ev.Name == job.EventStart && in != nil {
 				in.jobStarted()
 			}
 		case <-tick.C:
@@ -264,11 +264,11 @@ type jobEnd struct {
 // exception, in the words of flux job attach.
 func (j *jobEnd) apply(ev eventlog.Event) string {
 	switch ev.Name {
-	case "finish":
+	case job.EventFinish:
 		if st, ok := number(ev.Context["status"]); ok {
 			j.finished, j.status = true, int(st)
 		}
-	case "exception":
+	case job.EventException:
 		sev, _ := number(ev.Context["severity"])
 		typ, _ := ev.Context["type"].(string)
 		note, _ := ev.Context["note"].(string)

@@ -20,7 +20,7 @@ import (
 )
 
 func TestCancel(t *testing.T) {
-	active := []api.JobSummary{{ID: 1 << 24, State: "SCHED"}, {ID: 2 << 24, State: "RUN"}, {ID: 3 << 24, State: "SCHED"}}
+	active := []api.JobSummary{{ID: 1 << 24, State: job.Sched}, {ID: 2 << 24, State: job.Run}, {ID: 3 << 24, State: job.Sched}}
 	tests := []struct {
 		name      string
 		jobs      []api.JobSummary
@@ -227,9 +227,9 @@ func TestWait(t *testing.T) {
 	fc := &fakeClient{
 		jobs: []api.JobSummary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
 		infos: map[fluid.ID]*api.JobInfo{
-			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
-			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
-			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: "INACTIVE", Result: "CANCELED", Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
+			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}},
+			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: job.Inactive, Result: job.Failed, ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
+			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: job.Inactive, Result: job.Canceled, Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "no"}}},
 		},
 	}
 	tests := []struct {

@@ -129,8 +129,8 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 		}
 	}
 	add("queue", s.Queue)
-	add("state", s.State)
-	add("result", s.Result)
+	add("state", s.State.String())
+	add("result", s.Result.String())
 	add("reason", inactiveReason(s))
 	add("info", contextualInfo(s, now))
 	add("urgency", strconv.Itoa(s.Urgency))

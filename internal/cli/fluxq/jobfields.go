@@ -46,23 +46,20 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 		{Name: "id.dothex", Heading: "JOBID", Help: "job ID in dotted hexadecimal, xxxx.xxxx.xxxx.xxxx", Value: id(fluid.Dothex)},
 		{Name: "id.words", Heading: "JOBID", Help: "job ID in mnemonic words", Value: id(fluid.Words)},
 		{Name: "state_single", Heading: "S", Help: "state in one letter: D P S R C I", Value: func(s *api.JobSummary) any {
-			if st, err := job.ParseStates(s.State); err == nil {
-				return st.Abbrev()
-			}
-			return ""
+			return s.State.Abbrev()
 		}},
 		{Name: "status_abbrev", Heading: "ST", Help: "status in at most two letters (the ST column)", Value: func(s *api.JobSummary) any { return statusAbbrev(s) }},
 		{Name: "result_abbrev", Heading: "RS", Help: "result in at most two letters: CD F CA TO", Value: func(s *api.JobSummary) any {
-			if r, err := job.ParseResult(s.Result); err == nil && s.Result != "" {
-				return r.Abbrev()
+			if s.Result == 0 {
+				return ""
 			}
-			return ""
+			return s.Result.Abbrev()
 		}},
 		{Name: "success", Heading: "SUCCESS", Help: "True if the job completed, False if it ended otherwise, empty while active", Value: func(s *api.JobSummary) any {
-			if s.State != job.Inactive.String() {
+			if s.State != job.Inactive {
 				return nil
 			}
-			return s.Result == job.Completed.String()
+			return s.Result == job.Completed
 		}},
 		{Name: "contextual_info", Heading: "INFO", Help: "why a pending job waits, where a running one runs (the INFO column)", Value: func(s *api.JobSummary) any { return contextualInfo(s, now) }},
 		{Name: "contextual_time", Heading: "TIME", Help: "time limit while pending, runtime after, in seconds (the TIME column: {contextual_time!F})", Value: func(s *api.JobSummary) any {
@@ -79,8 +76,7 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 			return nil
 		}},
 		{Name: "t_remaining", Heading: "T_REMAINING", Help: "seconds left before a running job's time limit", Value: func(s *api.JobSummary) any {
-			st, err := job.ParseStates(s.State)
-			if err != nil || st&job.Running == 0 || s.TRun == 0 || s.Duration == 0 {
+			if s.State&job.Running == 0 || s.TRun == 0 || s.Duration == 0 {
 				return nil
 			}
 			return max(0, s.TRun+s.Duration-state.Timestamp(now))

@@ -41,9 +41,6 @@ const (
 // hidden is what a zero count or time prints as (flux jobs' "h" fields).
 const hidden = "-"
 
-// returncodeCanceled is flux's returncode for a job canceled before it ran.
-const returncodeCanceled = -128
-
 // jobJSON is one job of `fluxq jobs --json` (docs/cli.md), built from its
 // summary. Fields flux jobs leaves out until they are known (result,
 // returncode, waitstatus) are left out here too.
@@ -54,8 +51,8 @@ type jobJSON struct {
 	Username     string         `json:"username"`
 	Queue        string         `json:"queue"`
 	Name         string         `json:"name"`
-	State        string         `json:"state"`
-	Result       string         `json:"result,omitempty"`
+	State        job.State      `json:"state"`
+	Result       job.Result     `json:"result,omitempty"`
 	Status       string         `json:"status"`
 	Urgency      int            `json:"urgency"`
 	Priority     int64          `json:"priority"`
@@ -143,43 +140,27 @@ func (e *env) toJSON(s *api.JobSummary, now time.Time) jobJSON {
 
 // status is flux jobs' status: the state while active, the result after.
 func status(s *api.JobSummary) string {
-	if s.State == job.Inactive.String() && s.Result != "" {
-		return s.Result
+	if s.State == job.Inactive && s.Result != 0 {
+		return s.Result.String()
 	}
-	return s.State
+	return s.State.String()
 }
 
 // statusAbbrev is the ST column: D P S R C while active, and CD F CA TO
 // for the result of an inactive job.
 func statusAbbrev(s *api.JobSummary) string {
-	if s.State == job.Inactive.String() {
-		if r, err := job.ParseResult(s.Result); err == nil {
-			return r.Abbrev()
-		}
+	if s.State == job.Inactive && s.Result != 0 {
+		return s.Result.Abbrev()
 	}
-	if st, err := job.ParseStates(s.State); err == nil {
-		return st.Abbrev()
-	}
-	return "?"
+	return s.State.Abbrev()
 }
 
-// returnCode is flux jobs' returncode: the exit status, minus the signal
-// number for a job killed by one, -128 for a job canceled before it ran
-// and 1 for one that failed before it ran; none while active.
+// returnCode is flux jobs' returncode (job.ReturnCode). It is worked out
+// from the wait status and result rather than read from the summary's
+// returncode, which summaries stored before it had one meaning hold as
+// 128+N for signal N.
 func returnCode(s *api.JobSummary) (int, bool) {
-	if ws := s.WaitStatus; ws != nil {
-		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
-			return -sig, true
-		}
-		return (*ws >> 8) & 0xff, true
-	}
-	switch s.Result {
-	case job.Canceled.String():
-		return returncodeCanceled, true
-	case job.Failed.String():
-		return 1, true
-	}
-	return 0, false
+	return job.ReturnCode(s.WaitStatus, s.Result)
 }
 
 // runtime is how long the job has run (flux jobs' runtime): until cleanup,
@@ -196,8 +177,7 @@ func runtime(s *api.JobSummary, now time.Time) float64 {
 
 // pending reports whether the job waits for resources or before them.
 func pending(s *api.JobSummary) bool {
-	st, err := job.ParseStates(s.State)
-	return err == nil && st&(job.Pending|job.New) != 0
+	return s.State&(job.Pending|job.New) != 0
 }
 
 // contextualTime is the TIME column: the time limit while pending, the
@@ -219,11 +199,11 @@ func contextualTime(s *api.JobSummary, now time.Time) string {
 // or priority-hold, else the scheduler's reason; the nodelist after.
 func contextualInfo(s *api.JobSummary, now time.Time) string {
 	switch s.State {
-	case job.Depend.String():
+	case job.Depend:
 		return infoDepends + strings.Join(s.Dependencies, ",")
-	case job.Priority.String(), job.New.String():
+	case job.Priority, job.New:
 		return infoPriorityWait
-	case job.Sched.String():
+	case job.Sched:
 		sched, _ := s.Annotations[annotSched].(map[string]any)
 		if t, ok := number(sched[annotTEstimate]); ok {
 			eta := t - state.Timestamp(now)
@@ -248,19 +228,19 @@ func contextualInfo(s *api.JobSummary, now time.Time) string {
 
 // inactiveReason is how an inactive job ended, in flux jobs' words.
 func inactiveReason(s *api.JobSummary) string {
-	if s.State != job.Inactive.String() {
+	if s.State != job.Inactive {
 		return ""
 	}
 	ex := s.Exception
 	switch s.Result {
-	case job.Canceled.String():
+	case job.Canceled:
 		if ex != nil && ex.Type == "cancel" && ex.Note != "" {
 			return "Canceled: " + ex.Note
 		}
 		return "Canceled"
-	case job.Timeout.String():
+	case job.Timeout:
 		return "Timeout"
-	case job.Failed.String():
+	case job.Failed:
 		if ex != nil && ex.Occurred && ex.Type != "exec" && ex.Severity == 0 {
 			r := "Exception: type=" + ex.Type
 			if ex.Note != "" {
@@ -312,11 +292,11 @@ func number(v any) (float64, bool) {
 // timed out red, canceled grey.
 func jobStyle(s *api.JobSummary) output.Style {
 	switch s.Result {
-	case job.Completed.String():
+	case job.Completed:
 		return output.Success
-	case job.Failed.String(), job.Timeout.String():
+	case job.Failed, job.Timeout:
 		return output.Failure
-	case job.Canceled.String():
+	case job.Canceled:
 		return output.Muted
 	}
 	return output.Plain
@@ -366,7 +346,7 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 	deps := withQ(id, name,
 		col{Header: "URG", Align: output.Right, Value: func(s *api.JobSummary) string { return strconv.Itoa(s.Urgency) }},
 		col{Header: "PRIORITY", Align: output.Right, Value: func(s *api.JobSummary) string { return strconv.FormatInt(s.Priority, 10) }},
-		col{Header: "STATE", Value: func(s *api.JobSummary) string { return s.State }},
+		col{Header: "STATE", Value: func(s *api.JobSummary) string { return s.State.String() }},
 		col{Header: "DEPENDENCIES", Value: func(s *api.JobSummary) string { return strings.Join(s.Dependencies, ",") }},
 	)
 	return output.List[*api.JobSummary]{

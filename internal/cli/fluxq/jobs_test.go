@@ -18,18 +18,18 @@ const t0 = 1_700_000_000 - 300
 
 // testJobs covers each way a job shows in a listing.
 var testJobs = []api.JobSummary{
-	{ID: 1 << 24, UserID: 1000, Name: "held", State: "SCHED", Urgency: 0, Priority: 0, NTasks: 1, NCores: 1, TSubmit: t0},
-	{ID: 2 << 24, UserID: 1000, Name: "waiting", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 4, NCores: 4, Duration: 3600, TSubmit: t0,
+	{ID: 1 << 24, UserID: 1000, Name: "held", State: job.Sched, Urgency: 0, Priority: 0, NTasks: 1, NCores: 1, TSubmit: t0},
+	{ID: 2 << 24, UserID: 1000, Name: "waiting", State: job.Sched, Urgency: 16, Priority: 16, NTasks: 4, NCores: 4, Duration: 3600, TSubmit: t0,
 		Annotations: map[string]any{"sched": map[string]any{"reason_pending": "insufficient resources", "jobs_ahead": 2.0}}},
-	{ID: 3 << 24, UserID: 1000, Name: "soon", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1, TSubmit: t0,
+	{ID: 3 << 24, UserID: 1000, Name: "soon", State: job.Sched, Urgency: 16, Priority: 16, NTasks: 1, TSubmit: t0,
 		Annotations: map[string]any{"sched": map[string]any{"t_estimate": 1_700_000_000.0 + 90}}},
-	{ID: 4 << 24, UserID: 1000, Name: "after", State: "DEPEND", Urgency: 16, Priority: -1, NTasks: 1, TSubmit: t0, Dependencies: []string{"afterok=ƒ2"}},
-	{ID: 5 << 24, UserID: 1001, Name: "a-very-long-name", State: "RUN", Urgency: 16, Priority: 16, NTasks: 2, NNodes: 1, NCores: 2, TSubmit: t0, TRun: t0 + 60, Nodelist: "node[0-1]"},
-	{ID: 6 << 24, UserID: 1000, Name: "done", State: "INACTIVE", Result: "COMPLETED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 3.5, TInactive: t0 + 4, Nodelist: "node0", ReturnCode: intp(0), WaitStatus: intp(0)},
-	{ID: 7 << 24, UserID: 1000, Name: "false", State: "INACTIVE", Result: "FAILED", NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
-	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: "INACTIVE", Result: "CANCELED", NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
+	{ID: 4 << 24, UserID: 1000, Name: "after", State: job.Depend, Urgency: 16, Priority: -1, NTasks: 1, TSubmit: t0, Dependencies: []string{"afterok=ƒ2"}},
+	{ID: 5 << 24, UserID: 1001, Name: "a-very-long-name", State: job.Run, Urgency: 16, Priority: 16, NTasks: 2, NNodes: 1, NCores: 2, TSubmit: t0, TRun: t0 + 60, Nodelist: "node[0-1]"},
+	{ID: 6 << 24, UserID: 1000, Name: "done", State: job.Inactive, Result: job.Completed, NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 3.5, TInactive: t0 + 4, Nodelist: "node0", ReturnCode: intp(0), WaitStatus: intp(0)},
+	{ID: 7 << 24, UserID: 1000, Name: "false", State: job.Inactive, Result: job.Failed, NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
+	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: job.Inactive, Result: job.Canceled, NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
 		Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
-	{ID: 9 << 24, UserID: 1000, Name: "slow", State: "INACTIVE", Result: "TIMEOUT", NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(143), WaitStatus: intp(15),
+	{ID: 9 << 24, UserID: 1000, Name: "slow", State: job.Inactive, Result: job.Timeout, NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(-15), WaitStatus: intp(15),
 		Exception: &api.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
 }
 
@@ -60,8 +60,8 @@ func TestJobsTable(t *testing.T) {
 // docs/cli.md: QUEUE only when named queues exist.
 func TestJobsTableQueue(t *testing.T) {
 	jobs := []api.JobSummary{
-		{ID: 1 << 24, UserID: 1000, Name: "a", Queue: "batch", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
-		{ID: 2 << 24, UserID: 1000, Name: "b", Queue: "debug-and-more", State: "SCHED", Urgency: 16, Priority: 16, NTasks: 1},
+		{ID: 1 << 24, UserID: 1000, Name: "a", Queue: "batch", State: job.Sched, Urgency: 16, Priority: 16, NTasks: 1},
+		{ID: 2 << 24, UserID: 1000, Name: "b", Queue: "debug-and-more", State: job.Sched, Urgency: 16, Priority: 16, NTasks: 1},
 	}
 	got := runFluxq(t, &fakeClient{jobs: jobs}, "", "jobs", "-n")
 	want := "ƒ2UzHM batch    alice a S 1 - -\nƒ3xyZh debug-a+ alice b S 1 - -\n"
@@ -138,23 +138,23 @@ func TestJobsJSON(t *testing.T) {
 
 func TestContextualInfo(t *testing.T) {
 	sched := func(a map[string]any) api.JobSummary {
-		return api.JobSummary{State: "SCHED", Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
+		return api.JobSummary{State: job.Sched, Urgency: 16, Priority: 16, Annotations: map[string]any{"sched": a}}
 	}
 	tests := []struct {
 		name string
 		s    api.JobSummary
 		want string
 	}{
-		{"priority", api.JobSummary{State: "PRIORITY"}, "priority-wait"},
-		{"depend", api.JobSummary{State: "DEPEND", Dependencies: []string{"a", "b"}}, "depends:a,b"},
+		{"priority", api.JobSummary{State: job.Priority}, "priority-wait"},
+		{"depend", api.JobSummary{State: job.Depend, Dependencies: []string{"a", "b"}}, "depends:a,b"},
 		{"eta", sched(map[string]any{"t_estimate": 1_700_000_000.0 + 300}), "eta:5m"},
 		{"eta passed", sched(map[string]any{"t_estimate": 1_700_000_000.0 - 1}), "eta:now"},
 		{"reason", sched(map[string]any{"reason_pending": "unsatisfiable"}), "unsatisfiable"},
-		{"held", api.JobSummary{State: "SCHED", Urgency: 0, Priority: 0}, "held"},
-		{"priority hold", api.JobSummary{State: "SCHED", Urgency: 5, Priority: 0}, "priority-hold"},
-		{"nothing", api.JobSummary{State: "SCHED", Urgency: 16, Priority: 16}, ""},
-		{"running", api.JobSummary{State: "RUN", Nodelist: "n[1-2]"}, "n[1-2]"},
-		{"inactive", api.JobSummary{State: "INACTIVE", Nodelist: "n1"}, "n1"},
+		{"held", api.JobSummary{State: job.Sched, Urgency: 0, Priority: 0}, "held"},
+		{"priority hold", api.JobSummary{State: job.Sched, Urgency: 5, Priority: 0}, "priority-hold"},
+		{"nothing", api.JobSummary{State: job.Sched, Urgency: 16, Priority: 16}, ""},
+		{"running", api.JobSummary{State: job.Run, Nodelist: "n[1-2]"}, "n[1-2]"},
+		{"inactive", api.JobSummary{State: job.Inactive, Nodelist: "n1"}, "n1"},
 	}
 	for _, tt := range tests {
 		if got := contextualInfo(&tt.s, testNow); got != tt.want {
@@ -173,18 +173,21 @@ func TestJobEnd(t *testing.T) {
 		exit           int
 		failure        string
 	}{
-		{"completed", api.JobSummary{State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
-		{"exit 3", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
+		{"completed", api.JobSummary{State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
+		{"exit 3", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
 		// Flux's returncode is minus the signal; the exit code a shell
 		// shows is 128+N (docs/cli.md).
-		{"killed", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
-		{"not found", api.JobSummary{State: "INACTIVE", Result: "FAILED", ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
-		{"canceled pending", api.JobSummary{State: "INACTIVE", Result: "CANCELED", Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
-		{"denied", api.JobSummary{State: "INACTIVE", Result: "FAILED", Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
-		{"timeout", api.JobSummary{State: "INACTIVE", Result: "TIMEOUT", ReturnCode: intp(143), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
-		{"running", api.JobSummary{State: "RUN"}, "R", "", 0, false, 0, ""},
-		{"cleanup", api.JobSummary{State: "CLEANUP"}, "C", "", 0, false, 0, ""},
-		{"depend", api.JobSummary{State: "DEPEND"}, "D", "", 0, false, 0, ""},
+		{"killed", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(-9), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		// A summary stored when the store's returncode was 128+N reads
+		// as Flux's all the same.
+		{"killed, stored before", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		{"not found", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
+		{"canceled pending", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(-128), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
+		{"denied", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(1), Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
+		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(-15), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		{"running", api.JobSummary{State: job.Run}, "R", "", 0, false, 0, ""},
+		{"cleanup", api.JobSummary{State: job.Cleanup}, "C", "", 0, false, 0, ""},
+		{"depend", api.JobSummary{State: job.Depend}, "D", "", 0, false, 0, ""},
 	}
 	for _, tt := range tests {
 		s := &tt.s

@@ -9,6 +9,7 @@ import (
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 )
 
 // terminal is a stderr that says it is a terminal (progress.Terminal), so
@@ -51,9 +52,9 @@ func TestWaitAllProgress(t *testing.T) {
 	fc := &fakeClient{
 		jobs: []api.JobSummary{{ID: 1 << 24}, {ID: 2 << 24}, {ID: 3 << 24}},
 		infos: map[fluid.ID]*api.JobInfo{
-			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
-			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: "INACTIVE", Result: "FAILED", ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
-			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}},
+			1 << 24: {Summary: api.JobSummary{ID: 1 << 24, State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}},
+			2 << 24: {Summary: api.JobSummary{ID: 2 << 24, State: job.Inactive, Result: job.Failed, ReturnCode: intp(2), WaitStatus: intp(2 << 8)}},
+			3 << 24: {Summary: api.JobSummary{ID: 3 << 24, State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}},
 		},
 	}
 	stdout, stderr, code := runOnTerminal(fc, "wait", "--all")
@@ -96,7 +97,7 @@ func TestSubmitProgress(t *testing.T) {
 	fc := &fakeClient{infos: map[fluid.ID]*api.JobInfo{}}
 	for i := range 150 {
 		id := fluid.ID(1000 + i)
-		fc.infos[id] = &api.JobInfo{Summary: api.JobSummary{ID: id, State: "INACTIVE", Result: "COMPLETED", ReturnCode: intp(0), WaitStatus: intp(0)}}
+		fc.infos[id] = &api.JobInfo{Summary: api.JobSummary{ID: id, State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}}
 	}
 	stdout, stderr, code := runOnTerminal(fc, "submit", "--cc", "1-150", "--wait", "true")
 	if code != 0 || strings.Count(stdout, "\n") != 150 {

@@ -742,12 +742,13 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 }
 
 // exitCodeOf is the exit code a job's end stands for: its tasks' (128+N
-// for signal N), or 1 for a job that ended without running to the end.
+// for signal N, as a shell's, not the job's returncode), or 1 for a job
+// that ended without running to the end.
 func exitCodeOf(s *api.JobSummary) int {
-	if s.ReturnCode != nil {
-		return *s.ReturnCode
+	if s.WaitStatus != nil {
+		return job.ExitCode(*s.WaitStatus)
 	}
-	if s.Result != "" && s.Result != job.Completed.String() {
+	if s.Result != 0 && s.Result != job.Completed {
 		return 1
 	}
 	return 0
@@ -768,8 +769,8 @@ func failure(s *api.JobSummary) string {
 		}
 		return ""
 	}
-	if s.Result != "" && s.Result != job.Completed.String() {
-		return "job " + strings.ToLower(s.Result)
+	if s.Result != 0 && s.Result != job.Completed {
+		return "job " + strings.ToLower(s.Result.String())
 	}
 	return ""
 }

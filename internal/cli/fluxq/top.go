@@ -211,7 +211,7 @@ func (e *env) topSnapshot(now time.Time, jobs []api.JobSummary, res *api.Resourc
 		s := &jobs[i]
 		snap.WithQueue = snap.WithQueue || s.Queue != ""
 		switch {
-		case s.State == job.Inactive.String():
+		case s.State == job.Inactive:
 			ended++
 			if s.TInactive >= since {
 				snap.Inactive++

@@ -40,8 +40,7 @@ func (f *topClient) Jobs(ctx context.Context, q api.JobsQuery) ([]api.JobSummary
 	}
 	all, err := f.fakeClient.Jobs(ctx, q)
 	return slices.DeleteFunc(all, func(s api.JobSummary) bool {
-		st, err := job.ParseStates(s.State)
-		return err != nil || st&q.States == 0
+		return s.State&q.States == 0
 	}), err
 }
 
@@ -94,7 +93,7 @@ func topQueues(t *testing.T) *api.QueueInfo {
 func TestTopSnapshot(t *testing.T) {
 	jobs := slices.Clone(testJobs)
 	// Ended two hours ago: not counted among the recent inactive jobs.
-	jobs = append(jobs, api.JobSummary{ID: 10 << 24, UserID: 1000, Name: "old", State: "INACTIVE", Result: "COMPLETED", TInactive: t0 - 7200})
+	jobs = append(jobs, api.JobSummary{ID: 10 << 24, UserID: 1000, Name: "old", State: job.Inactive, Result: job.Completed, TInactive: t0 - 7200})
 	e := testEnv(&fakeClient{}, "")
 	snap, err := e.topSnapshot(testNow, jobs, topResources(t), topQueues(t))
 	if err != nil {
@@ -152,7 +151,7 @@ func TestTopSnapshotInactiveCap(t *testing.T) {
 	// As many recent inactive jobs as top reads: there may be more.
 	jobs := make([]api.JobSummary, topInactiveCap)
 	for i := range jobs {
-		jobs[i] = api.JobSummary{ID: 1, State: "INACTIVE", TInactive: t0}
+		jobs[i] = api.JobSummary{ID: 1, State: job.Inactive, TInactive: t0}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {
@@ -173,7 +172,7 @@ func TestTopSnapshotRows(t *testing.T) {
 	// topRows formatted.
 	jobs := make([]api.JobSummary, topRows+100)
 	for i := range jobs {
-		jobs[i] = api.JobSummary{ID: 1, State: "SCHED"}
+		jobs[i] = api.JobSummary{ID: 1, State: job.Sched}
 	}
 	snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, jobs, nil, nil)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/nvml"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
@@ -460,7 +461,7 @@ EXAMPLES:
 					return err
 				}
 				r := &rset.R{}
-				if len(info.R) > 0 && (info.Summary.State == "RUN" || info.Summary.State == "CLEANUP") {
+				if len(info.R) > 0 && info.Summary.State&job.Running != 0 {
 					if r, err = rset.Parse(info.R); err != nil {
 						return err
 					}
