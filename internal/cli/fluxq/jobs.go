@@ -220,7 +220,7 @@ func contextualTime(s *api.JobSummary, now time.Time) string {
 func contextualInfo(s *api.JobSummary, now time.Time) string {
 	switch s.State {
 	case job.Depend.String():
-		return infoDepends + strings.Join(s.Dependencies, ",")
+		return dependsInfo(s.Dependencies, now)
 	case job.Priority.String(), job.New.String():
 		return infoPriorityWait
 	case job.Sched.String():
@@ -238,8 +238,11 @@ func contextualInfo(s *api.JobSummary, now time.Time) string {
 		if s.Priority == job.PriorityMin {
 			return infoPriorityHold
 		}
+		if s.Waits != "" {
+			return s.Waits // a stopped queue, drained nodes (internal/state)
+		}
 		if r, ok := sched[annotReasonPending].(string); ok {
-			return r
+			return inTargets(r, s.Targets)
 		}
 		return ""
 	}
