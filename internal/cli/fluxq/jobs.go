@@ -214,9 +214,10 @@ func contextualTime(s *api.JobSummary, now time.Time) string {
 }
 
 // contextualInfo is the INFO column (flux jobs' contextual_info, plus the
-// scheduler's pending reason, docs/cli.md): depends:… while DEPEND,
-// priority-wait while PRIORITY; while SCHED the estimated start, else held
-// or priority-hold, else the scheduler's reason; the nodelist after.
+// scheduler's pending reason, docs/cli.md): depends:… or begins 14:05
+// while DEPEND, priority-wait while PRIORITY; while SCHED the estimated
+// start, else held or priority-hold, else what the listing found it waits
+// for (Waits), else the scheduler's reason; the nodelist after.
 func contextualInfo(s *api.JobSummary, now time.Time) string {
 	switch s.State {
 	case job.Depend.String():
