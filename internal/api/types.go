@@ -117,6 +117,10 @@ type JobSummary struct {
 	// Summaries stored before they were added have neither.
 	Command []string `json:"command,omitempty"`
 	Cwd     string   `json:"cwd,omitempty"`
+	// Waits is what a job in SCHED waits for beyond the scheduler's
+	// reason (a stopped queue, drained nodes), worked out by a listing
+	// from the store as it reads the job; never stored.
+	Waits string `json:"waits,omitempty"`
 }
 
 // Exception is the summary of a job's exception.

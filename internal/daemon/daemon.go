@@ -36,6 +36,9 @@ type Options struct {
 	// Config is the loaded config, with any command-line [sched] values
 	// already applied over it.
 	Config *config.Config
+	// ConfigPath is where Config was read from, for the log; "" when
+	// none was given and this machine was discovered.
+	ConfigPath string
 	// StateDir is the instance's state directory; it is created if
 	// missing.
 	StateDir string
@@ -79,10 +82,10 @@ type Daemon struct {
 	loop  *loop.Loop
 
 	mu     sync.Mutex
-	state  int                // opened, serving or closed
-	cancel context.CancelFunc // ends a served instance
-	done   chan struct{}      // closed once it has ended and released what it held
-	err    error              // why it ended; read after done
+	state  int                     // opened, serving or closed
+	cancel context.CancelCauseFunc // ends a served instance, saying why
+	done   chan struct{}           // closed once it has ended and released what it held
+	err    error                   // why it ended; read after done
 
 	cleanup []func() // undone in reverse order once it ends
 }
@@ -143,10 +146,10 @@ func (d *Daemon) Serve(ctx context.Context) error {
 		return errors.New("daemon: served twice, or closed")
 	}
 	d.state = serving
-	ctx, d.cancel = context.WithCancel(ctx)
+	ctx, d.cancel = context.WithCancelCause(ctx)
 	d.mu.Unlock()
 	if err := d.serve(ctx, d.cancel, d.opts, d.setup); err != nil {
-		d.cancel()
+		d.cancel(err)
 		d.undo()
 		d.mu.Lock()
 		d.state, d.err = closed, err
@@ -271,7 +274,7 @@ func Inventory(cfg *config.Config) (*rset.R, error) {
 
 // serve starts the loop with its scheduler, exec service and socket;
 // cancel ends ctx, and so the instance.
-func (d *Daemon) serve(ctx context.Context, cancel context.CancelFunc, opts Options, s *setup) error {
+func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts Options, s *setup) error {
 	cfg := opts.Config
 	var down idset.Set
 	err := d.st.View(func(tx *store.Tx) error {
@@ -316,13 +319,16 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelFunc, opts Opti
 		go func() {
 			if _, err := l.Do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Teardown(tx) }); err != nil && ctx.Err() == nil {
 				opts.Log.Error("purge", "err", err)
-				cancel()
+				cancel(fmt.Errorf("purge: %w", err))
 			}
 		}()
 	}
+	d.logStart(opts, s, sock, down)
 	go func() {
 		err := l.Run(ctx)
-		cancel()
+		cancel(err)
+		// The loop has ended: its job manager is read from here alone.
+		logEnd(opts.Log, err, context.Cause(ctx), jm.Counts(nil))
 		if serr := <-served; err == nil {
 			err = serr
 		}
@@ -342,7 +348,7 @@ func (d *Daemon) undo() {
 }
 
 // exitOnIdle ends the loop once no job is active.
-func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
+func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelCauseFunc) {
 	for {
 		changed := l.Changed()
 		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Active(), nil })
@@ -350,7 +356,7 @@ func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelFunc) {
 			return
 		}
 		if v.(int) == 0 {
-			stop()
+			stop(errIdle)
 			return
 		}
 		select {
@@ -379,7 +385,7 @@ func (d *Daemon) Stop() error {
 		d.Close()
 		return nil
 	}
-	cancel()
+	cancel(errStopped)
 	return d.Wait()
 }
 

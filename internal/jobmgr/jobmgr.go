@@ -95,6 +95,8 @@ type Outbox struct {
 	Changed []fluid.ID     // jobs with new events (for followers and waiters)
 	// Reservations reports that reservations or tool events changed.
 	Reservations bool
+	// Exceptions are the exceptions the turn raised, for the log.
+	Exceptions []Exception
 
 	// acks are jobs whose end the turn committed, acknowledged to the
 	// exec service in one notification by Take.
@@ -277,6 +279,9 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 		return err
 	}
 	m.out.Changed = append(m.out.Changed, e.id())
+	if name == job.EventException {
+		m.out.Exceptions = append(m.out.Exceptions, exceptionOf(e.id(), ctx))
+	}
 	if name == job.EventStart || name == job.EventClean {
 		// Jobs waiting on this one may now go on (or never will).
 		for _, wid := range m.waiters[e.id()] {

@@ -131,6 +131,7 @@ func (l *Loop) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("loading jobs: %w", err)
 	}
+	l.log.Info("jobs loaded", "active", l.jm.Active())
 	l.flush()
 	done := make(chan struct{})
 	defer close(done)
@@ -454,6 +455,9 @@ func (l *Loop) JobChanged(id fluid.ID) <-chan struct{} {
 // flush sends what the committed turn produced.
 func (l *Loop) flush() {
 	out := l.jm.Take()
+	for _, x := range out.Exceptions {
+		l.log.Info("job exception", "id", x.ID.String(), "type", x.Type, "severity", x.Severity, "note", x.Note)
+	}
 	if len(out.Changed) > 0 || out.Reservations {
 		l.mu.Lock()
 		close(l.changed)

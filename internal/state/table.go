@@ -54,9 +54,17 @@ func ReaderOf(name string) (Reader, bool) {
 // the loop's counts know the alloc requests outstanding.)
 func init() {
 	read(api.Jobs, func(tx *store.Tx, c Caller, q api.JobsQuery) ([]api.JobSummary, error) {
-		return ListJobs(tx, c.UID, q)
+		list, err := ListJobs(tx, c.UID, q)
+		ExplainPending(tx, list)
+		return list, err
 	})
-	read(api.Job, ReadJob)
+	read(api.Job, func(tx *store.Tx, c Caller, p api.IDParams) (api.JobInfo, error) {
+		info, err := ReadJob(tx, c, p)
+		one := []api.JobSummary{info.Summary}
+		ExplainPending(tx, one)
+		info.Summary = one[0]
+		return info, err
+	})
 	read(api.Stats, func(tx *store.Tx, _ Caller, _ api.None) (api.JobCounts, error) {
 		st, err := CountJobs(tx)
 		if err != nil {

@@ -194,13 +194,14 @@ func contextualTime(s *api.JobSummary, now time.Time) string {
 }
 
 // contextualInfo is the INFO column (flux jobs' contextual_info, plus the
-// scheduler's pending reason, docs/cli.md): depends:… while DEPEND,
-// priority-wait while PRIORITY; while SCHED the estimated start, else held
-// or priority-hold, else the scheduler's reason; the nodelist after.
+// scheduler's pending reason, docs/cli.md): depends:… or begins 14:05
+// while DEPEND, priority-wait while PRIORITY; while SCHED the estimated
+// start, else held or priority-hold, else what the listing found it waits
+// for (Waits), else the scheduler's reason; the nodelist after.
 func contextualInfo(s *api.JobSummary, now time.Time) string {
 	switch s.State {
 	case job.Depend:
-		return infoDepends + strings.Join(s.Dependencies, ",")
+		return dependsInfo(s.Dependencies, now)
 	case job.Priority, job.New:
 		return infoPriorityWait
 	case job.Sched:
@@ -218,8 +219,11 @@ func contextualInfo(s *api.JobSummary, now time.Time) string {
 		if s.Priority == job.PriorityMin {
 			return infoPriorityHold
 		}
+		if s.Waits != "" {
+			return s.Waits // a stopped queue, drained nodes (internal/state)
+		}
 		if r, ok := sched[annotReasonPending].(string); ok {
-			return r
+			return inTargets(r, s.Targets)
 		}
 		return ""
 	}

@@ -1,6 +1,7 @@
 package fluxsched
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -55,7 +56,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "sched-cmd", Usage: "run the scheduler as this `COMMAND`, speaking RFC 27 as JSON lines on stdin/stdout", DefaultText: "the built-in scheduler"},
 			&cli.BoolFlag{Name: "exit-on-idle", Usage: "return once no job is active", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave", DisableDefaultText: true},
-			&cli.StringFlag{Name: "log-level", Value: "warn", Usage: "log `LEVEL` on stderr: debug, info, warn or error"},
+			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL` on stderr, one line each: debug, info (start-up, job exceptions, shutdown), warn or error"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the loop to `FILE`"},
 		},
 		Action: run,
@@ -104,10 +105,32 @@ func run(c *cli.Context) error {
 	}
 	// Signals end the instance once it is served; before, while the
 	// store's lock is awaited, they end the process as they always do.
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The signal is the cause of the end, which the last log line names.
+	ctx, stop := context.WithCancelCause(c.Context)
+	defer stop(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case sig := <-sigs:
+			stop(signalCause(sig))
+		case <-ctx.Done():
+		}
+	}()
 	gcpace.Start(ctx) // the process's collector, not the daemon's: tests run daemons in theirs
 	return d.Run(ctx)
+}
+
+// signalCause names the signal that ends the instance, as kill(1) does.
+func signalCause(sig os.Signal) error {
+	switch sig {
+	case os.Interrupt:
+		return errors.New("SIGINT")
+	case syscall.SIGTERM:
+		return errors.New("SIGTERM")
+	}
+	return fmt.Errorf("signal %v", sig)
 }
 
 // options reads the command line into what the daemon starts with; each
@@ -118,7 +141,8 @@ func options(c *cli.Context) (daemon.Options, error) {
 	if opts.Log, err = logger(c.String("log-level")); err != nil {
 		return opts, err
 	}
-	if opts.Config, err = config.Load(c.String("config")); err != nil {
+	opts.ConfigPath = c.String("config")
+	if opts.Config, err = config.Load(opts.ConfigPath); err != nil {
 		return opts, err
 	}
 	if err := schedFlags(c, &opts.Config.Sched); err != nil {

@@ -318,10 +318,13 @@ EXAMPLES:
    A job walks the RFC 21 states in order; fluxq jobs shows the one-letter
    form under ST, and -f/--filter takes the names.
 
-   DEPEND    D   waiting for its dependencies (--dependency, --begin-time)
+   DEPEND    D   waiting for its dependencies (--dependency, --begin-time):
+                 INFO lists them (depends:afterok=ƒ…, begins 14:05)
    PRIORITY  P   waiting to be given a priority
    SCHED     S   waiting for resources: INFO says why (eta, held,
-                 priority-wait, or the scheduler's reason)
+                 priority-wait, a stopped queue and its reason, the
+                 drained nodes it needs and theirs, or the scheduler's
+                 reason, naming the reservation it targets)
    RUN       R   running; INFO shows its nodes
    CLEANUP   C   finished or canceled, its resources being released
    INACTIVE      done; the record stays, read-only
