@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/api"
@@ -74,7 +75,7 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 				return s.noAnswer(err, x.spec)
 			case werr != nil:
 				return fmt.Errorf("%w: %v", ErrUnavailable, werr)
-			case errors.Is(err, io.EOF):
+			case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
 				return fmt.Errorf("%w: the instance closed the connection", ErrUnavailable)
 			}
 			return err

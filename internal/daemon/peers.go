@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -88,7 +89,12 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 	p := &loop.Peer{Connect: func() (wire.Conn, error) {
 		jmEnd, execEnd := wire.Pipe()
 		go func() {
-			if err := execsvc.Run(execEnd, eopts); err != nil {
+			switch err := execsvc.Run(execEnd, eopts); {
+			case errors.Is(err, wire.ErrClosed):
+				// The job manager's end went first: the loop is
+				// ending, or dropped the service and says why itself.
+				log.Debug("exec service", "err", err)
+			case err != nil:
 				log.Error("exec service", "err", err)
 			}
 			execEnd.Close()

@@ -145,7 +145,7 @@ func hello(conn wire.Conn, service string, ended []fluid.ID) error {
 	for {
 		m, err := conn.Recv()
 		if err == io.EOF {
-			return fmt.Errorf("exec: %s: connection closed before the answer", execproto.TopicHello)
+			return fmt.Errorf("exec: %s: %w before the answer", execproto.TopicHello, wire.ErrClosed)
 		}
 		if err != nil {
 			return fmt.Errorf("exec: %s: %w", execproto.TopicHello, err)
