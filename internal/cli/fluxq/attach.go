@@ -116,6 +116,7 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 	if err != nil {
 		return 0, err
 	}
+	e.noteWaitUnserved(c, cl, &info.Summary)
 	var tails []*tail
 	if info.JobDir != "" {
 		tails = []*tail{
