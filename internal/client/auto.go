@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/api"
@@ -20,6 +21,9 @@ type auto struct {
 	sock    *socket
 	direct  *direct
 	timeout time.Duration
+	// unserved: the last call was answered by the store, no loop serving
+	// (see Unserved).
+	unserved atomic.Bool
 }
 
 // lockWait is how long one direct attempt waits for the store's lock
@@ -45,12 +49,17 @@ func (a *auto) pick(ctx context.Context, x *exchange) error {
 		// before anything is sent, and the store is used instead.
 		err := a.sock.roundTrip(ctx, x)
 		if !errors.Is(err, errNotServing) {
+			a.unserved.Store(false)
 			return err
 		}
 		d := *a.direct
 		d.timeout = lockWait
 		err = d.roundTrip(ctx, x)
-		if !errors.Is(err, ErrUnavailable) || time.Now().After(deadline) {
+		if !errors.Is(err, ErrUnavailable) {
+			a.unserved.Store(true)
+			return err
+		}
+		if time.Now().After(deadline) {
 			return err
 		}
 		if ctx.Err() != nil {

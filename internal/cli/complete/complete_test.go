@@ -17,6 +17,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/fluxres"
 	"github.com/fluxq/fluxq/internal/cli/fluxsched"
+	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/fluid"
 )
 
@@ -43,6 +44,10 @@ func (f fake) Reservations(context.Context) ([]complete.Candidate, error) {
 
 func (f fake) Hosts(context.Context) ([]complete.Host, error) {
 	return []complete.Host{{Name: "node0"}, {Name: "node1", Drained: true}, {Name: "spare0", Spare: true}}, f.err
+}
+
+func (f fake) Properties(context.Context) ([]complete.Candidate, error) {
+	return []complete.Candidate{{Value: "gpu"}, {Value: "ssd"}}, f.err
 }
 
 func id(i fluid.ID) string    { s, _ := i.Encode(fluid.F58); return s }
@@ -107,6 +112,13 @@ func TestComplete(t *testing.T) {
 		{"modes", "fluxsched run --mode l", []string{"limited="}},
 		{"config file", "fluxsched config check ", files},
 		{"unknown command", "fluxq nosuch ", nil},
+		{"cancel states only", "fluxq cancel -S ", []string{"depend", "priority", "sched", "run", "pending", "running", "active"}},
+		{"cancel state lists", "fluxq cancel -S pending,r", []string{"pending,run", "pending,running"}},
+		{"jobs -f keeps every state", "fluxq jobs -f comp", []string{"completed"}},
+		{"requires: properties and host:", "fluxq submit --requires ", []string{"gpu", "ssd", "host:"}},
+		{"requires: a negated property", "fluxq run --requires ^s", []string{"^ssd"}},
+		{"requires: host names", "fluxq submit --requires host:", []string{"host:node0", "host:node1"}},
+		{"requires: a list", "fluxq submit --requires gpu,", []string{"gpu,ssd", "gpu,host:"}},
 		{"negative numbers are arguments", "fluxq urgency -1 ", []string{"hold", "default", "expedite"}},
 	}
 	for _, tt := range tests {
@@ -117,6 +129,30 @@ func TestComplete(t *testing.T) {
 				t.Errorf("%q (-want +got):\n%s", tt.line, diff)
 			}
 		})
+	}
+}
+
+// BIN help offers the commands, then the help topics (the help command
+// is installed as the binaries run, by exitcode.Run).
+func TestHelpTopics(t *testing.T) {
+	fq, fr := fluxq.New(), fluxres.New()
+	help.Install(fq)
+	help.Install(fr)
+	tests := []struct {
+		app  *cli.App
+		line string
+		want []string
+	}{
+		{fq, "help ", []string{"submit", "run", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "urgency", "stats", "top", "queue", "completion", "help",
+			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
+		{fq, "help du", []string{"durations"}},
+		{fq, "help s", []string{"submit", "stats", "states"}},
+		{fr, "help con", []string{"constraints"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, run(tt.app, strings.Split(tt.line, " "), fake{})); diff != "" {
+			t.Errorf("%s %q (-want +got):\n%s", tt.app.Name, tt.line, diff)
+		}
 	}
 }
 

@@ -261,3 +261,25 @@ func (s *LiveSource) Hosts(ctx context.Context) ([]Host, error) {
 	}
 	return out, nil
 }
+
+// Properties implements PropertySource: the node properties of the
+// instance's resources, which --requires names.
+func (s *LiveSource) Properties(ctx context.Context) ([]Candidate, error) {
+	cl, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := cl.Resources(ctx)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := rset.Parse(res.Inventory)
+	if err != nil {
+		return nil, err
+	}
+	var out []Candidate
+	for _, p := range inv.Properties() {
+		out = append(out, Candidate{Value: p, Desc: "property"})
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/fluid"
 )
@@ -40,6 +41,10 @@ var Shells = []string{"bash", "zsh", "fish"}
 // states are the job state and result names fluxq's -f and -S take.
 var states = []string{"pending", "running", "active", "inactive", "depend", "priority", "sched", "run",
 	"cleanup", "completed", "failed", "canceled", "timeout", "all"}
+
+// cancelStates are the states fluxq cancel -S takes (flux cancel's
+// STATES); the others are refused there.
+var cancelStates = []string{"depend", "priority", "sched", "run", "pending", "running", "active"}
 
 // positional are the positional arguments of each command, by index; the last
 // entry of a repeating command serves every later argument too.
@@ -75,9 +80,9 @@ var positional = map[string]struct {
 	"fluxq completion":            {[]valuer{enum(Shells...)}, false},
 	"fluxres completion":          {[]valuer{enum(Shells...)}, false},
 	"fluxsched completion":        {[]valuer{enum(Shells...)}, false},
-	"fluxq help":                  {[]valuer{topCommands}, false},
-	"fluxres help":                {[]valuer{topCommands}, false},
-	"fluxsched help":              {[]valuer{topCommands}, false},
+	"fluxq help":                  {[]valuer{helpWords}, false},
+	"fluxres help":                {[]valuer{helpWords}, false},
+	"fluxsched help":              {[]valuer{helpWords}, false},
 }
 
 // argValue is the valuer of positional argument i of the command key, or
@@ -114,7 +119,8 @@ var flagValues = map[string]valuer{
 	"--jobspec":                           files,
 	"--env-file":                          files,
 	"fluxq jobs --filter":                 list(enum(states...)),
-	"fluxq cancel --states":               list(enum(states...)),
+	"fluxq cancel --states":               list(enum(cancelStates...)),
+	"--requires":                          list(constraint),
 	"--nodelist":                          list(hosts(anyHost)),
 	"--inherit":                           enum("none", "child", "default", "child-default"),
 	"fluxres list --states":               list(enum("free", "allocated", "down", "reserved")),
@@ -197,9 +203,49 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// topCommands are the application's commands (for help).
-func topCommands(e *engine, cur string) Result {
-	return Result{Candidates: match(commandCandidates(e.app.Commands), cur)}
+// helpWords are what BIN help takes: the application's commands, then
+// its help topics.
+func helpWords(e *engine, cur string) Result {
+	cands := commandCandidates(e.app.Commands)
+	for _, t := range help.TopicsFor(e.app.Name) {
+		cands = append(cands, Candidate{Value: t.Name, Desc: t.Summary})
+	}
+	return Result{Candidates: match(cands, cur)}
+}
+
+// PropertySource is a Source that also knows the instance's node
+// properties (--requires). A Source without it offers none.
+type PropertySource interface {
+	Properties(ctx context.Context) ([]Candidate, error)
+}
+
+// constraint completes one --requires term (help constraints): a
+// property, negated or not, or host: and a host name.
+func constraint(e *engine, cur string) Result {
+	if name, ok := strings.CutPrefix(cur, "host:"); ok {
+		r := hosts(instanceHost)(e, name)
+		for i := range r.Candidates {
+			r.Candidates[i].Value = "host:" + r.Candidates[i].Value
+		}
+		return r
+	}
+	neg, word := "", cur
+	if rest, ok := strings.CutPrefix(cur, "^"); ok {
+		neg, word = "^", rest
+	}
+	var out []Candidate
+	if ps, ok := e.src.(PropertySource); ok {
+		if props, err := ps.Properties(e.ctx); err == nil {
+			for _, p := range match(props, word) {
+				p.Value = neg + p.Value
+				out = append(out, p)
+			}
+		}
+	}
+	if neg == "" && strings.HasPrefix("host:", cur) {
+		out = append(out, Candidate{Value: "host:", Desc: "nodes by name"})
+	}
+	return Result{Candidates: out}
 }
 
 // queues offers the instance's named queues.
@@ -290,6 +336,9 @@ func anyHost(Host) bool     { return true }
 func drained(h Host) bool   { return h.Drained }
 func undrained(h Host) bool { return !h.Drained && !h.Spare }
 func spare(h Host) bool     { return h.Spare }
+
+// instanceHost: a node of the instance, which a job may require.
+func instanceHost(h Host) bool { return !h.Spare }
 func hosts(keep func(Host) bool) valuer {
 	return func(e *engine, cur string) Result {
 		hs, err := e.src.Hosts(e.ctx)

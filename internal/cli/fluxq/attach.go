@@ -1,11 +1,13 @@
 package fluxq
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -116,6 +118,7 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 	if err != nil {
 		return 0, err
 	}
+	e.noteWaitUnserved(c, cl, &info.Summary)
 	var tails []*tail
 	if info.JobDir != "" {
 		tails = []*tail{
@@ -342,44 +345,110 @@ func (t *tail) close() {
 func (e *env) outputCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "output",
-		Usage:     "print what a job has written so far",
-		ArgsUsage: "ID",
+		Usage:     "print what jobs have written so far",
+		ArgsUsage: "[ID...]",
 		Description: `Prints what a job has written so far, without waiting for it: its
 stdout to stdout and its stderr to stderr, from the job's folder (nothing
 for output sent elsewhere with --output/--error). Use attach to follow a
-job until it ends.
+job until it ends. Given several IDs, or --name and --queue (which select
+your jobs in any state, instead of IDs), it prints each job's output in
+turn, in the order given (selected jobs: in submission order), each
+preceded on stdout by a line '==> ID <==' when there is more than one;
+a job's stderr follows its stdout, so 2>&1 keeps them together.
 
 EXAMPLES:
   # What a job printed
   $ fluxq output ƒNH
 
   # Only its errors
-  $ fluxq output ƒNH 2>&1 >/dev/null`,
-		Action: action(func(c *cli.Context) error {
-			id, err := oneID(c)
-			if err != nil {
-				return err
-			}
-			info, err := e.jobInfo(c, id)
-			if err != nil {
-				return err
-			}
-			if info.JobDir == "" {
-				return nil
-			}
-			for _, t := range []*tail{
-				{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
-				{dir: info.JobDir, name: shell.StderrFile, uid: info.Summary.UserID, w: stderr(c)},
-			} {
-				err := t.pump()
-				t.close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", c.Args().First(), err)
-				}
-			}
-			return nil
-		}),
+  $ fluxq output ƒNH 2>&1 >/dev/null
+
+  # Every job of the sweep, one after another
+  $ fluxq output --name sweep`,
+		Flags:  []cli.Flag{nameFlag(), queueFlag()},
+		Action: action(e.output),
 	}
+}
+
+func (e *env) output(c *cli.Context) error {
+	set := selectors(c, flagName, flagQueue)
+	if len(set) > 0 && c.Args().Len() > 0 {
+		return idsWithSelectors(set)
+	}
+	if len(set) == 0 && c.Args().Len() == 0 {
+		return exitcode.UsageErrorf("give job IDs, or --name or --queue to select jobs")
+	}
+	ids, err := argIDs(c)
+	if err != nil {
+		return err
+	}
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	names := c.Args().Slice() // each job as the user wrote it, for errors
+	if len(set) > 0 {
+		jobs, err := cl.Jobs(c.Context, api.JobsQuery{States: job.All, Queues: c.StringSlice(flagQueue)})
+		if err != nil {
+			return err
+		}
+		jobs = matchName(c, jobs)
+		if len(jobs) == 0 {
+			notef(c, msgMatchedNone)
+			return nil
+		}
+		slices.SortFunc(jobs, func(a, b api.JobSummary) int { return cmp.Compare(a.ID, b.ID) })
+		ids, names = make([]fluid.ID, len(jobs)), make([]string, len(jobs))
+		for i := range jobs {
+			ids[i], names[i] = jobs[i].ID, e.fmtID(jobs[i].ID)
+		}
+	}
+	failed := false
+	for i, id := range ids {
+		if len(ids) > 1 {
+			sep := ""
+			if i > 0 {
+				sep = "\n"
+			}
+			fmt.Fprintf(stdout(c), "%s==> %s <==\n", sep, e.fmtID(id))
+		}
+		if err := e.printOutput(c, cl, id); err != nil {
+			if len(ids) == 1 {
+				return fmt.Errorf("%s: %w", names[i], err)
+			}
+			// One job's error does not hide the others' output, as
+			// cancel goes on past a job it cannot cancel.
+			notef(c, "%s: %v", names[i], err)
+			failed = true
+		}
+	}
+	if failed {
+		return exitcode.Silent(exitcode.Failed)
+	}
+	return nil
+}
+
+// printOutput copies what job id wrote so far: stdout, then stderr.
+func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
+	info, err := cl.Job(c.Context, id)
+	if err != nil {
+		return err
+	}
+	if info.JobDir == "" {
+		return nil
+	}
+	for _, t := range []*tail{
+		{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
+		{dir: info.JobDir, name: shell.StderrFile, uid: info.Summary.UserID, w: stderr(c)},
+	} {
+		err := t.pump()
+		t.close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jobInfo fetches one job whole for a command whose first argument named

@@ -15,7 +15,6 @@ import (
 // Messages of fluxq cancel, flux cancel's words.
 const (
 	msgNoTargets    = "No target jobs were provided"
-	msgIDsWithAll   = "Do not specify a list of jobids with --all,--user,--states options"
 	msgMatchedNone  = "Matched 0 jobs"
 	msgInvalidState = "Invalid state %s specified"
 )
@@ -33,9 +32,9 @@ func (e *env) cancelCommand() *cli.Command {
 		ArgsUsage: "[ID...]",
 		Description: `Raises a cancel exception on each job, as flux cancel does: a pending
 job never runs, a running one is stopped; either ends CANCELED. With
---all (implied by -u and -S), every active job of the caller (or of USER,
-or of all users) in the given states. Only a job's owner or the instance
-owner may cancel it.
+--all (implied by -u, -S, --name and --queue), every active job of the
+caller (or of USER, or of all users) in the given states, named NAME, in
+QUEUES. Only a job's owner or the instance owner may cancel it.
 
 EXAMPLES:
   # Cancel two jobs
@@ -45,12 +44,17 @@ EXAMPLES:
   $ fluxq cancel --all -S pending -m 'wrong input'
 
   # See what --all would cancel, and cancel nothing
-  $ fluxq cancel --all -n`,
+  $ fluxq cancel --all -n
+
+  # Every pending job of yours named sweep
+  $ fluxq cancel --name sweep -S pending`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the exception's `NOTE`, shown in the eventlog and by info", DefaultText: "none"},
 			&cli.BoolFlag{Name: "all", Usage: "target all jobs (of the caller, unless -u)", DisableDefaultText: true},
 			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "with --all, the jobs of `USER` (name or uid), or 'all'", DefaultText: "yours"},
 			&cli.StringSliceFlag{Name: "states", Aliases: []string{"S"}, Usage: "with --all, only jobs in these `STATES`: depend, priority, sched, run, pending, running, active", DefaultText: "active"},
+			nameFlag(),
+			queueFlag(),
 			&cli.BoolFlag{Name: "dry-run", Aliases: []string{"n"}, Usage: "cancel nothing, say what would be canceled", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "say nothing when no job matches", DisableDefaultText: true},
 		},
@@ -59,23 +63,21 @@ EXAMPLES:
 }
 
 func (e *env) cancel(c *cli.Context) error {
-	all := c.Bool("all") || c.IsSet("user") || c.IsSet("states")
-	if all && c.Args().Len() > 0 {
-		return exitcode.UsageErrorf(msgIDsWithAll)
+	// As flux cancel: the options that select jobs exclude IDs; the
+	// message names those given.
+	set := selectors(c, "all", "user", "states", flagName, flagQueue)
+	if len(set) > 0 && c.Args().Len() > 0 {
+		return idsWithSelectors(set)
 	}
-	if all {
+	if len(set) > 0 {
 		return e.cancelAll(c)
 	}
 	if c.Args().Len() == 0 {
 		return exitcode.UsageErrorf(msgNoTargets)
 	}
-	ids := make([]fluid.ID, c.Args().Len())
-	for i, a := range c.Args().Slice() {
-		id, err := parseID(a)
-		if err != nil {
-			return err
-		}
-		ids[i] = id
+	ids, err := argIDs(c)
+	if err != nil {
+		return err
 	}
 	if c.Bool("dry-run") {
 		notef(c, "Would cancel %s", plural(len(ids), "job"))
@@ -104,7 +106,7 @@ func (e *env) cancel(c *cli.Context) error {
 }
 
 func (e *env) cancelAll(c *cli.Context) error {
-	q := api.JobsQuery{}
+	q := api.JobsQuery{Queues: c.StringSlice(flagQueue)}
 	for _, w := range c.StringSlice("states") {
 		st, ok := cancelStates[strings.ToLower(strings.TrimSpace(w))]
 		if !ok {
@@ -135,6 +137,7 @@ func (e *env) cancelAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	jobs = matchName(c, jobs)
 	if len(jobs) == 0 {
 		if !c.Bool("quiet") {
 			notef(c, msgMatchedNone)

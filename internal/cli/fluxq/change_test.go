@@ -55,7 +55,9 @@ func TestCancel(t *testing.T) {
 			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: unknown job id\nfluxq: cancel: ƒ5Sxr3: job is inactive\n", Code: 1}},
 		{name: "nothing", want: result{Stderr: "fluxq: cancel: No target jobs were provided\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "ids and all", args: []string{"--all", "ƒ2UzHM"},
-			want: result{Stderr: "fluxq: cancel: Do not specify a list of jobids with --all,--user,--states options\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
+			want: result{Stderr: "fluxq: cancel: do not give job IDs with --all (it selects the jobs itself)\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
+		{name: "ids and user", args: []string{"-u", "root", "ƒ2UzHM"},
+			want: result{Stderr: "fluxq: cancel: do not give job IDs with --user (it selects the jobs itself)\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "bad state", args: []string{"-S", "inactive"},
 			want: result{Stderr: "fluxq: cancel: Invalid state inactive specified\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 	}

@@ -243,6 +243,7 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 		if err := w.Flush(); err != nil {
 			return err
 		}
+		noteSubmitUnserved(c, cl, len(ids))
 	}
 	if !c.Bool(flagWait) {
 		return nil

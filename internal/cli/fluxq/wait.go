@@ -59,6 +59,11 @@ func (e *env) wait(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
+		// Read first, to say what it waits for when no fluxsched runs;
+		// an error is Wait's to report.
+		if info, err := cl.Job(c.Context, id); err == nil {
+			e.noteWaitUnserved(c, cl, &info.Summary)
+		}
 		s, err := cl.Wait(c.Context, id)
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Args().First(), err)
@@ -78,6 +83,7 @@ func (e *env) wait(c *cli.Context) error {
 	if c.Bool("verbose") {
 		notef(c, "waiting for %s", plural(len(jobs), "job"))
 	}
+	noteWaitAllUnserved(c, cl, len(jobs))
 	failed := false
 	pl := newJobsLine(c, len(jobs))
 	defer pl.done()
