@@ -35,9 +35,8 @@ func (e *env) noteWaitUnserved(c *cli.Context, cl client.Client, s *api.JobSumma
 	if !client.Unserved(cl) {
 		return
 	}
-	st, err := job.ParseStates(s.State)
-	switch {
-	case err != nil || st&job.Active == 0:
+	switch st := s.State; {
+	case st&job.Active == 0:
 	case st&job.Pending != 0:
 		notef(c, "waiting for fluxsched to start %s (%s)", e.fmtID(s.ID), msgNotRunning)
 	default:
