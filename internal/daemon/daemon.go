@@ -240,18 +240,8 @@ func (d *Daemon) prepare(opts Options) (*setup, error) {
 		if s.res, err = state.LoadReservations(tx, cfg.Support); err != nil {
 			return err
 		}
-		spares, err := state.Spares(tx)
-		if err != nil {
-			return err
-		}
-		spareR, err := state.SpareR(spares)
-		if err != nil {
-			return err
-		}
-		if s.schedR, err = s.inv.Union(spareR); err != nil {
-			return fmt.Errorf("spare nodes: %w", err)
-		}
-		return nil
+		s.schedR, err = state.Schedulable(tx, s.inv)
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -34,16 +34,8 @@ func newFeasibility(tx *store.Tx) (*feasibility, error) {
 	if err != nil {
 		return nil, err
 	}
-	spares, err := Spares(tx)
-	if err != nil {
+	if f.r, err = Schedulable(tx, inv); err != nil {
 		return nil, err
-	}
-	spareR, err := SpareR(spares)
-	if err != nil {
-		return nil, err
-	}
-	if f.r, err = inv.Union(spareR); err != nil {
-		return nil, fmt.Errorf("spare nodes: %w", err)
 	}
 	f.pool = resource.NewPool(f.r)
 	return f, nil

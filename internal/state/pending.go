@@ -148,15 +148,7 @@ func readDrains(tx *store.Tx) (*drains, error) {
 	if err != nil {
 		return nil, err
 	}
-	spares, err := Spares(tx)
-	if err != nil {
-		return nil, err
-	}
-	spareR, err := SpareR(spares)
-	if err != nil {
-		return nil, err
-	}
-	if d.r, err = inv.Union(spareR); err != nil {
+	if d.r, err = Schedulable(tx, inv); err != nil {
 		return nil, err
 	}
 	res, err := ReservationsOrEmpty(tx)

@@ -260,3 +260,21 @@ func ToolEvents(tx *store.Tx, userName string, after uint64) ([]ToolEvent, error
 	})
 	return out, err
 }
+
+// Schedulable is every node the scheduler may ever place a job on: the
+// inventory inv and the spare nodes, in the instance or not.
+func Schedulable(tx *store.Tx, inv *rset.R) (*rset.R, error) {
+	spares, err := Spares(tx)
+	if err != nil {
+		return nil, err
+	}
+	spareR, err := SpareR(spares)
+	if err != nil {
+		return nil, err
+	}
+	r, err := inv.Union(spareR)
+	if err != nil {
+		return nil, fmt.Errorf("spare nodes: %w", err)
+	}
+	return r, nil
+}
