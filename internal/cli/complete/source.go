@@ -208,15 +208,7 @@ func (s *LiveSource) Reservations(ctx context.Context) ([]Candidate, error) {
 // Hosts implements Source: the inventory's nodes (with their drain
 // state), then the spare nodes the reservation state knows.
 func (s *LiveSource) Hosts(ctx context.Context) ([]Host, error) {
-	cl, err := s.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := cl.Resources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := rset.Parse(res.Inventory)
+	cl, res, inv, err := s.resources(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -265,15 +257,7 @@ func (s *LiveSource) Hosts(ctx context.Context) ([]Host, error) {
 // Properties implements PropertySource: the node properties of the
 // instance's resources, which --requires names.
 func (s *LiveSource) Properties(ctx context.Context) ([]Candidate, error) {
-	cl, err := s.open(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := cl.Resources(ctx)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := rset.Parse(res.Inventory)
+	_, _, inv, err := s.resources(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -282,4 +266,22 @@ func (s *LiveSource) Properties(ctx context.Context) ([]Candidate, error) {
 		out = append(out, Candidate{Value: p, Desc: "property"})
 	}
 	return out, nil
+}
+
+// resources reads the instance's resources through the client it opens,
+// and parses their inventory.
+func (s *LiveSource) resources(ctx context.Context) (client.Client, *api.ResourceInfo, *rset.R, error) {
+	cl, err := s.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	res, err := cl.Resources(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	inv, err := rset.Parse(res.Inventory)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cl, res, inv, nil
 }
