@@ -12,7 +12,6 @@ import (
 	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
-	"github.com/fluxq/fluxq/internal/gcpace"
 )
 
 // AgentCommand returns the hidden `fluxsched agent --state-dir DIR`
@@ -53,7 +52,6 @@ func AgentCommand() *cli.Command {
 			// SIGTERM is a forced stop: the jobs end, then the agent.
 			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGTERM, os.Interrupt)
 			defer stop()
-			gcpace.Start(ctx)
 			// Detached from any terminal; a hangup means nothing to it.
 			signal.Ignore(syscall.SIGHUP)
 			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
