@@ -619,6 +619,32 @@ func TestCancelRunning(t *testing.T) {
 	}
 }
 
+// RFC 32: a non-fatal exception the exec service raised does not end the
+// job, so a later fatal one (a cancel) must still reach the exec service,
+// or the job's tasks run on.
+func TestCancelAfterNonFatalExecException(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	id := h.submit(16)
+	h.handshake(limited8)
+	h.execHello()
+	h.expectAlloc(id)
+	h.succeed(id)
+	h.expectStart(id, false)
+	h.execRespond(id, execproto.TypeStart, nil)
+	h.execRespond(id, execproto.TypeException, execproto.Exception{Severity: 1, Type: "exec", Note: "a task is slow"})
+	h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Cancel(tx, id, 100, "stop") })
+	ex, err := execproto.DecodeException(h.exec.expect("job-exec.exception", wire.Request))
+	if err != nil || ex.ID != id || ex.Type != "cancel" || ex.Severity != 0 {
+		t.Fatalf("exec exception = %+v, %v", ex, err)
+	}
+	h.finishJob(id, 15)
+	h.expectFree(id)
+	if r := h.record(id).Summary.Result; r != job.Canceled {
+		t.Errorf("result = %q", r)
+	}
+}
+
 func TestUserErrors(t *testing.T) {
 	h := newHarness(t)
 	h.start()

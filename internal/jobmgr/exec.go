@@ -136,7 +136,12 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		if err := m.post(tx, e, job.EventException, ctx); err != nil {
 			return err
 		}
-		m.execGo(e, ev) // the exec service raised it: it knows
+		if d.Severity == 0 {
+			// The exec service raised a fatal one: it knows. A
+			// non-fatal one leaves the job as it was, and a fatal
+			// exception after it (a cancel) must still be sent.
+			m.execGo(e, ev)
+		}
 		return m.advance(tx, e)
 	case *execproto.Finish:
 		if j.Finished || !j.Started {
