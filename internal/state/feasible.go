@@ -17,34 +17,46 @@ import (
 var ErrUnsatisfiable = errors.New("unsatisfiable request")
 
 // feasibility judges submissions against everything the scheduler could
-// ever place a job on: the inventory and the spare nodes. Requests of
-// the same shape (the copies of a --cc submission) are judged once.
+// ever place a job on: the inventory and the spare nodes, read at the
+// first request judged (a replay's submissions are not judged, and read
+// nothing). Requests of the same shape (the copies of a --cc submission)
+// are judged once.
 type feasibility struct {
+	tx     *store.Tx
+	loaded bool
 	r      *rset.R // nil: fluxsched never ran, nothing is known yet
 	pool   *resource.Pool
 	judged map[string]error
 }
 
-func newFeasibility(tx *store.Tx) (*feasibility, error) {
-	f := &feasibility{judged: map[string]error{}}
-	if tx.Inventory() == nil {
-		return f, nil // the scheduler judges, once it knows
+func newFeasibility(tx *store.Tx) *feasibility {
+	return &feasibility{tx: tx, judged: map[string]error{}}
+}
+
+// load reads the resources once.
+func (f *feasibility) load() error {
+	if f.loaded {
+		return nil
 	}
-	inv, err := Inventory(tx)
+	f.loaded = true
+	if f.tx.Inventory() == nil {
+		return nil // the scheduler judges, once it knows
+	}
+	inv, err := Inventory(f.tx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if f.r, err = Schedulable(tx, inv); err != nil {
-		return nil, err
+	if f.r, err = Schedulable(f.tx, inv); err != nil {
+		return err
 	}
 	f.pool = resource.NewPool(f.r)
-	return f, nil
+	return nil
 }
 
 // check refuses js if no use of the resources could ever satisfy it.
 func (f *feasibility) check(js *jobspec.Jobspec) error {
-	if f.r == nil {
-		return nil
+	if err := f.load(); err != nil || f.r == nil {
+		return err
 	}
 	req, err := resource.RequestFromJobspec(js)
 	if err != nil {

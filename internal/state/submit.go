@@ -96,10 +96,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	if err != nil {
 		bad, badErr = i, err
 	}
-	feas, err := newFeasibility(tx)
-	if err != nil {
-		return nil, nil, err
-	}
+	feas := newFeasibility(tx)
 	for i := range bad {
 		// After admission: the queue's requires are constraints now.
 		if !reqs[i].Unjudged {
