@@ -8,83 +8,52 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/daemon/daemontest"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
-// agentStopGrace is how long an agent asked to stop (SIGTERM: it ends its
-// jobs, SIGTERM then SIGKILL after their grace) gets before SIGKILL.
-const agentStopGrace = 20 * time.Second
-
 // stopAgents stops every exec agent of a state directory under work, as
 // the end of each testscript does: an agent outlives the fluxsched that
-// started it, and no test may leave a process behind. Agents are found
-// by their pid files and checked by their command line, which names their
-// state directory, so nothing else is ever signalled.
+// started it, and no test may leave a process behind. Agents are found by
+// their command line, which names their state directory, so nothing else
+// is ever signalled.
 func stopAgents(logf func(format string, args ...any), work string) {
+	killed := func(pid int) { logf("process %d did not stop on SIGTERM: killed", pid) }
 	// A failed script's background fluxsched still runs here (testscript
 	// interrupts it after the deferred functions), and would start a new
 	// agent for each one stopped: it is interrupted first.
-	stopPIDs(logf, findSchedulers(work))
+	daemontest.Stop(findSchedulers(work), killed)
 	// Again while any is found, in case one started an agent meanwhile.
 	for round := 0; round < 5; round++ {
 		pids := findAgents(work)
 		if len(pids) == 0 {
 			return
 		}
-		stopPIDs(logf, pids)
+		daemontest.Stop(pids, killed)
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// findAgents lists the live agents of the state directories under work.
+// findAgents lists the live agents of the state directories under work:
+// those with an agent folder.
 func findAgents(work string) []int {
 	var pids []int
 	filepath.WalkDir(work, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
+		switch {
+		case err != nil || !d.IsDir():
 			return nil
-		}
-		if d.IsDir() && d.Name() == "jobs" {
+		case d.Name() == "jobs":
 			return filepath.SkipDir // job folders: thousands, and no agent
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".pid") || filepath.Base(filepath.Dir(path)) != "agent" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 1 {
-			return nil
-		}
-		if alive(pid) && isAgentOf(pid, filepath.Dir(filepath.Dir(path))) {
-			pids = append(pids, pid)
+		case d.Name() == "agent":
+			pids = append(pids, daemontest.Agents(filepath.Dir(path))...)
+			return filepath.SkipDir
 		}
 		return nil
 	})
 	return pids
-}
-
-// stopPIDs asks processes to stop (SIGTERM), and kills those that do not
-// in time.
-func stopPIDs(logf func(format string, args ...any), pids []int) {
-	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
-	}
-	deadline := time.Now().Add(agentStopGrace)
-	for _, pid := range pids {
-		for alive(pid) && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			logf("process %d did not stop on SIGTERM: killed", pid)
-		}
-	}
 }
 
 // findSchedulers lists the fluxsched processes whose state directory is
@@ -97,7 +66,7 @@ func findSchedulers(work string) []int {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || !alive(pid) {
+		if err != nil || pid == os.Getpid() || !daemontest.Alive(pid) {
 			continue
 		}
 		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
@@ -120,34 +89,6 @@ func findSchedulers(work string) []int {
 		}
 	}
 	return pids
-}
-
-// isAgentOf reports whether pid is `fluxsched agent --state-dir DIR`.
-func isAgentOf(pid int, dir string) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return false
-	}
-	args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
-	for i, a := range args {
-		if a == "--state-dir" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dir) {
-			return len(args) > 1 && args[1] == "agent"
-		}
-		if v, ok := strings.CutPrefix(a, "--state-dir="); ok && filepath.Clean(v) == filepath.Clean(dir) {
-			return len(args) > 1 && args[1] == "agent"
-		}
-	}
-	return false
-}
-
-// alive reports whether pid runs: a zombie (not ours to reap) is gone.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
 
 // eventNames is the testscripts' `eventnames` command: one line per job

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -104,49 +103,66 @@ func StopAgents(tb testing.TB, dir string) {
 			continue
 		}
 		quiet = 0
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGTERM)
+		Stop(pids, func(pid int) { tb.Errorf("the exec agent %d did not stop on SIGTERM: killed", pid) })
+	}
+}
+
+// Stop asks the processes pids to stop (SIGTERM) and kills those still
+// running after stopGrace, telling killed of each.
+func Stop(pids []int, killed func(pid int)) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(stopGrace)
+	for _, pid := range pids {
+		for Alive(pid) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
 		}
-		deadline := time.Now().Add(stopGrace)
-		for _, pid := range pids {
-			for Alive(pid) && time.Now().Before(deadline) {
-				time.Sleep(20 * time.Millisecond)
-			}
-			if Alive(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-				tb.Errorf("the exec agent %d did not stop on SIGTERM: killed", pid)
-			}
+		if Alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed(pid)
 		}
 	}
 }
 
-// Agents lists the live exec agents of dir: the processes
-// `... agent --state-dir DIR`, and those the agents' pid files name.
+// Agents lists the live exec agents of dir: the processes whose command
+// line is `... agent --state-dir DIR`. A pid file is not enough: the
+// agent that wrote it may be gone and its pid another process's.
 func Agents(dir string) []int {
 	var pids []int
-	if found, err := agent.Find(dir); err == nil {
-		for _, ag := range found {
-			if ag.PID > 1 && Alive(ag.PID) {
-				pids = append(pids, ag.PID)
-			}
-		}
-	}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() || slices.Contains(pids, pid) {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
-		if len(args) == 4 && args[1] == "agent" && args[2] == "--state-dir" && filepath.Clean(args[3]) == filepath.Clean(dir) && Alive(pid) {
+		if IsAgentOf(pid, dir) && Alive(pid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// IsAgentOf reports whether pid is `fluxsched agent --state-dir DIR`
+// (or --state-dir=DIR).
+func IsAgentOf(pid int, dir string) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(bytes.TrimRight(b, "\x00")), "\x00")
+	if len(args) < 2 || args[1] != "agent" {
+		return false
+	}
+	for i, a := range args {
+		if a == "--state-dir" && i+1 < len(args) && filepath.Clean(args[i+1]) == filepath.Clean(dir) {
+			return true
+		}
+		if v, ok := strings.CutPrefix(a, "--state-dir="); ok && filepath.Clean(v) == filepath.Clean(dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // Alive reports whether pid runs: a zombie (not ours to reap) is gone.
