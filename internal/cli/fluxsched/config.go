@@ -54,7 +54,7 @@ EXAMPLES:
 				if err != nil {
 					return err
 				}
-				warns := configWarnings(cfg, r, usableCPUs())
+				warns := daemon.ConfigWarnings(cfg, r, daemon.UsableCPUs())
 				for _, w := range warns {
 					fmt.Fprintf(c.App.ErrWriter, "fluxsched: config check: warning: %s\n", w)
 				}

@@ -1,4 +1,4 @@
-package fluxsched
+package daemon
 
 import (
 	"encoding/json"
@@ -13,13 +13,13 @@ import (
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
-// configWarnings lists what a valid config says that cannot work on this
+// ConfigWarnings lists what a valid config says that cannot work on this
 // machine: a queue whose requires no node has (its jobs could never
 // run), and a host given cores this machine does not have (every host
 // runs here, with the local launcher, so its tasks would go unbound and
 // the scheduler would start more of them at once than there are CPUs).
 // cpus is the set of CPUs fluxsched may use.
-func configWarnings(cfg *config.Config, r *rset.R, cpus idset.Set) []string {
+func ConfigWarnings(cfg *config.Config, r *rset.R, cpus idset.Set) []string {
 	var warns []string
 	nodes := r.Nodes()
 	for _, name := range cfg.QueueSet.Names() {
@@ -60,8 +60,8 @@ func configWarnings(cfg *config.Config, r *rset.R, cpus idset.Set) []string {
 	return warns
 }
 
-// usableCPUs is the set of CPUs this process may run on.
-func usableCPUs() idset.Set {
+// UsableCPUs is the set of CPUs this process may run on.
+func UsableCPUs() idset.Set {
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) != nil {
 		return idset.Set{}
