@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,15 +168,34 @@ func newCgroups(v2 bool, name string) (*cgroups, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.moveThread(probe); err != nil {
-		unix.Close(c.selfTasks)
-		return nil, err
-	}
-	if err := c.moveBack(); err != nil {
+	if err := c.probeThread(probe); err != nil {
 		unix.Close(c.selfTasks)
 		return nil, err
 	}
 	return c, nil
+}
+
+// probeThread moves a thread into the v1 cgroup dir and back. It runs on
+// a goroutine of its own, locked to its thread: unlocked, the goroutine
+// could change threads between the two writes, leaving a runtime thread in
+// the probe (which then could not be removed, failing the next runner's
+// setup); and a thread that cannot move back ends with that goroutine.
+func (c *cgroups) probeThread(dir string) error {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread()
+		if err := c.moveThread(dir); err != nil {
+			runtime.UnlockOSThread()
+			done <- err
+			return
+		}
+		err := c.moveBack()
+		if err == nil {
+			runtime.UnlockOSThread()
+		}
+		done <- err
+	}()
+	return <-done
 }
 
 // probeFork starts /bin/true with attr and waits for it, holding off the
