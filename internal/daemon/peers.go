@@ -62,7 +62,7 @@ func (d *Daemon) startScheduler(cmdline string, opts sched.Options, log *slog.Lo
 			}), nil
 		}
 	}
-	p := &loop.Peer{Connect: connect}
+	p := &loop.Peer{Connect: connect, Local: cmdline == ""}
 	d.cleanup = append(d.cleanup, func() { p.Close() })
 	return p, nil
 }

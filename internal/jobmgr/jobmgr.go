@@ -196,6 +196,15 @@ func (m *Manager) Take() Outbox {
 	return out
 }
 
+// TakeSched returns the messages for the scheduler the turn has made so
+// far, and forgets them: the loop sends them before the commit when the
+// scheduler shares the process (see internal/loop, exchange).
+func (m *Manager) TakeSched() []wire.Message {
+	msgs := m.out.Sched
+	m.out.Sched = nil
+	return msgs
+}
+
 // Quiet reports that the turn so far has nothing to send to the
 // scheduler or the exec service.
 func (m *Manager) Quiet() bool { return len(m.out.Sched) == 0 && len(m.out.Exec) == 0 }

@@ -3,9 +3,12 @@
 // from the scheduler and the exec service, and users' requests — in turns.
 // A turn handles every input that is waiting (up to a bound) inside one
 // store transaction, commits it once, and only then sends what the turn
-// produced: so 1,000 events cost one fsync, and no peer ever hears of a
-// step that a crash could still undo. A turn whose commit fails (a full
-// filesystem) is refused whole and the loop goes on: see turn.
+// produced: so 1,000 events cost one fsync, and no peer outside this
+// process ever hears of a step that a crash could still undo. The
+// scheduler of this process is the one peer told before the commit (see
+// exchange): it dies with the process, and a new one learns the committed
+// state from RFC 27's hello. A turn whose commit fails (a full filesystem)
+// is refused whole and the loop goes on: see turn.
 package loop
 
 import (
@@ -19,6 +22,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -61,6 +65,15 @@ type Loop struct {
 	failing error   // the last commit failure, nil once a turn commits
 
 	turns int // turns committed, for benchmarks
+
+	// The exchange with the scheduler of this process inside a turn:
+	// syncSeq numbers the sync requests; exchanged says the turn told
+	// the scheduler something before its commit; dropped is a scheduler
+	// connection given up after a failed commit, whose messages are
+	// void.
+	syncSeq   uint64
+	exchanged bool
+	dropped   wire.Conn
 }
 
 type source int
@@ -72,9 +85,10 @@ const (
 )
 
 type input struct {
-	src source
-	msg wire.Message
-	err error // the connection failed or closed
+	src  source
+	conn wire.Conn // the connection it came on
+	msg  wire.Message
+	err  error // the connection failed or closed
 }
 
 // New prepares a loop over an open store, a job manager, and its peers:
@@ -230,7 +244,7 @@ func (l *Loop) read(src source, p *Peer, done <-chan struct{}) {
 			for {
 				msg, rerr := c.Recv()
 				select {
-				case l.inputs <- input{src: src, msg: msg, err: rerr}:
+				case l.inputs <- input{src: src, conn: c, msg: msg, err: rerr}:
 				case <-done:
 					return
 				}
@@ -316,6 +330,11 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 	if err := l.st.View(func(tx *store.Tx) error { return l.jm.Restore(tx, &l.saved) }); err != nil {
 		return fmt.Errorf("restoring the job manager after a failed commit: %w", err)
 	}
+	if l.exchanged {
+		// The scheduler heard of what the store did not keep: a new one
+		// is started, and learns the committed state from hello.
+		batch = l.dropSched(batch)
+	}
 	if l.failing == nil || l.failing.Error() != err.Error() {
 		l.log.Error("cannot commit: refusing work until the store can be written", "err", err)
 	}
@@ -346,9 +365,11 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 // turn stops lingering as soon as it has something to send or to answer.
 func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, error) {
 	l.jm.Save(&l.saved)
+	l.exchanged = false
 	var results []Result
 	err := l.st.Update(func(tx *store.Tx) error {
 		results = l.apply(tx, batch, calls, results)
+		batch, results = l.exchange(tx, batch, results)
 		if l.failing != nil || len(calls) > 0 || !l.jm.Quiet() {
 			return nil
 		}
@@ -367,10 +388,107 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, erro
 			// And whatever else has come meanwhile.
 			batch, calls = l.drain(batch, calls)
 			results = l.apply(tx, batch[n:], calls[m:], results)
+			batch, results = l.exchange(tx, batch, results)
 		}
 		return nil
 	})
 	return batch, calls, results, err
+}
+
+// exchange sends the scheduler of this process what the turn has for it
+// so far, and handles its answers in the same turn, so that one commit
+// covers a job's end, the free of its resources, the allocation the free
+// allows and the next job's start. A sync request follows the messages;
+// the scheduler answers it once it has handled them and finished the
+// pass they started. What else arrives meanwhile (the exec service's
+// messages) joins the turn too. The exchange stops at the first answer
+// that does not come within syncWait (a long pass: its allocations come
+// in a later turn), after maxExchanges rounds, or when the batch is full.
+//
+// Not while commits fail: then the scheduler hears only of what was
+// committed, and a failed commit has nothing to undo there.
+func (l *Loop) exchange(tx *store.Tx, batch []input, results []Result) ([]input, []Result) {
+	if l.failing != nil || l.sched == nil || !l.sched.Local {
+		return batch, results
+	}
+	c := l.sched.currentConn()
+	if c == nil || c == l.dropped {
+		return batch, results
+	}
+	for round := 0; round < maxExchanges && len(batch) < MaxBatch; round++ {
+		msgs := l.jm.TakeSched()
+		if len(msgs) == 0 {
+			return batch, results
+		}
+		l.syncSeq++
+		seq := l.syncSeq
+		sync, err := schedproto.NewSync(seq)
+		if err != nil {
+			l.log.Error("sync request", "err", err)
+			return batch, results
+		}
+		l.exchanged = true
+		for _, m := range append(msgs, sync) {
+			if err := c.Send(m); err != nil {
+				// The connection is going: the loop hears of it, and
+				// the next scheduler's hello replays what it needs.
+				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
+				return batch, results
+			}
+		}
+		if !l.awaitSync(tx, c, seq, &batch, &results) {
+			return batch, results
+		}
+	}
+	return batch, results
+}
+
+// awaitSync handles the inputs that arrive until the scheduler answers
+// sync request seq on c, and reports whether it did in time.
+func (l *Loop) awaitSync(tx *store.Tx, c wire.Conn, seq uint64, batch *[]input, results *[]Result) bool {
+	deadline := time.NewTimer(syncWait)
+	defer deadline.Stop()
+	for len(*batch) < MaxBatch {
+		select {
+		case in := <-l.inputs:
+			if in.src == fromSched && in.conn == c && in.err == nil && schedproto.IsSyncAnswer(in.msg, seq) {
+				return true
+			}
+			*batch = append(*batch, in)
+			*results = l.apply(tx, []input{in}, nil, *results)
+		case <-deadline.C:
+			return false
+		}
+	}
+	return false
+}
+
+// Bounds of one turn's exchange with the scheduler of this process.
+const (
+	syncWait     = 5 * time.Millisecond
+	maxExchanges = 8
+)
+
+// dropSched gives up the scheduler connection after a failed commit that
+// it heard of before the commit: its memory is ahead of the store. The job
+// manager suspends scheduling (RFC 27), the connection is closed so that
+// a new scheduler starts and is told the committed state by hello, and
+// the messages of the old one, in batch or still to come, are void.
+func (l *Loop) dropSched(batch []input) []input {
+	c := l.sched.currentConn()
+	if c == nil {
+		return batch
+	}
+	l.dropped = c
+	l.jm.SchedDisconnected()
+	c.Close()
+	kept := batch[:0]
+	for _, in := range batch {
+		if in.src != fromSched || in.conn != c {
+			kept = append(kept, in)
+		}
+	}
+	return kept
 }
 
 // linger bounds the wait of a turn with nothing to send for more input
@@ -406,6 +524,12 @@ func (l *Loop) saveSummaries(tx *store.Tx) {
 func (l *Loop) handle(tx *store.Tx, in input) {
 	switch in.src {
 	case fromSched:
+		if in.conn != nil && in.conn == l.dropped && in.err == nil {
+			return // void: see dropSched
+		}
+		if in.err == nil && in.msg.Topic == schedproto.TopicSync {
+			return // the answer to a sync that was not awaited in time
+		}
 		if in.err != nil {
 			l.log.Warn("scheduler disconnected", "err", in.err)
 			l.jm.SchedDisconnected()

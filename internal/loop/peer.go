@@ -18,6 +18,12 @@ var ErrNoReconnect = errors.New("peer does not reconnect")
 type Peer struct {
 	// Connect starts (or reaches) the peer and returns the connection.
 	Connect func() (wire.Conn, error)
+	// Local says the peer is the scheduler of this process, which
+	// answers schedproto.TopicSync: the loop may then exchange messages
+	// with it inside a turn, before the commit (see Loop.exchange). It
+	// must reconnect (its Connect starts a new scheduler) so that a
+	// turn whose commit fails can put it back in step.
+	Local bool
 
 	mu     sync.Mutex
 	conn   wire.Conn

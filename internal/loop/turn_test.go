@@ -35,6 +35,8 @@ import (
 type heldExec struct {
 	c       wire.Conn
 	started chan fluid.ID
+	// onStart, if set, is called when a start request arrives.
+	onStart func(fluid.ID)
 }
 
 func newHeldExec(c wire.Conn) *heldExec {
@@ -59,6 +61,9 @@ func (e *heldExec) serve() {
 		s, err := execproto.DecodeStart(m)
 		if err != nil {
 			return
+		}
+		if e.onStart != nil {
+			e.onStart(s.ID)
 		}
 		e.respond(s.ID, execproto.TypeStart, nil)
 		e.started <- s.ID
@@ -122,11 +127,25 @@ type harness struct {
 	log      syncBuffer
 	cancel   context.CancelFunc
 	done     chan error
-	conns    []wire.Conn
+	sched    *loop.Peer
+	// schedStarts counts the schedulers started (a local one is started
+	// again after a failed commit it heard of).
+	schedStarts atomic.Int64
+	// startCommits are the commits attempted when each job's start
+	// request reached the exec service.
+	startCommits map[fluid.ID]int64
+
+	mu    sync.Mutex
+	conns []wire.Conn
 }
 
 // newHarness prepares the loop; run starts it.
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, false) }
+
+// newHarnessWith prepares the loop; with local, its scheduler is a local
+// peer, as fluxsched runs its own: exchanged with inside turns, and
+// started anew at each connect.
+func newHarnessWith(t *testing.T, local bool) *harness {
 	t.Helper()
 	h := &harness{done: make(chan error, 1)}
 	st, err := store.Open(t.TempDir()+"/fluxq.db", store.Options{Timeout: time.Second, FailCommit: func() error {
@@ -143,15 +162,33 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	h.st = st
-	schedConn, schedEnd := wire.Pipe()
 	execConn, execEnd := wire.Pipe()
-	go sched.Run(schedEnd, sched.Options{Default: sched.DefaultPolicy(), Limit: 8})
 	h.exec = newHeldExec(execEnd)
-	h.conns = []wire.Conn{schedConn, execConn, schedEnd, execEnd}
+	h.startCommits = map[fluid.ID]int64{}
+	h.exec.onStart = func(id fluid.ID) {
+		h.mu.Lock()
+		h.startCommits[id] = h.commits.Load()
+		h.mu.Unlock()
+	}
+	h.conns = []wire.Conn{execConn, execEnd}
+	startSched := func() wire.Conn {
+		schedConn, schedEnd := wire.Pipe()
+		go sched.Run(schedEnd, sched.Options{Default: sched.DefaultPolicy(), Limit: 8})
+		h.mu.Lock()
+		h.conns = append(h.conns, schedConn, schedEnd)
+		h.mu.Unlock()
+		h.schedStarts.Add(1)
+		return countingConn{schedConn, &h.allocs}
+	}
+	schedPeer := &loop.Peer{Local: true, Connect: func() (wire.Conn, error) { return startSched(), nil }}
+	if !local {
+		schedPeer = loop.Once(startSched())
+	}
 	inv := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.MustParse("0-1")}})
 	jm := jobmgr.New(jobmgr.Config{Inventory: inv, Owner: 100})
 	log := slog.New(slog.NewTextHandler(&h.log, nil))
-	h.l = loop.New(st, jm, loop.Once(countingConn{schedConn, &h.allocs}), loop.Once(execConn), log)
+	h.l = loop.New(st, jm, schedPeer, loop.Once(execConn), log)
+	h.sched = schedPeer
 	t.Cleanup(func() { h.stop(t) })
 	return h
 }
@@ -171,9 +208,12 @@ func (h *harness) stop(t *testing.T) {
 	if err := <-h.done; err != nil {
 		t.Errorf("the loop ended with %v", err)
 	}
+	h.sched.Close()
+	h.mu.Lock()
 	for _, c := range h.conns {
 		c.Close()
 	}
+	h.mu.Unlock()
 	h.st.Close()
 }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -90,6 +91,9 @@ type driver struct {
 	done chan struct{}
 	now  func() float64
 	cut  int
+	// syncs are the sync requests (schedproto.TopicSync) received and
+	// not yet answered: they are answered once the pass is done.
+	syncs []wire.Message
 }
 
 // read moves messages from conn to the inbox until conn fails or Run ends.
@@ -134,6 +138,10 @@ func (d *driver) sendAll(msgs []wire.Message) error {
 }
 
 func (d *driver) handle(m wire.Message) error {
+	if m.Type == wire.Request && m.Topic == schedproto.TopicSync {
+		d.syncs = append(d.syncs, m)
+		return nil
+	}
 	out, err := d.e.Handle(m)
 	if serr := d.sendAll(out); serr != nil {
 		return serr
@@ -194,6 +202,14 @@ func (d *driver) run() error {
 				}
 			}
 		}
+		// Everything received before a sync has been handled, and the
+		// pass it may have started is done: answer it.
+		for _, m := range d.syncs {
+			if err := d.conn.Send(schedproto.SyncAnswer(m)); err != nil {
+				return err
+			}
+		}
+		d.syncs = d.syncs[:0]
 		if end != nil {
 			return end
 		}

@@ -418,3 +418,36 @@ func TestRunHandshakeEnds(t *testing.T) {
 		}
 	})
 }
+
+// A sync request (schedproto.TopicSync, the loop's exchange inside a
+// turn) is answered once everything sent before it is handled and the
+// pass it started is done: here, after the free's answer and the
+// allocation the free made possible.
+func TestRunSync(t *testing.T) {
+	inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: "node0", Cores: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := startRun(t, Options{})
+	f.handshake(inv, "0")
+	js := spec(t, jobspec.Options{})
+	for id := uint64(1); id <= 2; id++ {
+		f.send(wire.NewRequest(schedproto.TopicAlloc, schedproto.Alloc{ID: fluid.ID(id), Priority: 16, TSubmit: float64(id), Jobspec: js}))
+	}
+	k := newTracker(t)
+	k.waitFor(f, func() bool { return k.final[1] != "" })
+	f.send(wire.NewRequest(schedproto.TopicFree, schedproto.JobID{ID: 1}))
+	f.send(schedproto.NewSync(7))
+	var got []string
+	for {
+		m := f.recv()
+		if schedproto.IsSyncAnswer(m, 7) {
+			break
+		}
+		k.add(m)
+		got = append(got, m.Topic)
+	}
+	if k.freed[1] != 1 || !strings.HasPrefix(k.final[2], "SUCCESS") {
+		t.Errorf("before the sync answer: %v (freed %v, job 2 %q); want the free and job 2's allocation", got, k.freed, k.final[2])
+	}
+}

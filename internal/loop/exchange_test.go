@@ -1,0 +1,113 @@
+package loop_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/state"
+)
+
+// startThree submits three one-core jobs on the harness's two cores and
+// waits until the first two run (committed); it returns the three ids.
+func startThree(t *testing.T, h *harness) []fluid.ID {
+	t.Helper()
+	v, err := h.l.Do(context.Background(), submitOp(t, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := v.([]fluid.ID)
+	for _, want := range ids[:2] {
+		if got := h.waitStarted(t); got != want {
+			t.Fatalf("started %s, want %s", got, want)
+		}
+		h.waitFor(t, want, func(rec *state.Record) bool { return rec.Job.Started })
+	}
+	return ids
+}
+
+func (h *harness) startCommit(id fluid.ID) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.startCommits[id]
+}
+
+// With the scheduler of this process, a job's end, the free of its
+// cores, the allocation of the next job and that job's start request
+// take one commit: the loop exchanges with the scheduler inside the turn.
+func TestExchangeOneCommit(t *testing.T) {
+	h := newHarnessWith(t, true)
+	h.run()
+	ids := startThree(t, h)
+	before := h.commits.Load()
+	h.exec.end(ids[0], 0)
+	if got := h.waitStarted(t); got != ids[2] {
+		t.Fatalf("started %s, want %s", got, ids[2])
+	}
+	if n := h.startCommit(ids[2]) - before; n != 1 {
+		t.Errorf("%d commits from a job's end to the next job's start request, want 1", n)
+	}
+	rec := h.waitInactive(t, ids[0])
+	if rec.Job.Result != job.Completed {
+		t.Errorf("job %s: %v, want completed", ids[0], rec.Job.Result)
+	}
+	h.waitFor(t, ids[2], func(rec *state.Record) bool { return rec.Job.Started })
+	for _, id := range ids[1:] {
+		h.exec.end(id, 0)
+		h.waitInactive(t, id)
+	}
+}
+
+// A commit that fails after the scheduler heard of the turn (it freed the
+// ended job's cores and allocated them again) puts the scheduler back in
+// step: it is replaced, and learns the committed state from hello. When
+// the store can be written again every job ends once, each allocated and
+// started exactly once.
+func TestExchangeFailedCommit(t *testing.T) {
+	h := newHarnessWith(t, true)
+	h.run()
+	ids := startThree(t, h)
+
+	h.fail.Store(true)
+	before := h.commits.Load()
+	h.exec.end(ids[0], 0)
+	for h.commits.Load() < before+2 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.active(t); n != 3 {
+		t.Errorf("%d jobs active while the end cannot be committed, want 3", n)
+	}
+	select {
+	case id := <-h.exec.started:
+		t.Fatalf("job %s started by a turn whose commit failed", id)
+	default:
+	}
+	h.fail.Store(false)
+	if got := h.waitStarted(t); got != ids[2] {
+		t.Fatalf("started %s, want %s", got, ids[2])
+	}
+	h.waitFor(t, ids[2], func(rec *state.Record) bool { return rec.Job.Started })
+	for _, id := range ids[1:] {
+		h.exec.end(id, 0)
+	}
+	for _, id := range ids {
+		rec := h.waitInactive(t, id)
+		count := map[string]int{}
+		for _, e := range rec.Events {
+			count[e.Name]++
+		}
+		if rec.Job.Result != job.Completed || count["alloc"] != 1 || count["start"] != 1 || count["finish"] != 1 || count["free"] != 1 {
+			t.Errorf("job %s: %v, events %v; want completed, one alloc, start, finish and free", id, rec.Job.Result, count)
+		}
+	}
+	if n := h.schedStarts.Load(); n < 2 {
+		t.Errorf("%d schedulers started, want a second after the failed commit", n)
+	}
+	select {
+	case id := <-h.exec.started:
+		t.Errorf("job %s started again", id)
+	default:
+	}
+}
