@@ -9,6 +9,8 @@ import (
 	"sort"
 	"sync"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -216,7 +218,9 @@ func EndSummary(tx *store.Tx, id fluid.ID) (*api.JobSummary, error) {
 	}
 	if len(raw) > 0 {
 		var s api.JobSummary
-		if err := json.Unmarshal(raw, &s); err != nil {
+		// The store's own encoding, read on every wait's answer: the
+		// faster decoder (user input keeps encoding/json's errors).
+		if err := gojson.Unmarshal(raw, &s); err != nil {
 			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
 		}
 		return &s, nil
