@@ -79,7 +79,11 @@ func newInstance(tb testing.TB, run time.Duration) *instance {
 	go fakeExec(execEnd, run)
 	inv := rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.MustParse("0-1")}})
 	jm := jobmgr.New(jobmgr.Config{Inventory: inv, Owner: 100})
-	in := &instance{st: st, l: loop.New(st, jm, loop.Once(schedConn), loop.Once(execConn), nil), done: make(chan error, 1), conns: []wire.Conn{schedConn, execConn}}
+	// The scheduler is local, as fluxsched's own is: exchanged with
+	// inside the turn (no commit fails here, so it is never restarted).
+	schedPeer := loop.Once(schedConn)
+	schedPeer.Local = true
+	in := &instance{st: st, l: loop.New(st, jm, schedPeer, loop.Once(execConn), nil), done: make(chan error, 1), conns: []wire.Conn{schedConn, execConn}}
 	var ctx context.Context
 	ctx, in.cancel = context.WithCancel(context.Background())
 	go func() { in.done <- in.l.Run(ctx) }()
