@@ -23,22 +23,29 @@
 //
 // Options.Containment "auto" takes the first that works of:
 //
-//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/<id>
-//     in the cgroup2 hierarchy (on a host with v1 controllers, the hybrid
-//     "unified" one, which needs no controller for this); each task is
-//     forked straight into it (clone3, CLONE_INTO_CGROUP);
-//   - "cgroup v1 (pids)": the same in the v1 pids hierarchy; the forking
-//     thread moves itself into the job's cgroup, forks, and moves back (in
-//     v1 a thread is a member, and a child inherits its cgroup);
+//   - "cgroup v2": a cgroup of its own per job in the cgroup2 hierarchy
+//     (on a host with v1 controllers, the hybrid "unified" one, which
+//     needs no controller for this): a slot of a pool of empty cgroups,
+//     <the agent's own cgroup>/<CgroupName>/slot.<n>, marked with the
+//     job's id while the job has it (pool.go); without user xattrs on
+//     cgroupfs (Linux < 5.7), <...>/<CgroupName>/<id>, made for the job.
+//     Each task is forked straight into it (clone3, CLONE_INTO_CGROUP);
+//   - "cgroup v1 (pids)": <...>/<CgroupName>/<id> in the v1 pids
+//     hierarchy, made for the job; the forking thread moves itself into
+//     the job's cgroup, forks, and moves back (in v1 a thread is a member,
+//     and a child inherits its cgroup);
 //   - "subreaper": the runner is the child subreaper of its jobs, and at a
 //     job's end kills what is left in its tasks' process groups and the
 //     orphans reparented to it that belong to the job.
 //
 // Containment() says which one runs (the agent's hello reports it); a
-// task's /proc/PID/cgroup shows its job's cgroup. Whatever a job starts,
-// with setsid() or a double fork, stays in its cgroup: once the tasks are
-// reaped, and their output drained (at most drainGrace), what is left in
-// it is killed, and the job ends when the cgroup is empty and removed.
+// task's /proc/PID/cgroup shows its job's cgroup: the job's id, or its
+// slot, whose job `getfattr -n user.fluxq.job <slot's directory>` prints
+// (and the agent's journal records, Record.Cgroup). Whatever a job
+// starts, with setsid() or a double fork, stays in its cgroup: once the
+// tasks are reaped, and their output drained (at most drainGrace), what is
+// left in it is killed, and the job ends when the cgroup is empty, and
+// removed or given back to the pool.
 //
 // # The job folder
 //
@@ -187,7 +194,8 @@ type Event struct {
 	End       *End
 }
 
-// End is a job that is over: every process gone, its cgroup removed.
+// End is a job that is over: every process gone, its cgroup removed or
+// given back to the pool.
 type End struct {
 	Status int
 	// Known is false when the status was lost (an adopted job).
@@ -247,6 +255,9 @@ func New(opts Options) (*Runner, error) {
 	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
+	}
+	if r.cg != nil && r.cg.pool {
+		r.cg.adoptLeftovers()
 	}
 	if err := startPoller(); err != nil {
 		return nil, fmt.Errorf("runner: output poller: %w", err)
@@ -322,6 +333,7 @@ func (r *Runner) Close() {
 		j.mu.Unlock()
 	}
 	if r.cg != nil {
+		r.cg.closePool()
 		// Gone only if no job's cgroup is left in it.
 		unix.Rmdir(r.cg.parent)
 	}
@@ -392,6 +404,7 @@ type job struct {
 	dir  string
 	// folder is dir, made at the first need (see folder).
 	folder folder
+	slot   *slot               // the job's cgroup, from the pool, until given back
 	cred   *syscall.Credential // nil: as the runner
 	plan   *shell.Plan
 	// planErr is a job that cannot be laid out: it fails at the launch,
@@ -500,7 +513,14 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		return nil, fmt.Errorf(noteLaunch, err)
 	}
 	var cgroup []string
-	if r.cg != nil {
+	switch {
+	case r.cg != nil && r.cg.pool:
+		sl, err := r.cg.take(uint64(s.ID))
+		if err != nil {
+			return fail(err)
+		}
+		j.slot, cgroup = sl, []string{sl.dir}
+	case r.cg != nil:
 		dir, err := r.cg.create(uint64(s.ID))
 		if err != nil {
 			return fail(err)
@@ -511,8 +531,12 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		// A guest's folder is the guest's before the launch opens its
 		// output files with the guest's rights.
 		if err := j.folder.make(); err != nil {
-			for _, d := range cgroup {
-				removeCgroupDir(d)
+			if j.slot != nil {
+				r.cg.release(j.slot) // empty: nothing was forked
+			} else {
+				for _, d := range cgroup {
+					removeCgroupDir(d)
+				}
 			}
 			return fail(err)
 		}
@@ -849,14 +873,17 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: j.cred}
 	if cg != nil {
 		dir := j.rec.Cgroup[0]
-		if cg.v2 {
+		switch {
+		case j.slot != nil:
+			attr.UseCgroupFD, attr.CgroupFD = true, j.slot.fd
+		case cg.v2:
 			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				return 0, err
 			}
 			defer unix.Close(fd)
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
-		} else {
+		default:
 			if err := cg.moveThread(dir); err != nil {
 				return 0, err
 			}
@@ -1002,13 +1029,23 @@ func (j *job) drained() {
 	j.progress()
 }
 
-// empty removes the job's cgroup, killing what is left in it first, and
-// ends the job once it is gone. Called with j.mu held.
+// empty removes the job's cgroup (or gives its slot back to the pool),
+// killing what is left in it first, and ends the job once it is empty.
+// Called with j.mu held.
 func (j *job) empty() {
 	gone := true
-	if j.r.cg == nil {
+	switch {
+	case j.r.cg == nil:
 		gone = j.sweep()
-	} else {
+	case j.slot != nil:
+		if j.r.cg.release(j.slot) {
+			j.slot = nil
+		} else {
+			gone = false
+			j.slot.killed = true
+			signalCgroup(j.rec.Cgroup[0], unix.SIGKILL)
+		}
+	default:
 		for _, d := range j.rec.Cgroup {
 			if !j.r.cg.remove(d) {
 				gone = false
@@ -1125,6 +1162,9 @@ func (j *job) signal(sig syscall.Signal) {
 		return
 	}
 	if len(j.rec.Cgroup) > 0 {
+		if sig == unix.SIGKILL && j.slot != nil {
+			j.slot.killed = true
+		}
 		for _, d := range j.rec.Cgroup {
 			signalCgroup(d, sig)
 		}
