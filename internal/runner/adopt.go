@@ -59,7 +59,7 @@ func (j *job) adoptedGone() bool {
 	if len(j.rec.Cgroup) > 0 {
 		gone := true
 		for _, d := range j.rec.Cgroup {
-			if !removeCgroupDir(d) {
+			if isSlot(d) && !adoptedSlotGone(d, uint64(j.id)) || !isSlot(d) && !removeCgroupDir(d) {
 				gone = false
 			}
 		}

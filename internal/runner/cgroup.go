@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -22,10 +23,11 @@ const (
 	ContainSubreaper = "subreaper"
 )
 
-// cgroups keeps each job in a cgroup of its own, <parent>/<id>, where
-// parent is <the runner's own cgroup>/<Options.CgroupName>: every process
-// a job starts stays in it whatever it does (setsid, double fork), and the
-// job has ended only once it is empty.
+// cgroups keeps each job in a cgroup of its own, <parent>/<id> or a slot
+// of the pool, <parent>/slot.<n> (pool.go), where parent is <the runner's
+// own cgroup>/<Options.CgroupName>: every process a job starts stays in it
+// whatever it does (setsid, double fork), and the job has ended only once
+// it is empty.
 //
 // With cgroup v2 a task is forked straight into its job's cgroup (clone3
 // with CLONE_INTO_CGROUP). Cgroup v1 has no such call, but there a thread,
@@ -38,6 +40,12 @@ type cgroups struct {
 	// selfTasks is the v1 tasks file of the runner's own cgroup, open,
 	// for the forking thread to move back into.
 	selfTasks int
+	// pool: jobs run in slots of a pool of cgroups (see pool.go).
+	pool   bool
+	mu     sync.Mutex
+	free   []*slot
+	next   int // the next slot number to try
+	closed bool
 }
 
 func (c *cgroups) name() string {
@@ -74,6 +82,12 @@ func findCgroups(v2 bool) (dir string, err error) {
 	if !found {
 		return "", errors.New("no such hierarchy")
 	}
+	return hierarchyDir(v2, path)
+}
+
+// hierarchyDir is where the cgroup path of the v2 hierarchy (v2 true) or of
+// the v1 pids hierarchy is in this process's file system.
+func hierarchyDir(v2 bool, path string) (string, error) {
 	mi, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -162,6 +176,7 @@ func newCgroups(v2 bool, name string) (*cgroups, error) {
 		if err := probeFork(&syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}); err != nil {
 			return nil, fmt.Errorf("forking into a cgroup: %w", err)
 		}
+		c.pool = canPool(probe)
 		return c, nil
 	}
 	c.selfTasks, err = unix.Open(filepath.Join(self, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC, 0)

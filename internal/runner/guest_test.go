@@ -99,7 +99,7 @@ func TestGuestJob(t *testing.T) {
 		t.Errorf("id -G (-want +got):\n%s", diff)
 	}
 	want := [2]uint32{guest.Uid, guest.Gid}
-	for _, name := range []string{".", SpecFile, shell.StdoutFile, shell.StderrFile, StatusFile} {
+	for _, name := range []string{".", shell.StdoutFile, shell.StderrFile} {
 		if got := owner(t, filepath.Join(folder, name)); got != want {
 			t.Errorf("%s is owned by %v, want the guest's %v", name, got, want)
 		}

@@ -190,11 +190,12 @@ func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
 // runner's own messages): a bare descriptor, which the Go runtime's own
 // poller, of no use for a regular file, does not see.
 //
-// The runner's own jobs' default files, stdout and stderr in the new job
-// folder, are created at their first write (lazy): a job that writes
-// nothing costs no file (readers take a missing file for "nothing yet"),
-// and creating a file costs more than the rest of a short job's launch on
-// some filesystems (about 0.2 ms on this machine's ext4).
+// The runner's own jobs' default files, stdout and stderr in the job
+// folder, are created at their first write (lazy), and so is the folder:
+// a job that writes nothing costs no file and no folder (readers take a
+// missing file, or folder, for "nothing yet"), and creating either costs
+// more than the rest of a short job's launch on some filesystems (about
+// 0.2 ms each on this machine's ext4).
 type outFile struct {
 	mu   sync.Mutex // guards a lazy open
 	fd   int        // -1 until a lazy file is opened
@@ -202,6 +203,7 @@ type outFile struct {
 	// direct: the tasks write to it themselves (see job.lookup).
 	direct bool
 	lazy   bool
+	folder *folder // a lazy file's, made before it
 }
 
 func (f *outFile) Write(b []byte) (int, error) {
@@ -214,6 +216,9 @@ func (f *outFile) Write(b []byte) (int, error) {
 		// The folder is new: nothing to truncate. O_APPEND keeps the
 		// runner's messages and the tasks' output from overwriting
 		// each other.
+		if err := f.folder.make(); err != nil {
+			return 0, err
+		}
 		fd, err := unix.Open(f.path, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0o666)
 		if err != nil {
 			return 0, &fs.PathError{Op: "open", Path: f.path, Err: err}

@@ -23,50 +23,60 @@
 //
 // Options.Containment "auto" takes the first that works of:
 //
-//   - "cgroup v2": a cgroup per job, <the agent's own cgroup>/<CgroupName>/<id>
-//     in the cgroup2 hierarchy (on a host with v1 controllers, the hybrid
-//     "unified" one, which needs no controller for this); each task is
-//     forked straight into it (clone3, CLONE_INTO_CGROUP);
-//   - "cgroup v1 (pids)": the same in the v1 pids hierarchy; the forking
-//     thread moves itself into the job's cgroup, forks, and moves back (in
-//     v1 a thread is a member, and a child inherits its cgroup);
+//   - "cgroup v2": a cgroup of its own per job in the cgroup2 hierarchy
+//     (on a host with v1 controllers, the hybrid "unified" one, which
+//     needs no controller for this): a slot of a pool of empty cgroups,
+//     <the agent's own cgroup>/<CgroupName>/slot.<n>, marked with the
+//     job's id while the job has it (pool.go); without user xattrs on
+//     cgroupfs (Linux < 5.7), <...>/<CgroupName>/<id>, made for the job.
+//     Each task is forked straight into it (clone3, CLONE_INTO_CGROUP);
+//   - "cgroup v1 (pids)": <...>/<CgroupName>/<id> in the v1 pids
+//     hierarchy, made for the job; the forking thread moves itself into
+//     the job's cgroup, forks, and moves back (in v1 a thread is a member,
+//     and a child inherits its cgroup);
 //   - "subreaper": the runner is the child subreaper of its jobs, and at a
 //     job's end kills what is left in its tasks' process groups and the
 //     orphans reparented to it that belong to the job.
 //
 // Containment() says which one runs (the agent's hello reports it); a
-// task's /proc/PID/cgroup shows its job's cgroup. Whatever a job starts,
-// with setsid() or a double fork, stays in its cgroup: once the tasks are
-// reaped, and their output drained (at most drainGrace), what is left in
-// it is killed, and the job ends when the cgroup is empty and removed.
+// task's /proc/PID/cgroup shows its job's cgroup: the job's id, or its
+// slot, whose job `getfattr -n user.fluxq.job <slot's directory>` prints
+// (and the agent's journal records, Record.Cgroup). Whatever a job
+// starts, with setsid() or a double fork, stays in its cgroup: once the
+// tasks are reaped, and their output drained (at most drainGrace), what is
+// left in it is killed, and the job ends when the cgroup is empty, and
+// removed or given back to the pool.
 //
 // # The job folder
 //
 // <JobsDir>/<id in decimal>/ is where a job's files are, for people,
-// tests and the commands that read a job's output (fluxq attach):
+// tests and the commands that read a job's output (fluxq attach, fluxq
+// output):
 //
-//	spec.json  {version, id, userid, jobspec, R, t_launch}, written (not
-//	           synced) before any task starts (SpecFile, specJSON)
 //	stdout     the tasks' standard output, unless the jobspec names a
 //	           path (internal/shell's output templates)
 //	stderr     the tasks' standard error and the job's own messages
 //	           ("fluxq-shell[0]: FATAL: ..."), likewise
-//	status     the job's wait status in decimal, the greatest of its
-//	           tasks' (RFC 32 "finish"), written when the job ends
+//
+// Everything else about a job (its jobspec, R, launch time and wait
+// status) is in the store: fluxq info, and the finish event.
+//
+// A job of the runner's own user gets its folder, mode 0700, and each of
+// these files at their first write (see outFile.lazy): a job that writes
+// nothing has no folder, which readers take for empty files. A guest's
+// folder is made before the launch and handed to the guest, and its
+// output files, command and working directory are opened or looked up
+// with the guest's rights alone.
 //
 // The runner never reads anything from a job folder, which a guest's job
 // may rewrite at will: what a later agent needs to find a job's processes
-// is the Record, which the agent journals where jobs cannot write. A
-// guest's folder is handed to the guest after spec.json is written, and its
-// output files, command and working directory are opened or looked up with
-// the guest's rights alone.
+// is the Record, which the agent journals where jobs cannot write.
 //
 // Output is copied by this process: if it ends (an agent killed), a task
 // still writing gets EPIPE or SIGPIPE.
 package runner
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -143,16 +153,6 @@ type Options struct {
 	Now    func() time.Time // time.Now if nil
 }
 
-// Names of the files the runner writes in a job folder (see the package
-// doc); stdout and stderr are shell.StdoutFile and shell.StderrFile.
-const (
-	SpecFile   = "spec.json"
-	StatusFile = "status"
-)
-
-// SpecVersion is the version of spec.json (see specJSON).
-const SpecVersion = 1
-
 // Spec is a job to run.
 type Spec struct {
 	ID        fluid.ID
@@ -194,7 +194,8 @@ type Event struct {
 	End       *End
 }
 
-// End is a job that is over: every process gone, its cgroup removed.
+// End is a job that is over: every process gone, its cgroup removed or
+// given back to the pool.
 type End struct {
 	Status int
 	// Known is false when the status was lost (an adopted job).
@@ -254,6 +255,9 @@ func New(opts Options) (*Runner, error) {
 	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
+	}
+	if r.cg != nil && r.cg.pool {
+		r.cg.adoptLeftovers()
 	}
 	if err := startPoller(); err != nil {
 		return nil, fmt.Errorf("runner: output poller: %w", err)
@@ -329,6 +333,7 @@ func (r *Runner) Close() {
 		j.mu.Unlock()
 	}
 	if r.cg != nil {
+		r.cg.closePool()
 		// Gone only if no job's cgroup is left in it.
 		unix.Rmdir(r.cg.parent)
 	}
@@ -397,8 +402,11 @@ type job struct {
 	rec  *Record
 	spec Spec
 	dir  string
-	cred *syscall.Credential // nil: as the runner
-	plan *shell.Plan
+	// folder is dir, made at the first need (see folder).
+	folder folder
+	slot   *slot               // the job's cgroup, from the pool, until given back
+	cred   *syscall.Credential // nil: as the runner
+	plan   *shell.Plan
 	// planErr is a job that cannot be laid out: it fails at the launch,
 	// as the job shell did.
 	planErr error
@@ -443,11 +451,11 @@ func (j *job) stopTimers() {
 	}
 }
 
-// Prepare creates the job's folder with spec.json (handed to the job's
-// user when it is a guest) and its cgroup, and returns the record to
-// journal before Launch. An error means nothing is left behind and
-// nothing runs: its text is the note of the "exec" exception to raise,
-// unless it is an *Error, which names its type.
+// Prepare creates the job's cgroup, and a guest's job folder, handed to
+// the guest, and returns the record to journal before Launch. An error
+// means nothing is left behind and nothing runs: its text is the note of
+// the "exec" exception to raise, unless it is an *Error, which names its
+// type.
 func (r *Runner) Prepare(s Spec) (*Record, error) {
 	js, err := jobspec.Parse(s.Jobspec)
 	if err != nil {
@@ -480,6 +488,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	}
 	j := &job{r: r, id: s.ID, spec: s, cred: cred,
 		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(s.ID), 10))}
+	j.folder.dir, j.folder.cred = j.dir, cred
 	j.plan, j.planErr = shell.NewPlan(s.ID, js, rs)
 	gid := r.egid
 	if cred != nil {
@@ -504,18 +513,33 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		return nil, fmt.Errorf(noteLaunch, err)
 	}
 	var cgroup []string
-	if r.cg != nil {
+	switch {
+	case r.cg != nil && r.cg.pool:
+		sl, err := r.cg.take(uint64(s.ID))
+		if err != nil {
+			return fail(err)
+		}
+		j.slot, cgroup = sl, []string{sl.dir}
+	case r.cg != nil:
 		dir, err := r.cg.create(uint64(s.ID))
 		if err != nil {
 			return fail(err)
 		}
 		cgroup = []string{dir}
 	}
-	if err := j.makeFolder(launched); err != nil {
-		for _, d := range cgroup {
-			removeCgroupDir(d)
+	if cred != nil {
+		// A guest's folder is the guest's before the launch opens its
+		// output files with the guest's rights.
+		if err := j.folder.make(); err != nil {
+			if j.slot != nil {
+				r.cg.release(j.slot) // empty: nothing was forked
+			} else {
+				for _, d := range cgroup {
+					removeCgroupDir(d)
+				}
+			}
+			return fail(err)
 		}
-		return fail(err)
 	}
 	j.mu.Lock()
 	j.rec.Cgroup = cgroup
@@ -525,56 +549,61 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	return &rec, nil
 }
 
-// makeFolder writes the job folder afresh with spec.json.
-func (j *job) makeFolder(launched time.Time) error {
-	if err := os.Mkdir(j.dir, 0o700); errors.Is(err, fs.ErrExist) {
-		// Left by a launch that died halfway: it never ran.
-		if err := os.RemoveAll(j.dir); err != nil {
+// folder is a job's folder, made once, at the first need: a guest's in
+// Prepare, to be handed to the guest before anything is opened in it with
+// the guest's rights; the runner's own jobs' when a file must be written in
+// it (see outFile.lazy), so that a job that writes nothing costs no folder
+// (a new directory is the dearest part of a short job's launch on ext4:
+// see markTopDir).
+type folder struct {
+	mu   sync.Mutex
+	dir  string
+	cred *syscall.Credential // the guest it is handed to; nil: the runner's
+	made bool
+}
+
+// make makes the folder, unless it was made already.
+func (f *folder) make() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.made {
+		return nil
+	}
+	if err := os.Mkdir(f.dir, 0o700); errors.Is(err, fs.ErrExist) {
+		// Left by a launch that died before its fork (or by an older
+		// agent's spec.json): no task of the job ever wrote in it.
+		if err := os.RemoveAll(f.dir); err != nil {
 			return err
 		}
-		if err := os.Mkdir(j.dir, 0o700); err != nil {
+		if err := os.Mkdir(f.dir, 0o700); err != nil {
 			return err
 		}
 	} else if err != nil {
 		return err
 	}
-	b, err := specJSON(j.spec, launched)
-	if err != nil {
-		return err
+	if f.cred != nil {
+		if err := giveFolder(f.dir, f.cred); err != nil {
+			return err
+		}
 	}
-	// Not synced, and not renamed into place: the folder is new and no
-	// reader waits for it; a crash of the machine ends the job too, and a
-	// spec that did not survive it means no task ran.
-	path := filepath.Join(j.dir, SpecFile)
-	if err := writeNew(path, b); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if j.cred != nil {
-		return giveFolder(j.dir, j.cred)
-	}
+	f.made = true
 	return nil
 }
 
-// writeNew creates the file path, which must not exist, with data.
-func writeNew(path string, data []byte) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
+// holds reports whether path is the folder or lies in it.
+func (f *folder) holds(path string) bool {
+	path = filepath.Clean(path)
+	return path == f.dir || len(path) > len(f.dir) && path[len(f.dir)] == '/' && path[:len(f.dir)] == f.dir
+}
+
+// need makes the folder when path, which the launch is about to open or
+// enter, lies in it: a job that names a file of its folder finds the
+// folder there, as when it was made before every launch. An error is left
+// to the open that follows.
+func (f *folder) need(path string) {
+	if path != "" && f.holds(path) {
+		f.make()
 	}
-	for len(data) > 0 && err == nil {
-		var n int
-		n, err = unix.Write(fd, data)
-		if n > 0 {
-			data = data[n:]
-		}
-	}
-	if cerr := unix.Close(fd); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		unix.Unlink(path)
-	}
-	return err
 }
 
 // Launch forks every task of a job Prepare returned rec for. It returns
@@ -661,6 +690,7 @@ func (j *job) lookup() (*setup, error) {
 	p := j.plan
 	su := &setup{}
 	err := j.asJob(func() {
+		j.folder.need(p.Cwd())
 		su.cwd, su.cwdErr = shell.CheckCwd(p.Cwd())
 		p.Outputs(j.dir, su.cwd)
 		// O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
@@ -681,9 +711,10 @@ func (j *job) lookup() (*setup, error) {
 			if j.cred == nil && (path == defaultOut || path == defaultErr) {
 				index[path] = len(su.files)
 				su.paths = append(su.paths, path)
-				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true})
+				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true, folder: &j.folder})
 				return len(su.files) - 1
 			}
+			j.folder.need(path)
 			fd, err := unix.Open(path, flags, 0o666)
 			if err != nil {
 				su.openErr = &fs.PathError{Op: "open", Path: path, Err: err}
@@ -713,6 +744,7 @@ func (j *job) lookup() (*setup, error) {
 			su.stderr[i] = open(t.Stderr)
 		}
 		if in := shell.InputPath(p.Jobspec.Attributes.System.Shell.Options, su.cwd); in != "" && su.openErr == nil {
+			j.folder.need(in)
 			su.openInput(in, len(p.Tasks))
 		}
 		if su.openErr == nil {
@@ -841,14 +873,17 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 	attr := &syscall.SysProcAttr{Setpgid: true, Credential: j.cred}
 	if cg != nil {
 		dir := j.rec.Cgroup[0]
-		if cg.v2 {
+		switch {
+		case j.slot != nil:
+			attr.UseCgroupFD, attr.CgroupFD = true, j.slot.fd
+		case cg.v2:
 			fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 			if err != nil {
 				return 0, err
 			}
 			defer unix.Close(fd)
 			attr.UseCgroupFD, attr.CgroupFD = true, fd
-		} else {
+		default:
 			if err := cg.moveThread(dir); err != nil {
 				return 0, err
 			}
@@ -994,13 +1029,23 @@ func (j *job) drained() {
 	j.progress()
 }
 
-// empty removes the job's cgroup, killing what is left in it first, and
-// ends the job once it is gone. Called with j.mu held.
+// empty removes the job's cgroup (or gives its slot back to the pool),
+// killing what is left in it first, and ends the job once it is empty.
+// Called with j.mu held.
 func (j *job) empty() {
 	gone := true
-	if j.r.cg == nil {
+	switch {
+	case j.r.cg == nil:
 		gone = j.sweep()
-	} else {
+	case j.slot != nil:
+		if j.r.cg.release(j.slot) {
+			j.slot = nil
+		} else {
+			gone = false
+			j.slot.killed = true
+			signalCgroup(j.rec.Cgroup[0], unix.SIGKILL)
+		}
+	default:
 		for _, d := range j.rec.Cgroup {
 			if !j.r.cg.remove(d) {
 				gone = false
@@ -1080,41 +1125,7 @@ func (j *job) finish() {
 		}
 		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeExec, Severity: 0, Note: msg}})
 	}
-	writeStatus(j.dir, j.status, j.cred)
 	r.emit(j, Event{End: &End{Status: j.status, Known: true, Usage: j.usage}})
-}
-
-// writeStatus writes the status file, for people and tests (the runner
-// never reads it). A guest's folder is the guest's to fill with links:
-// there the file is written anew and renamed into place, never opened
-// where it is.
-func writeStatus(dir string, status int, cred *syscall.Credential) {
-	data := []byte(strconv.Itoa(status) + "\n")
-	path := filepath.Join(dir, StatusFile)
-	if cred == nil {
-		if fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644); err == nil {
-			unix.Write(fd, data)
-			unix.Close(fd)
-		}
-		return
-	}
-	tmp := filepath.Join(dir, ".status."+strconv.Itoa(os.Getpid()))
-	unix.Unlink(tmp)
-	fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-	if err != nil {
-		return
-	}
-	_, err = unix.Write(fd, data)
-	if err == nil {
-		err = unix.Fchown(fd, int(cred.Uid), int(cred.Gid))
-	}
-	unix.Close(fd)
-	if err == nil {
-		err = unix.Rename(tmp, path)
-	}
-	if err != nil {
-		unix.Unlink(tmp)
-	}
 }
 
 // expire is the time limit: exception "timeout", then SIGTERM, and SIGKILL
@@ -1151,6 +1162,9 @@ func (j *job) signal(sig syscall.Signal) {
 		return
 	}
 	if len(j.rec.Cgroup) > 0 {
+		if sig == unix.SIGKILL && j.slot != nil {
+			j.slot.killed = true
+		}
 		for _, d := range j.rec.Cgroup {
 			signalCgroup(d, sig)
 		}
@@ -1245,31 +1259,6 @@ func (r *Runner) lookPath(uid uint32, file, pathEnv, cwd string) (string, error)
 func (j *job) plainID() string {
 	s, _ := j.id.Encode(fluid.F58Plain)
 	return s
-}
-
-// specJSON is spec.json with its newline: {"version", "id", "userid",
-// "jobspec", "R", "t_launch"}, t_launch being launched in seconds since
-// the epoch. The jobspec and R were parsed already, so they are written as
-// they came, not checked and compacted again as encoding/json would.
-func specJSON(s Spec, launched time.Time) ([]byte, error) {
-	t, err := json.Marshal(float64(launched.UnixNano()) / 1e9)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, len(s.Jobspec)+len(s.R)+128)
-	b = append(b, `{"version":`...)
-	b = strconv.AppendInt(b, SpecVersion, 10)
-	b = append(b, `,"id":`...)
-	b = strconv.AppendUint(b, uint64(s.ID), 10)
-	b = append(b, `,"userid":`...)
-	b = strconv.AppendUint(b, uint64(s.UserID), 10)
-	b = append(b, `,"jobspec":`...)
-	b = append(b, bytes.TrimSpace(s.Jobspec)...)
-	b = append(b, `,"R":`...)
-	b = append(b, bytes.TrimSpace(s.R)...)
-	b = append(b, `,"t_launch":`...)
-	b = append(b, t...)
-	return append(b, "}\n"...), nil
 }
 
 // onFUSE reports whether fd is a file of a FUSE filesystem.

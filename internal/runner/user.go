@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"os/user"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -73,17 +72,12 @@ func lookupUser(uid uint32) (*syscall.Credential, error) {
 	return &syscall.Credential{Uid: uid, Gid: uint32(gid), Groups: groups}, nil
 }
 
-// giveFolder hands the job folder, and spec.json in it, to the job's user,
-// once the runner has written all it writes there before the launch: from
-// then on the user may change anything in it. Lchown, though nothing there
+// giveFolder hands the new job folder, still empty, to the job's user:
+// from then on the user may change anything in it, and the runner writes
+// nothing there but with the user's rights. Lchown, though nothing there
 // is the user's yet, so that no symlink is ever followed.
 func giveFolder(dir string, cred *syscall.Credential) error {
-	for _, p := range []string{filepath.Join(dir, SpecFile), dir} {
-		if err := os.Lchown(p, int(cred.Uid), int(cred.Gid)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return os.Lchown(dir, int(cred.Uid), int(cred.Gid))
 }
 
 // asUser runs f with the rights of uid and gid alone, no supplementary

@@ -2,8 +2,8 @@
 // prepared, as flux-core's flux-shell would prepare them: the exec agent's
 // runner (internal/runner) asks it for a Plan and forks the tasks itself.
 // The name is flux-shell's, whose part it plays; there is no shell process.
-// The job folder the runner writes (spec.json, stdout, stderr, status) is
-// described in internal/runner's package doc.
+// The job folder the runner writes (stdout, stderr) is described in
+// internal/runner's package doc.
 //
 // # Layout
 //
