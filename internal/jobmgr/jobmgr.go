@@ -205,6 +205,10 @@ func (m *Manager) TakeSched() []wire.Message {
 	return msgs
 }
 
+// SchedQueued reports how many messages for the scheduler the turn has
+// made so far.
+func (m *Manager) SchedQueued() int { return len(m.out.Sched) }
+
 // Quiet reports that the turn so far has nothing to send to the
 // scheduler or the exec service.
 func (m *Manager) Quiet() bool { return len(m.out.Sched) == 0 && len(m.out.Exec) == 0 }

@@ -2,12 +2,15 @@ package loop_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/state"
+	"github.com/fluxq/fluxq/internal/store"
 )
 
 // startThree submits three one-core jobs on the harness's two cores and
@@ -38,7 +41,7 @@ func (h *harness) startCommit(id fluid.ID) int64 {
 // cores, the allocation of the next job and that job's start request
 // take one commit: the loop exchanges with the scheduler inside the turn.
 func TestExchangeOneCommit(t *testing.T) {
-	h := newHarnessWith(t, true)
+	h := newHarnessWith(t, true, 8)
 	h.run()
 	ids := startThree(t, h)
 	before := h.commits.Load()
@@ -66,7 +69,7 @@ func TestExchangeOneCommit(t *testing.T) {
 // the store can be written again every job ends once, each allocated and
 // started exactly once.
 func TestExchangeFailedCommit(t *testing.T) {
-	h := newHarnessWith(t, true)
+	h := newHarnessWith(t, true, 8)
 	h.run()
 	ids := startThree(t, h)
 
@@ -109,5 +112,51 @@ func TestExchangeFailedCommit(t *testing.T) {
 	case id := <-h.exec.started:
 		t.Errorf("job %s started again", id)
 	default:
+	}
+}
+
+// A burst of messages for the scheduler (a submission of many jobs, with
+// a scheduler that takes every request) is not exchanged inside the turn:
+// the turn commits first and the allocations come in the next, so no turn
+// holds both. A few messages are exchanged.
+func TestExchangeNotForBursts(t *testing.T) {
+	for _, tc := range []struct {
+		jobs      int
+		exchanged bool
+	}{{3, true}, {100, false}} {
+		h := newHarnessWith(t, true, 0)
+		var mu sync.Mutex
+		var atCommit []int64 // alloc requests sent at each commit
+		h.onCommit = func() {
+			mu.Lock()
+			atCommit = append(atCommit, h.allocs.Load())
+			mu.Unlock()
+		}
+		h.run()
+		// A first job, started: the scheduler is ready.
+		if _, err := h.l.Do(context.Background(), submitOp(t, 1)); err != nil {
+			t.Fatal(err)
+		}
+		h.waitStarted(t)
+		submit := submitOp(t, tc.jobs)
+		var allocsBefore int64
+		var commitIndex int
+		op := func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+			mu.Lock()
+			commitIndex = len(atCommit) // the index of this turn's commit
+			mu.Unlock()
+			allocsBefore = h.allocs.Load()
+			return submit(tx, jm)
+		}
+		if _, err := h.l.Do(context.Background(), op); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		sent := atCommit[commitIndex] - allocsBefore
+		mu.Unlock()
+		if got := sent > 0; got != tc.exchanged {
+			t.Errorf("%d jobs: %d alloc requests sent before the submission's commit; exchanged %v, want %v", tc.jobs, sent, got, tc.exchanged)
+		}
+		h.stop(t)
 	}
 }

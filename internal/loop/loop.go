@@ -404,6 +404,10 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, erro
 // messages) joins the turn too. The exchange stops at the first answer
 // that does not come within syncWait (a long pass: its allocations come
 // in a later turn), after maxExchanges rounds, or when the batch is full.
+// A burst (more than maxExchangeMsgs messages, as from a submission of
+// many jobs) is not exchanged: its answers would double the turn's
+// transaction, and the memory it holds at its peak, for no fsync saved
+// worth that; they come in the next turn.
 //
 // Not while commits fail: then the scheduler hears only of what was
 // committed, and a failed commit has nothing to undo there.
@@ -416,10 +420,10 @@ func (l *Loop) exchange(tx *store.Tx, batch []input, results []Result) ([]input,
 		return batch, results
 	}
 	for round := 0; round < maxExchanges && len(batch) < MaxBatch; round++ {
-		msgs := l.jm.TakeSched()
-		if len(msgs) == 0 {
+		if n := l.jm.SchedQueued(); n == 0 || n > maxExchangeMsgs {
 			return batch, results
 		}
+		msgs := l.jm.TakeSched()
 		l.syncSeq++
 		seq := l.syncSeq
 		sync, err := schedproto.NewSync(seq)
@@ -465,8 +469,9 @@ func (l *Loop) awaitSync(tx *store.Tx, c wire.Conn, seq uint64, batch *[]input, 
 
 // Bounds of one turn's exchange with the scheduler of this process.
 const (
-	syncWait     = 5 * time.Millisecond
-	maxExchanges = 8
+	syncWait        = 5 * time.Millisecond
+	maxExchanges    = 8
+	maxExchangeMsgs = 64
 )
 
 // dropSched gives up the scheduler connection after a failed commit that

@@ -140,12 +140,12 @@ type harness struct {
 }
 
 // newHarness prepares the loop; run starts it.
-func newHarness(t *testing.T) *harness { return newHarnessWith(t, false) }
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, false, 8) }
 
 // newHarnessWith prepares the loop; with local, its scheduler is a local
 // peer, as fluxsched runs its own: exchanged with inside turns, and
-// started anew at each connect.
-func newHarnessWith(t *testing.T, local bool) *harness {
+// started anew at each connect. limit is the scheduler's (0: unlimited).
+func newHarnessWith(t *testing.T, local bool, limit int) *harness {
 	t.Helper()
 	h := &harness{done: make(chan error, 1)}
 	st, err := store.Open(t.TempDir()+"/fluxq.db", store.Options{Timeout: time.Second, FailCommit: func() error {
@@ -173,7 +173,7 @@ func newHarnessWith(t *testing.T, local bool) *harness {
 	h.conns = []wire.Conn{execConn, execEnd}
 	startSched := func() wire.Conn {
 		schedConn, schedEnd := wire.Pipe()
-		go sched.Run(schedEnd, sched.Options{Default: sched.DefaultPolicy(), Limit: 8})
+		go sched.Run(schedEnd, sched.Options{Default: sched.DefaultPolicy(), Limit: limit})
 		h.mu.Lock()
 		h.conns = append(h.conns, schedConn, schedEnd)
 		h.mu.Unlock()
