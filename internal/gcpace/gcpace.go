@@ -16,9 +16,9 @@ package gcpace
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"time"
 )
 
 // Headroom is how far the heap may grow past its live part between two
@@ -26,40 +26,73 @@ import (
 // fluxsched 34 MB of resident memory with 1,000 jobs running (bench/rss.sh).
 const Headroom = 16 << 20
 
-// every is how often the live heap is looked at.
-const every = time.Second
-
-// Start paces the collector until ctx ends. $GOGC, if set, decides
-// instead, as it does for any Go program.
+// Start paces the collector until ctx ends: after every collection, from
+// the live heap that collection found. $GOGC, if set, decides instead, as
+// it does for any Go program.
+//
+// After each collection, not on a timer: the heap goal is set when a
+// collection ends, as the live heap times (1 + GOGC/100), so a percent
+// chosen for a small heap and left in place while a burst (1,000 jobs
+// submitted and allocated at once) made the heap larger let the next goal
+// grow to many times the headroom: bench/rss.sh's fluxsched measured
+// either about 60 or about 86 MB, depending on whether a one-second tick
+// happened to fall inside the burst.
 func Start(ctx context.Context) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	set := 100
-	apply := func() {
-		metrics.Read(sample)
-		if sample[0].Value.Kind() != metrics.KindUint64 {
+	p := &pacer{ctx: ctx, set: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	p.apply()
+	p.arm()
+}
+
+type pacer struct {
+	ctx    context.Context
+	set    int
+	sample []metrics.Sample
+}
+
+// apply sets the percent for the live heap the last collection found.
+// It runs on the finalizer goroutine, one call at a time.
+func (p *pacer) apply() {
+	metrics.Read(p.sample)
+	if p.sample[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	live := p.sample[0].Value.Uint64()
+	if pct := Percent(live); pct != p.set {
+		p.set = pct
+		debug.SetGCPercent(pct)
+	}
+	debug.SetMemoryLimit(Limit(live))
+}
+
+// arm makes an object that only the next collection frees; its finalizer
+// paces the collector and arms the next, until ctx ends.
+func (p *pacer) arm() {
+	s := &sentinel{}
+	runtime.SetFinalizer(s, func(*sentinel) {
+		if p.ctx.Err() != nil {
 			return
 		}
-		if p := Percent(sample[0].Value.Uint64()); p != set {
-			set = p
-			debug.SetGCPercent(p)
-		}
-	}
-	apply()
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				apply()
-			}
-		}
-	}()
+		p.apply()
+		p.arm()
+	})
+}
+
+// sentinel is an object with a finalizer; not zero-sized, so that it has
+// an allocation of its own (a finalizer needs one).
+type sentinel struct{ _ [16]byte }
+
+// Limit is the soft memory limit for a live heap of live bytes: room for
+// the heap goal (live plus Headroom) and as much again. A burst that makes
+// the heap outgrow the goal set before it is collected early once it
+// passes the limit, and what the collector frees past the limit goes back
+// to the system at once, instead of staying resident for minutes. The
+// limit follows the live heap after every collection, so a larger
+// instance only raises it.
+func Limit(live uint64) int64 {
+	return int64(live + 2*Headroom + live/2)
 }
 
 // Percent is the GOGC that lets a heap with live bytes live grow by

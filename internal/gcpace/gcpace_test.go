@@ -1,6 +1,14 @@
 package gcpace
 
-import "testing"
+import (
+	"context"
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
 
 func TestPercent(t *testing.T) {
 	for _, tc := range []struct {
@@ -20,4 +28,52 @@ func TestPercent(t *testing.T) {
 			t.Errorf("Percent(%d) = %d, want %d", tc.live, got, tc.want)
 		}
 	}
+}
+
+func TestLimit(t *testing.T) {
+	for _, tc := range []struct {
+		live uint64
+		want int64
+	}{
+		{0, 32 << 20},             // the goal's headroom, and as much again
+		{8 << 20, 44 << 20},       // plus the live heap and half again
+		{1 << 30, 3<<29 + 32<<20}, // a large instance only raises it
+	} {
+		if got := Limit(tc.live); got != tc.want {
+			t.Errorf("Limit(%d) = %d, want %d", tc.live, got, tc.want)
+		}
+	}
+}
+
+// After a collection, the collector is paced from the live heap it found:
+// the percent, and the soft memory limit that returns what a burst left
+// to the system.
+func TestStartPacesAfterCollections(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("$GOGC is set: Start leaves the collector alone")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	Start(ctx)
+	keep := make([][]byte, 64)
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20) // 64 MiB live: Percent is 100
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		cur := debug.SetGCPercent(-1)
+		debug.SetGCPercent(cur)
+		limit := debug.SetMemoryLimit(-1)
+		if cur == 100 && limit >= Limit(64<<20) && limit <= Limit(96<<20) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after collections with 64 MiB live: GOGC %d, memory limit %d; want 100 and a limit between %d and %d", cur, limit, Limit(64<<20), Limit(96<<20))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(keep)
 }

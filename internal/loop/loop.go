@@ -405,9 +405,8 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, erro
 // that does not come within syncWait (a long pass: its allocations come
 // in a later turn), after maxExchanges rounds, or when the batch is full.
 // A burst (more than maxExchangeMsgs messages, as from a submission of
-// many jobs) is not exchanged: its answers would double the turn's
-// transaction, and the memory it holds at its peak, for no fsync saved
-// worth that; they come in the next turn.
+// many jobs) is not exchanged: its answers would double the size of the
+// turn's transaction, for one commit saved; they come in the next turn.
 //
 // Not while commits fail: then the scheduler hears only of what was
 // committed, and a failed commit has nothing to undo there.
