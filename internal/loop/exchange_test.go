@@ -9,6 +9,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -44,8 +45,26 @@ func TestExchangeOneCommit(t *testing.T) {
 	h := newHarnessWith(t, true, 8)
 	h.run()
 	ids := startThree(t, h)
-	before := h.commits.Load()
+	// The job's finish and release reach the loop while it is held in a
+	// request, so that one turn takes both, however slowly the machine
+	// runs (between two turns, a turn waits only 2 ms for more input).
+	var before int64
+	running, release := make(chan struct{}), make(chan struct{})
+	hold := func(*store.Tx, *jobmgr.Manager) (any, error) {
+		before = h.commits.Load() // the loop commits nothing meanwhile
+		close(running)
+		<-release
+		return nil, nil
+	}
+	held := make(chan loop.Result, 1)
+	if err := h.l.Enqueue(context.Background(), loop.Call{Op: hold, Reply: held}); err != nil {
+		t.Fatal(err)
+	}
+	<-running
 	h.exec.end(ids[0], 0)
+	time.Sleep(50 * time.Millisecond) // for the loop's reader to queue both
+	close(release)
+	<-held
 	if got := h.waitStarted(t); got != ids[2] {
 		t.Fatalf("started %s, want %s", got, ids[2])
 	}
