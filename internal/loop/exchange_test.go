@@ -32,22 +32,13 @@ func startThree(t *testing.T, h *harness) []fluid.ID {
 	return ids
 }
 
-func (h *harness) startCommit(id fluid.ID) int64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.startCommits[id]
-}
-
-// With the scheduler of this process, a job's end, the free of its
-// cores, the allocation of the next job and that job's start request
-// take one commit: the loop exchanges with the scheduler inside the turn.
-func TestExchangeOneCommit(t *testing.T) {
-	h := newHarnessWith(t, true, 8)
-	h.run()
-	ids := startThree(t, h)
-	// The job's finish and release reach the loop while it is held in a
-	// request, so that one turn takes both, however slowly the machine
-	// runs (between two turns, a turn waits only 2 ms for more input).
+// endTogether ends job id (its finish and release) while the loop is held
+// in a request, so that one turn takes both however slowly the machine
+// runs (between two turns, a turn waits only 2 ms for more input); then
+// meanwhile, if not nil, runs before the loop goes on. It returns the
+// commits made before that turn.
+func (h *harness) endTogether(t *testing.T, id fluid.ID, then func()) int64 {
+	t.Helper()
 	var before int64
 	running, release := make(chan struct{}), make(chan struct{})
 	hold := func(*store.Tx, *jobmgr.Manager) (any, error) {
@@ -61,10 +52,30 @@ func TestExchangeOneCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-running
-	h.exec.end(ids[0], 0)
+	h.exec.end(id, 0)
 	time.Sleep(50 * time.Millisecond) // for the loop's reader to queue both
+	if then != nil {
+		then()
+	}
 	close(release)
 	<-held
+	return before
+}
+
+func (h *harness) startCommit(id fluid.ID) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.startCommits[id]
+}
+
+// With the scheduler of this process, a job's end, the free of its
+// cores, the allocation of the next job and that job's start request
+// take one commit: the loop exchanges with the scheduler inside the turn.
+func TestExchangeOneCommit(t *testing.T) {
+	h := newHarnessWith(t, true, 8)
+	h.run()
+	ids := startThree(t, h)
+	before := h.endTogether(t, ids[0], nil)
 	if got := h.waitStarted(t); got != ids[2] {
 		t.Fatalf("started %s, want %s", got, ids[2])
 	}
@@ -92,9 +103,7 @@ func TestExchangeFailedCommit(t *testing.T) {
 	h.run()
 	ids := startThree(t, h)
 
-	h.fail.Store(true)
-	before := h.commits.Load()
-	h.exec.end(ids[0], 0)
+	before := h.endTogether(t, ids[0], func() { h.fail.Store(true) })
 	for h.commits.Load() < before+2 {
 		time.Sleep(10 * time.Millisecond)
 	}
