@@ -28,7 +28,7 @@ const Headroom = 16 << 20
 
 // Start paces the collector until ctx ends: after every collection, from
 // the live heap that collection found. $GOGC, if set, decides instead, as
-// it does for any Go program.
+// it does for any Go program; $GOMEMLIMIT, if set, is the memory limit.
 //
 // After each collection, not on a timer: the heap goal is set when a
 // collection ends, as the live heap times (1 + GOGC/100), so a percent
@@ -41,7 +41,8 @@ func Start(ctx context.Context) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	p := &pacer{ctx: ctx, set: 100, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	p := &pacer{ctx: ctx, set: 100, limit: os.Getenv("GOMEMLIMIT") == "",
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	p.apply()
 	p.arm()
 }
@@ -49,6 +50,7 @@ func Start(ctx context.Context) {
 type pacer struct {
 	ctx    context.Context
 	set    int
+	limit  bool // set the memory limit: $GOMEMLIMIT is not set
 	sample []metrics.Sample
 }
 
@@ -64,7 +66,9 @@ func (p *pacer) apply() {
 		p.set = pct
 		debug.SetGCPercent(pct)
 	}
-	debug.SetMemoryLimit(Limit(live))
+	if p.limit {
+		debug.SetMemoryLimit(Limit(live))
+	}
 }
 
 // arm makes an object that only the next collection frees; its finalizer

@@ -49,8 +49,8 @@ func TestLimit(t *testing.T) {
 // the percent, and the soft memory limit that returns what a burst left
 // to the system.
 func TestStartPacesAfterCollections(t *testing.T) {
-	if os.Getenv("GOGC") != "" {
-		t.Skip("$GOGC is set: Start leaves the collector alone")
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("$GOGC or $GOMEMLIMIT is set: Start leaves that to them")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -74,6 +74,40 @@ func TestStartPacesAfterCollections(t *testing.T) {
 			t.Fatalf("after collections with 64 MiB live: GOGC %d, memory limit %d; want 100 and a limit between %d and %d", cur, limit, Limit(64<<20), Limit(96<<20))
 		}
 		time.Sleep(time.Millisecond)
+	}
+	runtime.KeepAlive(keep)
+}
+
+// $GOMEMLIMIT, if set, stays the memory limit; the percent is still paced.
+func TestStartKeepsGOMEMLIMIT(t *testing.T) {
+	if os.Getenv("GOGC") != "" {
+		t.Skip("$GOGC is set: Start leaves the collector alone")
+	}
+	t.Setenv("GOMEMLIMIT", "1TiB")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 40))
+	Start(ctx)
+	keep := make([][]byte, 64)
+	for i := range keep {
+		keep[i] = make([]byte, 1<<20)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		cur := debug.SetGCPercent(-1)
+		debug.SetGCPercent(cur)
+		if cur == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC %d after collections with 64 MiB live, want 100", cur)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != 1<<40 {
+		t.Errorf("memory limit %d with $GOMEMLIMIT set, want it kept (%d)", limit, int64(1<<40))
 	}
 	runtime.KeepAlive(keep)
 }
