@@ -36,6 +36,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/boot"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
 	"github.com/fluxq/fluxq/internal/peercred"
@@ -47,6 +48,7 @@ const (
 	NoteRetiring   = "this agent is retiring"
 	NoteStopping   = "this agent is stopping"
 	NoteStatusLost = "job status lost: the exec agent was restarted"
+	NoteNoRecord   = "job status lost: the exec agent has no record of the job"
 	noteBadRecord  = "job status lost: its record in the agent's journal is unreadable"
 )
 
@@ -105,6 +107,9 @@ type Agent struct {
 	run     jobRunner
 	jnl     *journal.Journal
 	ln      *net.UnixListener
+	// syncLaunch: a launch record is synced before the fork, not only
+	// written, where the kernel does not name its boot (see start).
+	syncLaunch bool
 
 	mu        sync.Mutex
 	jobs      map[fluid.ID]*job
@@ -154,7 +159,8 @@ func New(opts Options) (*Agent, error) {
 		opts.Containment = "auto"
 	}
 	a := &Agent{opts: opts, dir: filepath.Join(state, agentproto.Dir), log: opts.Log, uid: uint32(os.Geteuid()),
-		jobs: map[fluid.ID]*job{}, conns: map[*conn]struct{}{}, launchSig: make(chan struct{}, 1), done: make(chan struct{})}
+		jobs: map[fluid.ID]*job{}, conns: map[*conn]struct{}{}, launchSig: make(chan struct{}, 1), done: make(chan struct{}),
+		syncLaunch: boot.ID() == ""}
 	if a.log == nil {
 		a.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}

@@ -93,6 +93,16 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		a.mu.Unlock()
 		return
 	}
+	if req.Reattach {
+		// A job fluxsched knows started, or must not start now, of which
+		// no agent here holds a record: it ended unreported with an agent
+		// whose journal is gone, or the machine restarted before its
+		// launch reached the disk. Its status is lost; it never runs
+		// again.
+		a.mu.Unlock()
+		refuse(cn, req.ID, typeExec, NoteNoRecord)
+		return
+	}
 	if a.retiring || a.stopping {
 		note := NoteRetiring
 		if a.stopping {
@@ -134,9 +144,14 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		panic(fmt.Sprintf("agent: encoding a job record: %v", err))
 	}
 	j.rec = rec
-	// Durable before the fork: a later agent finds the processes. The
-	// launches of a burst share one sync.
-	a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, true, func(err error) {
+	// Written before the fork, so that a later agent finds the processes.
+	// Written is enough where the kernel names its boot: the record then
+	// outlives this agent in the page cache, and only a crash of the
+	// machine, which ends the processes too, can lose it; fluxsched, seeing
+	// the new boot, starts no job it allocated before (jobmgr.Load), and
+	// a start with reattach is never a launch (above). Elsewhere it is
+	// synced first; the launches of a burst share one sync.
+	a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, a.syncLaunch, func(err error) {
 		if err == nil {
 			a.queueLaunch(j)
 		}

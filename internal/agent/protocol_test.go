@@ -489,3 +489,22 @@ func TestBadStart(t *testing.T) {
 		t.Error("a bad start was launched")
 	}
 }
+
+// A start with reattach names a job fluxsched knows started (or must not
+// start now): an agent that holds no record of it, nor finds one in a
+// dead agent's journal, reports its status lost and never launches it.
+func TestReattachUnknownIsNotLaunched(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	p.start(5, true, makeJobspec(t, "true"), makeR(t))
+	rs := p.released(5, 5*time.Second)
+	if e := exceptions(t, rs); len(e) != 1 || e[0].Note != NoteNoRecord || e[0].Severity != 0 || len(rs) != 2 {
+		t.Errorf("reattach of an unknown job got %v %+v", types(rs), e)
+	}
+	if s.launched(5) != 0 {
+		t.Error("a reattach of a job the agent never held launched it")
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/boot"
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobmgr"
@@ -275,7 +276,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	if err != nil {
 		return err
 	}
-	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits()})
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits(), BootID: boot.ID()})
 	jm.SetQueues(cfg.QueueSet, s.qstates)
 
 	s.sched.Limit = opts.Limit

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -136,4 +137,69 @@ func TestUnstartedJobIsNotReattached(t *testing.T) {
 	h.finishJob(id, 0)
 	h.expectFree(id)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
+}
+
+// The same after a restart of fluxsched alone (the boot is the same): the
+// exec agent's record of a launch, written but not synced, is still
+// there, so a start without reattach is safe.
+func TestUnstartedJobSameBoot(t *testing.T) {
+	h := newHarness(t)
+	h.boot = "boot-1"
+	h.start()
+	id := h.submit(16)
+	h.handshake(limited8)
+	h.execHello()
+	h.expectAlloc(id)
+	h.succeed(id)
+	h.expectStart(id, false)
+	h.stop()
+
+	h.start()
+	h.handshake(limited8)
+	h.execHello()
+	h.expectStart(id, false)
+	h.execRespond(id, execproto.TypeStart, nil)
+	h.finishJob(id, 0)
+	h.expectFree(id)
+	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
+}
+
+// After a restart of the machine, a job allocated before it whose start
+// was never committed may have been launched all the same (the record of
+// a launch is not synced): it gets a fatal exception and is reattached,
+// never started again, then and at every later restart. A job that had
+// not been allocated is scheduled as usual.
+func TestRebootedUnstartedJobIsNotStarted(t *testing.T) {
+	h := newHarness(t)
+	h.boot = "boot-1"
+	h.start()
+	id := h.submit(16)
+	h.handshake(limited8)
+	h.execHello()
+	h.expectAlloc(id)
+	h.succeed(id)
+	h.expectStart(id, false)
+	h.stop()
+
+	h.boot = "boot-2"
+	h.start()
+	h.handshake(limited8)
+	h.execHello()
+	h.expectStart(id, true)
+	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "exception")
+	if ev := h.record(id).Events[5]; ev.Context["note"] != jobmgr.NoteRebooted || ev.Context["type"] != "exec" {
+		t.Errorf("exception = %v, want an exec exception %q", ev.Context, jobmgr.NoteRebooted)
+	}
+	h.stop()
+
+	// The same boot again: still reattached, never launched.
+	h.start()
+	h.handshake(limited8)
+	h.execHello()
+	h.expectStart(id, true)
+	h.execRespond(id, execproto.TypeRelease, execproto.Release{Ranks: "all", Final: true})
+	h.expectFree(id)
+	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "exception", "release", "free", "clean")
+	next := h.submit(16)
+	h.expectAlloc(next)
 }

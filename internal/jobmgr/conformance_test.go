@@ -172,6 +172,7 @@ type harness struct {
 	sched  *peer
 	exec   *peer
 	inv    *rset.R
+	boot   string // the machine's boot id the next start gives its job manager
 }
 
 func inventory() *rset.R {
@@ -197,7 +198,7 @@ func (h *harness) start() {
 	schedConn, sched := linePair(h.t, "scheduler")
 	execConn, exec := linePair(h.t, "exec")
 	h.sched, h.exec = sched, exec
-	jm := jobmgr.New(jobmgr.Config{Inventory: h.inv, Owner: 100})
+	jm := jobmgr.New(jobmgr.Config{Inventory: h.inv, Owner: 100, BootID: h.boot})
 	h.l = loop.New(h.st, jm, loop.Once(schedConn), loop.Once(execConn), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)

@@ -78,6 +78,10 @@ type Config struct {
 	Now          func() time.Time // default time.Now
 	// Guests is what each user but the owner may hold in reservations.
 	Guests reservation.Limits
+	// BootID is the machine's current boot (internal/boot); "" when
+	// unknown, or when this manager does not run jobs. Load compares it
+	// with the boot under which the jobs were last taken up.
+	BootID string
 }
 
 // Errors users see (Flux's wording).
@@ -257,13 +261,46 @@ func (m *Manager) Load(tx *store.Tx) error {
 		m.active[id] = e
 		m.track(e)
 	}
+	rebooted := m.rebooted(tx)
 	for _, e := range m.sortedActive() {
+		if rebooted && e.exec == execDetached && !e.j().Started && e.j().State == job.Run {
+			if err := m.raise(tx, e, "exec", NoteRebooted); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := m.advance(tx, e); err != nil {
 			return err
 		}
 	}
 	m.dirty = true
 	return nil
+}
+
+// NoteRebooted is the exception raised at Load for a job that held its
+// resources but had no start when the machine went down.
+const NoteRebooted = "the machine restarted while the job was starting: it is not started again"
+
+// rebooted reports whether the machine restarted since the jobs were last
+// taken up, and records this boot for the next time, in the turn's
+// transaction. A job allocated before the restart and not known to have
+// started may have started all the same: the exec agent syncs its record
+// of a launch only to the page cache (a crash of the machine, which loses
+// it, also ends the job's processes), so after a restart of the machine,
+// and only then, no record is no proof, and the job is never started
+// again.
+func (m *Manager) rebooted(tx *store.Tx) bool {
+	now := m.cfg.BootID
+	if now == "" {
+		return false
+	}
+	last := tx.BootID()
+	if last != now {
+		if err := tx.PutBootID(now); err != nil {
+			return false
+		}
+	}
+	return last != "" && last != now
 }
 
 // Submitted takes up jobs just stored by ops.Submit in this transaction.

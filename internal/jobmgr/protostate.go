@@ -3,6 +3,7 @@ package jobmgr
 import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
@@ -266,11 +267,14 @@ func (m *Manager) execGo(e *entry, ev execEvent) bool {
 	j := e.j()
 	switch mv.send {
 	case sendStart:
-		// Reattach only a job whose start was committed: one the exec
-		// service launched just before a restart, whose start never
+		// Reattach a job whose start was committed, or that must never
+		// start now (an exception took it to CLEANUP): the exec service
+		// reports its end if it holds it, and launches nothing. One the
+		// exec service launched just before a restart, whose start never
 		// reached the store, must be answered start again, or it could
-		// never finish.
-		m.sendExec(execproto.MethodStart, execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.exec == execDetached && j.Started, R: e.rec.RawR})
+		// never finish: a start without reattach, which the service
+		// launches only if it holds no record of the job.
+		m.sendExec(execproto.MethodStart, execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.exec == execDetached && (j.Started || j.State != job.Run), R: e.rec.RawR})
 	case sendNotice:
 		if x := j.Exception; x != nil { // cleanup sends it for a fatal one only
 			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: x.Severity, Type: x.Type, Note: x.Note})

@@ -140,15 +140,24 @@ func TestExecMoves(t *testing.T) {
 }
 
 // A start from a detached shell reattaches it if its start was
-// committed; from none it is a first start.
+// committed, or if the job is past RUN (it must not start now); from
+// none it is a first start.
 func TestStartReattach(t *testing.T) {
 	for _, tc := range []struct {
 		from    execState
+		state   job.State
 		started bool
 		want    bool
-	}{{execNone, false, false}, {execDetached, false, false}, {execDetached, true, true}} {
+	}{
+		{execNone, job.Run, false, false},
+		{execDetached, job.Run, false, false},
+		{execDetached, job.Run, true, true},
+		{execDetached, job.Cleanup, false, true},
+		{execDetached, job.Cleanup, true, true},
+	} {
 		m, e := protoRig()
 		e.exec = tc.from
+		e.j().State = tc.state
 		e.j().Started = tc.started
 		m.execGo(e, execSendStart)
 		s, err := execproto.DecodeStart(m.out.Exec[0])

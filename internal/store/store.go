@@ -82,6 +82,7 @@ var (
 	keyAnonymous = []byte{0}
 	keyLastAlloc = []byte("last-alloc")
 	keyResConfig = []byte("reservation-config")
+	keyBootID    = []byte("boot-id")
 )
 
 // Job record keys.
@@ -308,6 +309,13 @@ func (t *Tx) SetLastJobID(id uint64) error {
 	}
 	return t.tx.Bucket(bucketMeta).Put(keyLastJobID, u64(id))
 }
+
+// BootID is the boot of the machine (internal/boot) under which the job
+// manager last took up the jobs; "" before the first time.
+func (t *Tx) BootID() string { return string(t.tx.Bucket(bucketMeta).Get(keyBootID)) }
+
+// PutBootID records the boot under which the jobs are taken up.
+func (t *Tx) PutBootID(id string) error { return t.tx.Bucket(bucketMeta).Put(keyBootID, []byte(id)) }
 
 // CreateJob makes the record for a new job with its first values.
 func (t *Tx) CreateJob(id uint64, values map[string][]byte) error {

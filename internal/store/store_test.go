@@ -291,3 +291,22 @@ func TestQueuesAndResources(t *testing.T) {
 		return nil
 	})
 }
+
+func TestBootID(t *testing.T) {
+	s, _ := open(t)
+	_ = s.View(func(tx *Tx) error {
+		if got := tx.BootID(); got != "" {
+			t.Errorf("new store: BootID() = %q, want none", got)
+		}
+		return nil
+	})
+	if err := s.Update(func(tx *Tx) error { return tx.PutBootID("boot-1") }); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.View(func(tx *Tx) error {
+		if got := tx.BootID(); got != "boot-1" {
+			t.Errorf("BootID() = %q, want boot-1", got)
+		}
+		return nil
+	})
+}
