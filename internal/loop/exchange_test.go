@@ -34,7 +34,7 @@ func startThree(t *testing.T, h *harness) []fluid.ID {
 
 // endTogether ends job id (its finish and release) while the loop is held
 // in a request, so that one turn takes both however slowly the machine
-// runs (between two turns, a turn waits only 2 ms for more input); then
+// runs (between two turns, a turn waits only 5 ms for more input); then
 // meanwhile, if not nil, runs before the loop goes on. It returns the
 // commits made before that turn.
 func (h *harness) endTogether(t *testing.T, id fluid.ID, then func()) int64 {
