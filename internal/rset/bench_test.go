@@ -76,3 +76,18 @@ func BenchmarkDifference(b *testing.B) {
 		}
 	})
 }
+
+// smallR is the R fluxsched's scheduler writes for a one-core job, which
+// is parsed twice per job (fluxsched's SetR, the exec agent's Prepare).
+const smallR = `{"execution":{"R_lite":[{"children":{"core":"0"},"rank":"0"}],"expiration":0,"nodelist":["vm"],"nslots":1,"starttime":1795721781.1110675},"version":1}`
+
+func BenchmarkParseSmall(b *testing.B) {
+	data := []byte(smallR)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

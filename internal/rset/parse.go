@@ -25,6 +25,15 @@ const invalidPropertyChars = "!&'\"^`|()"
 // object of idset strings, a nodelist must name one host per rank, and
 // properties must name known ranks.
 func Parse(data []byte) (*R, error) {
+	if r, ok := parseFast(data); ok {
+		return r, nil
+	}
+	return parseFull(data)
+}
+
+// parseFull is Parse for any input: it decodes level by level, so that
+// every defect is reported where it is.
+func parseFull(data []byte) (*R, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		var typeErr *json.UnmarshalTypeError
@@ -117,31 +126,49 @@ func parseRLite(exec map[string]json.RawMessage) ([]node, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries := make([]entry, 0, len(elems))
-	total, ranges := 0, 0
+	es := entries{list: make([]entry, 0, len(elems))}
 	for i, e := range elems {
 		where := fmt.Sprintf("execution.R_lite[%d]", i)
 		en, err := parseEntry(e, where)
 		if err != nil {
 			return nil, err
 		}
-		// Count never expands the set, so a huge idset is refused cheaply.
-		n := en.ranks.Count()
-		total += n
-		if total > MaxRanks {
-			return nil, fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)
+		if err := es.add(en); err != nil {
+			return nil, err
 		}
-		// Each rank holds its own view of the children, so bound the ranges
-		// that a short document can make every later operation walk.
-		ranges += n * en.ranges
-		if ranges > MaxRanges {
-			return nil, fmt.Errorf("execution.R_lite: more than %d child idset ranges over all ranks", MaxRanges)
-		}
-		entries = append(entries, en)
 	}
-	nodes := make([]node, 0, total)
+	return es.nodes()
+}
+
+// entries gathers decoded R_lite elements, bounding their size as they come.
+type entries struct {
+	list          []entry
+	total, ranges int
+}
+
+func (es *entries) add(en entry) error {
+	// Count never expands the set, so a huge idset is refused cheaply.
+	n := en.ranks.Count()
+	es.total += n
+	if es.total > MaxRanks {
+		return fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)
+	}
+	// Each rank holds its own view of the children, so bound the ranges
+	// that a short document can make every later operation walk.
+	es.ranges += n * en.ranges
+	if es.ranges > MaxRanges {
+		return fmt.Errorf("execution.R_lite: more than %d child idset ranges over all ranks", MaxRanges)
+	}
+	es.list = append(es.list, en)
+	return nil
+}
+
+// nodes expands the entries into one node per rank, merging ranks listed
+// more than once.
+func (es *entries) nodes() ([]node, error) {
+	nodes := make([]node, 0, es.total)
 	var bare idset.Set // ranks of entries with no resources
-	for _, en := range entries {
+	for _, en := range es.list {
 		if len(en.kids) == 0 {
 			bare = bare.Union(en.ranks)
 			continue
@@ -219,7 +246,7 @@ func parseEntry(raw json.RawMessage, where string) (entry, error) {
 		}
 		if !ids.IsEmpty() {
 			kids = append(kids, child{name, ids})
-			ranges += len(ids.Ranges())
+			ranges += ids.RangeCount()
 		}
 	}
 	return entry{ranks: ranks, kids: kids, ranges: ranges}, nil
@@ -261,6 +288,11 @@ func parseNodelist(exec map[string]json.RawMessage, nodes []node) error {
 		}
 		hl = hl.Append(h)
 	}
+	return assignHosts(hl, nodes)
+}
+
+// assignHosts names nodes, in rank order, after the hosts of hl.
+func assignHosts(hl hostlist.Hostlist, nodes []node) error {
 	// Count never expands, so node[0-9999999999] is refused here cheaply.
 	if n := hl.Count(); n != len(nodes) {
 		return fmt.Errorf("execution.nodelist: %d hosts for %d ranks", n, len(nodes))
@@ -317,6 +349,12 @@ func parseProperties(exec map[string]json.RawMessage, ranks idset.Set) (map[stri
 			return nil, fmt.Errorf("invalid idset %s specified for property %q", quoteFlux(s), name)
 		}
 	}
+	return propsOf(names, sets, ranks)
+}
+
+// propsOf maps each property of names, sorted, to its ranks sets[i], which
+// must be within ranks; properties naming no rank are dropped.
+func propsOf(names []string, sets []idset.Set, ranks idset.Set) (map[string]idset.Set, error) {
 	var props map[string]idset.Set
 	for i, name := range names {
 		if unknown := sets[i].Difference(ranks); !unknown.IsEmpty() {
