@@ -14,7 +14,8 @@ import (
 // FuzzParseJobspec: Parse never panics; whatever it accepts marshals to
 // canonical JSON that parses back to an equal value and marshals to the
 // same bytes. Inputs are capped (MaxSize, MaxDepth, the YAML node budget)
-// so no input can make Parse allocate without bound.
+// so no input can make Parse allocate without bound. The fast path declines
+// or agrees with the full one.
 func FuzzParseJobspec(f *testing.F) {
 	f.Add([]byte(minimal))
 	f.Add([]byte(typicalJobspec))
@@ -49,6 +50,7 @@ func FuzzParseJobspec(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkFast(t, data)
 		j, err := Parse(data)
 		if err != nil {
 			if strings.ContainsAny(err.Error(), "\n") {

@@ -144,6 +144,17 @@ func errorf(path, format string, args ...any) error {
 // first so numbers keep their exact text; anything else is read as one
 // YAML document.
 func Parse(data []byte) (*Jobspec, error) {
+	if len(data) <= MaxSize {
+		if j := parseFast(data); j != nil {
+			return j, nil
+		}
+	}
+	return parseFull(data)
+}
+
+// parseFull is Parse for any input: a free-form tree first, then the
+// Jobspec, so that every defect is reported as it is.
+func parseFull(data []byte) (*Jobspec, error) {
 	if len(data) > MaxSize {
 		return nil, errorf("", "jobspec is too large: %d bytes, the limit is %d", len(data), MaxSize)
 	}

@@ -12,15 +12,21 @@ import (
 // resource graph, tasks and attributes are checked before version 1 is
 // required, so a canonical (RFC 14) jobspec of another version is told
 // which V1 restriction it breaks.
-func (j *Jobspec) Validate() error {
+func (j *Jobspec) Validate() error { return j.validate(true) }
+
+// validate is Validate; checkUTF8 false skips the walk over every string,
+// for a Jobspec whose strings all came through jsonParser.str.
+func (j *Jobspec) validate(checkUTF8 bool) error {
 	if j == nil {
 		return errorf("", "jobspec cannot be NULL")
 	}
 	if j.Version < 1 {
 		return errorf("", "version must be >= 1")
 	}
-	if err := validateUTF8(j); err != nil {
-		return err
+	if checkUTF8 {
+		if err := validateUTF8(j); err != nil {
+			return err
+		}
 	}
 	nnodes, err := validateResources(j.Resources)
 	if err != nil {
@@ -249,7 +255,7 @@ func validateAttributes(a *Attributes) error {
 		return errorf("", "attributes.system.cwd must be an absolute path")
 	}
 	for k, v := range s.Environment {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 {
+		if badEnvName(k) || strings.IndexByte(v, 0) >= 0 {
 			return envNameError(s.Environment)
 		}
 	}
@@ -296,6 +302,18 @@ func validateAttributes(a *Attributes) error {
 		return errorf("attributes.system", "%v", err)
 	}
 	return nil
+}
+
+// badEnvName reports whether k is empty or holds '=' or NUL. It is a loop
+// rather than strings.ContainsAny, which builds a set for every call: the
+// environment is most of a jobspec's strings.
+func badEnvName(k string) bool {
+	for i := 0; i < len(k); i++ {
+		if k[i] == '=' || k[i] == 0 {
+			return true
+		}
+	}
+	return k == ""
 }
 
 // envNameError reports the first bad environment entry in sorted order.
