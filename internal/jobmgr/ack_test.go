@@ -117,51 +117,34 @@ func TestHelloAcksEnded(t *testing.T) {
 // A job whose start request went out but whose start was never committed
 // (fluxsched died in between) is not reattached: the exec service, which
 // may have launched it, must answer start, or the job could never finish.
+// The same whether or not the boot is known, as long as it is the same:
+// the exec agent's record of a launch, written but not synced, is still
+// there after a restart of fluxsched alone.
 func TestUnstartedJobIsNotReattached(t *testing.T) {
-	h := newHarness(t)
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
-	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc")
-	h.stop()
+	for _, boot := range []string{"", "boot-1"} {
+		t.Run("boot "+boot, func(t *testing.T) {
+			h := newHarness(t)
+			h.boot = boot
+			h.start()
+			id := h.submit(16)
+			h.handshake(limited8)
+			h.execHello()
+			h.expectAlloc(id)
+			h.succeed(id)
+			h.expectStart(id, false)
+			wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc")
+			h.stop()
 
-	h.start()
-	h.handshake(limited8)
-	h.execHello()
-	h.expectStart(id, false)
-	h.execRespond(id, execproto.TypeStart, nil)
-	h.finishJob(id, 0)
-	h.expectFree(id)
-	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
-}
-
-// The same after a restart of fluxsched alone (the boot is the same): the
-// exec agent's record of a launch, written but not synced, is still
-// there, so a start without reattach is safe.
-func TestUnstartedJobSameBoot(t *testing.T) {
-	h := newHarness(t)
-	h.boot = "boot-1"
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
-	h.stop()
-
-	h.start()
-	h.handshake(limited8)
-	h.execHello()
-	h.expectStart(id, false)
-	h.execRespond(id, execproto.TypeStart, nil)
-	h.finishJob(id, 0)
-	h.expectFree(id)
-	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
+			h.start()
+			h.handshake(limited8)
+			h.execHello()
+			h.expectStart(id, false)
+			h.execRespond(id, execproto.TypeStart, nil)
+			h.finishJob(id, 0)
+			h.expectFree(id)
+			wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release", "free", "clean")
+		})
+	}
 }
 
 // After a restart of the machine, a job allocated before it whose start

@@ -104,21 +104,30 @@ func (p *jsonParser) fastObject(member func(k string) bool) bool {
 		if !member(k) {
 			return false
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
-			p.depth--
-			return true
-		default:
-			return false
+		if end, ok := p.fastNext('}'); end || !ok {
+			return ok
 		}
 	}
+}
+
+// fastNext reads what follows a member or an element: ',' (more follow,
+// end false) or close (the object or array ends); ok is false on
+// anything else.
+func (p *jsonParser) fastNext(close byte) (end, ok bool) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return false, false
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return false, true
+	case close:
+		p.pos++
+		p.depth--
+		return true, true
+	}
+	return false, false
 }
 
 // fastArray reads an array as array does; elem reads each element.
@@ -141,19 +150,8 @@ func (p *jsonParser) fastArray(elem func() bool) bool {
 		if !elem() {
 			return false
 		}
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return false
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
-			p.depth--
-			return true
-		default:
-			return false
+		if end, ok := p.fastNext(']'); end || !ok {
+			return ok
 		}
 	}
 }
