@@ -261,7 +261,10 @@ func (m *Manager) Load(tx *store.Tx) error {
 		m.active[id] = e
 		m.track(e)
 	}
-	rebooted := m.rebooted(tx)
+	rebooted, err := m.rebooted(tx)
+	if err != nil {
+		return err
+	}
 	for _, e := range m.sortedActive() {
 		if rebooted && e.exec == execDetached && !e.j().Started && e.j().State == job.Run {
 			if err := m.raise(tx, e, "exec", NoteRebooted); err != nil {
@@ -289,18 +292,20 @@ const NoteRebooted = "the machine restarted while the job was starting: it is no
 // it, also ends the job's processes), so after a restart of the machine,
 // and only then, no record is no proof, and the job is never started
 // again.
-func (m *Manager) rebooted(tx *store.Tx) bool {
+func (m *Manager) rebooted(tx *store.Tx) (bool, error) {
 	now := m.cfg.BootID
 	if now == "" {
-		return false
+		return false, nil
 	}
 	last := tx.BootID()
 	if last != now {
+		// Not recorded, a later restart would take this boot's jobs for
+		// the last one's: the turn fails instead.
 		if err := tx.PutBootID(now); err != nil {
-			return false
+			return false, fmt.Errorf("recording the boot id: %w", err)
 		}
 	}
-	return last != "" && last != now
+	return last != "" && last != now, nil
 }
 
 // Submitted takes up jobs just stored by ops.Submit in this transaction.
