@@ -585,9 +585,26 @@ func (l *Loop) JobChanged(id fluid.ID) <-chan struct{} {
 	return ch
 }
 
-// flush sends what the committed turn produced.
+// flush sends what the committed turn produced. The exec service's
+// messages go first: a job's start is the one thing on the way from an end
+// to the next fork, and the followers woken last (wait, eventlog --follow)
+// would take the processor from it.
 func (l *Loop) flush() {
 	out := l.jm.Take()
+	for _, m := range out.Exec {
+		if c := l.exec.currentConn(); c != nil {
+			if err := c.Send(m); err != nil {
+				l.log.Warn("sending to the exec service", "topic", m.Topic, "err", err)
+			}
+		}
+	}
+	for _, m := range out.Sched {
+		if c := l.sched.currentConn(); c != nil {
+			if err := c.Send(m); err != nil {
+				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
+			}
+		}
+	}
 	for _, x := range out.Exceptions {
 		l.log.Info("job exception", "id", x.ID.String(), "type", x.Type, "severity", x.Severity, "note", x.Note)
 	}
@@ -602,19 +619,5 @@ func (l *Loop) flush() {
 			}
 		}
 		l.mu.Unlock()
-	}
-	for _, m := range out.Sched {
-		if c := l.sched.currentConn(); c != nil {
-			if err := c.Send(m); err != nil {
-				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
-			}
-		}
-	}
-	for _, m := range out.Exec {
-		if c := l.exec.currentConn(); c != nil {
-			if err := c.Send(m); err != nil {
-				l.log.Warn("sending to the exec service", "topic", m.Topic, "err", err)
-			}
-		}
 	}
 }
