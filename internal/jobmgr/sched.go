@@ -253,8 +253,38 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 		return err
 	}
 	m.touch(e)
-	e.rec.Annotations = Merge(e.rec.Annotations, update)
+	e.rec.Annotations = mergeOwn(e.rec.Annotations, update)
 	return m.saveSummary(tx, e)
+}
+
+// mergeOwn is Merge for an update its caller owns and drops: onto no
+// annotations (a job's first, commonly the grant's), an update with no
+// null and no empty object is what Merge would copy it into, so it is
+// kept as it is.
+func mergeOwn(base, update map[string]any) map[string]any {
+	if base == nil && settled(update) {
+		return update
+	}
+	return Merge(base, update)
+}
+
+// settled reports whether Merge(nil, u) is equal to u: u is not empty,
+// and neither holds a null or an object that is not settled.
+func settled(u map[string]any) bool {
+	if len(u) == 0 {
+		return false
+	}
+	for _, v := range u {
+		switch v := v.(type) {
+		case nil:
+			return false
+		case map[string]any:
+			if !settled(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a
