@@ -165,7 +165,7 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 // rather than in its finish event, whose context is RFC 21's. The summary
 // shows it from the next event on (the finish that carries it).
 func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
-	b, err := json.Marshal(u)
+	b, err := appendUsage(make([]byte, 0, 64), &u)
 	if err != nil {
 		return err
 	}

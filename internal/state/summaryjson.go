@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/fluxq/fluxq/internal/execproto"
 )
 
 // appendSummary appends s encoded as json.Marshal encodes it, byte for
@@ -100,7 +102,7 @@ func appendSummary(b []byte, s *Summary) ([]byte, error) {
 	}
 	if s.Usage != nil {
 		b = append(b, `,"usage":`...)
-		if b, err = appendMarshal(b, s.Usage); err != nil {
+		if b, err = appendUsage(b, s.Usage); err != nil {
 			return nil, err
 		}
 	}
@@ -116,6 +118,23 @@ func appendSummary(b []byte, s *Summary) ([]byte, error) {
 		b = append(b, `,"waits":`...)
 		b = appendString(b, s.Waits)
 	}
+	return append(b, '}'), nil
+}
+
+// appendUsage appends u as json.Marshal writes it (stored beside a job,
+// and in its summary).
+func appendUsage(b []byte, u *execproto.Usage) ([]byte, error) {
+	var err error
+	b = append(b, `{"user_cpu":`...)
+	if b, err = appendFloat(b, u.UserCPU); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"sys_cpu":`...)
+	if b, err = appendFloat(b, u.SysCPU); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"max_rss":`...)
+	b = strconv.AppendInt(b, u.MaxRSS, 10)
 	return append(b, '}'), nil
 }
 

@@ -98,7 +98,17 @@ func TestAppendSummaryIsMarshal(t *testing.T) {
 		}
 		same(t, 1000+i, &s)
 	}
+	for i := range 1000 {
+		u := execproto.Usage{UserCPU: flt(), SysCPU: flt(), MaxRSS: r.Int64() - r.Int64()}
+		want, _ := json.Marshal(u)
+		if got, _ := appendUsage(nil, &u); !bytes.Equal(got, want) {
+			t.Fatalf("usage %d: got %s, want %s", i, got, want)
+		}
+	}
 	for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := appendUsage(nil, &execproto.Usage{SysCPU: bad}); err == nil {
+			t.Errorf("sys_cpu %v: no error, want json.Marshal's", bad)
+		}
 		if _, err := appendSummary(nil, &Summary{TRun: bad}); err == nil {
 			t.Errorf("t_run %v: no error, want json.Marshal's", bad)
 		}
@@ -175,6 +185,27 @@ func BenchmarkSummaryEncode(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := appendSummary(make([]byte, 0, 384), s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkUsageEncode compares the two encoders on what SetUsage stores.
+func BenchmarkUsageEncode(b *testing.B) {
+	u := execproto.Usage{UserCPU: 0.000512, SysCPU: 0.001024, MaxRSS: 1536000}
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(u); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("appendUsage", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := appendUsage(make([]byte, 0, 64), &u); err != nil {
 				b.Fatal(err)
 			}
 		}
