@@ -7,10 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// mergeOwn gives what Merge gives, whether it keeps the update or copies it.
+// mergeOwn gives what Merge gives, whether it prunes the update or copies it.
 func TestMergeOwnIsMerge(t *testing.T) {
 	for _, tc := range []struct{ base, update string }{
 		{`null`, `{"sched":{"resource_summary":"rank0/core3"}}`},
+		{`null`, `{"sched":{"resource_summary":"rank0/core3","reason_pending":null,"t_estimate":null}}`},
+		{`null`, `{"a":{"b":null},"c":{"d":{"e":null}},"f":[null,{}],"g":null}`},
 		{`null`, `{"a":1,"b":"x","c":[1,null],"d":{"e":{"f":true}}}`},
 		{`null`, `{"a":null}`},
 		{`null`, `{"a":1,"b":null}`},
@@ -42,7 +44,7 @@ func TestMergeOwnIsMerge(t *testing.T) {
 // BenchmarkAnnotateGrant is the job manager taking a grant's annotations
 // onto a job that has none: decoded, then merged.
 func BenchmarkAnnotateGrant(b *testing.B) {
-	raw := []byte(`{"sched":{"resource_summary":"rank0/core3"}}`)
+	raw := []byte(`{"sched":{"resource_summary":"rank0/core3","reason_pending":null,"t_estimate":null}}`)
 	for name, merge := range map[string]func(base, update map[string]any) map[string]any{"Merge": Merge, "mergeOwn": mergeOwn} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -257,34 +257,32 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 	return m.saveSummary(tx, e)
 }
 
-// mergeOwn is Merge for an update its caller owns and drops: onto no
-// annotations (a job's first, commonly the grant's), an update with no
-// null and no empty object is what Merge would copy it into, so it is
-// kept as it is.
+// mergeOwn is Merge for an update its caller owns and drops. Onto no
+// annotations (a job's first, commonly the grant's), Merge would copy the
+// update less its nulls and empty objects; the update is pruned in place
+// instead, saving a map copy per level.
 func mergeOwn(base, update map[string]any) map[string]any {
-	if base == nil && settled(update) {
-		return update
+	if base == nil {
+		return prune(update)
 	}
 	return Merge(base, update)
 }
 
-// settled reports whether Merge(nil, u) is equal to u: u is not empty,
-// and neither holds a null or an object that is not settled.
-func settled(u map[string]any) bool {
-	if len(u) == 0 {
-		return false
-	}
-	for _, v := range u {
+// prune is Merge(nil, u) made in u itself: nulls removed, objects pruned
+// (one left empty is a nil map, as Merge leaves it), nil if u ends empty.
+func prune(u map[string]any) map[string]any {
+	for k, v := range u {
 		switch v := v.(type) {
 		case nil:
-			return false
+			delete(u, k)
 		case map[string]any:
-			if !settled(v) {
-				return false
-			}
+			u[k] = prune(v)
 		}
 	}
-	return true
+	if len(u) == 0 {
+		return nil
+	}
+	return u
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a
