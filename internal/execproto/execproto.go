@@ -10,6 +10,7 @@
 package execproto
 
 import (
+	"bytes"
 	"fmt"
 
 	json "github.com/goccy/go-json"
@@ -155,13 +156,15 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 	if err := wire.Decode(m, &r, "id", "type", "data"); err != nil {
 		return r, nil, err
 	}
-	dm := wire.Message{Topic: m.Topic + " " + r.Type, Type: wire.Response, Payload: r.Data}
-	switch r.Type {
-	case TypeStart:
+	if r.Type == TypeStart {
 		if !isObject(r.Data) {
 			return r, nil, fmt.Errorf("%s: start data must be an object", m.Topic)
 		}
 		return r, nil, nil
+	}
+	// The data's own topic names the type, for its errors.
+	dm := wire.Message{Topic: m.Topic + " " + r.Type, Type: wire.Response, Payload: r.Data}
+	switch r.Type {
 	case TypeRelease:
 		var d Release
 		if err := wire.Decode(dm, &d, "ranks", "final"); err != nil {
@@ -205,7 +208,10 @@ func DecodeKill(m wire.Message) (Kill, error) {
 	return k, wire.Decode(m, &k, "id", "signal")
 }
 
+// isObject reports whether b is one JSON object, as decoding it into a
+// map and finding it non-nil did, without building the map: a check on
+// every scheduler and exec response.
 func isObject(b json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(b, &m) == nil && m != nil
+	t := bytes.TrimLeft(b, " \t\r\n")
+	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }

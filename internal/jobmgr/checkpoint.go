@@ -134,6 +134,7 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
 	m.out = Outbox{}
 	clear(m.stale) // the store kept the summaries of the last commit
+	m.staleIDs = m.staleIDs[:0]
 	m.cp = nil
 	if c.full != nil {
 		c.full.check(m)

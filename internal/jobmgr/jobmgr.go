@@ -131,9 +131,13 @@ type Manager struct {
 	turn uint64      // turns saved so far
 
 	// With deferSummaries, the listing summaries of the jobs changed
-	// since the last SaveSummaries wait in stale (see DeferSummaries).
+	// since the last SaveSummaries wait in stale (see DeferSummaries),
+	// their ids in staleIDs in the order they were first changed: a map
+	// keeps the room of its largest burst, and ranging over it costs
+	// that room at every turn after.
 	deferSummaries bool
 	stale          map[fluid.ID]*ops.Record
+	staleIDs       []fluid.ID
 }
 
 // entry is an active job and its conversation state.

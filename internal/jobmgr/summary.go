@@ -22,12 +22,14 @@ func (m *Manager) DeferSummaries() {
 // SaveSummaries stores the summaries of the jobs changed since it was
 // last called (with DeferSummaries).
 func (m *Manager) SaveSummaries(tx *store.Tx) error {
-	for id, rec := range m.stale {
-		if err := ops.SaveSummary(tx, rec); err != nil {
+	for i, id := range m.staleIDs {
+		if err := ops.SaveSummary(tx, m.stale[id]); err != nil {
+			m.staleIDs = m.staleIDs[i:]
 			return err
 		}
 		delete(m.stale, id)
 	}
+	m.staleIDs = m.staleIDs[:0]
 	return nil
 }
 
@@ -35,6 +37,9 @@ func (m *Manager) SaveSummaries(tx *store.Tx) error {
 // others of the transaction.
 func (m *Manager) saveSummary(tx *store.Tx, e *entry) error {
 	if m.deferSummaries {
+		if _, ok := m.stale[e.id()]; !ok {
+			m.staleIDs = append(m.staleIDs, e.id())
+		}
 		m.stale[e.id()] = e.rec
 		return nil
 	}

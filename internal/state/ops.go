@@ -48,6 +48,18 @@ type Record struct {
 	// waits (RFC 27); once allocated, the alloc event's snapshot in Job
 	// is what counts.
 	Annotations map[string]any
+
+	// held is what Summarize derived from R, for R (an R is never changed
+	// in place: a new one is a new pointer): the nodelist is costly to
+	// build, and a job is summarized three to five times while it holds
+	// the same R.
+	held heldR
+}
+
+type heldR struct {
+	r                     *rset.R
+	nnodes, ncores, ngpus int
+	nodelist              string
 }
 
 // Load reads and decodes a job's record.
@@ -153,7 +165,7 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 // rather than in its finish event, whose context is RFC 21's. The summary
 // shows it from the next event on (the finish that carries it).
 func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
-	b, err := json.Marshal(u)
+	b, err := appendUsage(make([]byte, 0, 64), &u)
 	if err != nil {
 		return err
 	}
@@ -177,7 +189,7 @@ func SaveSummary(tx *store.Tx, rec *Record) error {
 func summary(rec *Record) ([]byte, error) {
 	s := Summarize(rec)
 	rec.Summary = s
-	return json.Marshal(s)
+	return appendSummary(make([]byte, 0, 384), s)
 }
 
 // Timestamp is the eventlog time for t.

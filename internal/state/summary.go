@@ -49,9 +49,14 @@ func Summarize(rec *Record) *Summary {
 	}
 	if rec.R != nil {
 		// Once allocated, what the job holds is what counts.
-		nnodes, ncores, ngpus := rec.R.Counts()
-		s.NNodes, s.NCores, s.NGPUs = nnodes, ncores, ngpus
-		s.Nodelist = rec.R.Nodelist().String()
+		h := &rec.held
+		if h.r != rec.R {
+			h.nnodes, h.ncores, h.ngpus = rec.R.Counts()
+			h.nodelist = rec.R.Nodelist().String()
+			h.r = rec.R
+		}
+		s.NNodes, s.NCores, s.NGPUs = h.nnodes, h.ncores, h.ngpus
+		s.Nodelist = h.nodelist
 	}
 	if j.Parent != 0 {
 		p := j.Parent
