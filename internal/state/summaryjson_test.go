@@ -270,3 +270,54 @@ func TestStoredSummaryLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Every field of a summary, and of its usage, is one appendSummary writes:
+// with each field set, the two encodings still agree, so a field added to
+// api.JobSummary or execproto.Usage fails here until the encoder has it.
+func TestAppendSummaryHasEveryField(t *testing.T) {
+	var s Summary
+	fill(reflect.ValueOf(&s).Elem())
+	same(t, 0, &s)
+	b, err := json.Marshal(&s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(b, &keys); err != nil {
+		t.Fatal(err)
+	}
+	if n := reflect.TypeOf(s).NumField(); len(keys) != n {
+		t.Errorf("the filled summary encodes %d keys, want all %d fields: %s", len(keys), n, b)
+	}
+}
+
+// fill sets every field of v to a value that is not its zero value.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+		fill(v.Index(0))
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		v.SetMapIndex(reflect.ValueOf("k"), reflect.ValueOf("v"))
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		v.SetUint(1)
+	case reflect.Float32, reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	}
+}
