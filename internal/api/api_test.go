@@ -180,3 +180,54 @@ func TestReserveParams(t *testing.T) {
 		}
 	}
 }
+
+// A progress line built from encoded bytes is the line encoding/json
+// writes for the same Reply: byte for byte where the value needs no HTML
+// escape (encoding/json escapes <, > and & even inside a RawMessage), and
+// decoding to the same Reply always.
+func TestAppendProgressLine(t *testing.T) {
+	code := 3
+	for _, v := range []any{
+		JobSummary{ID: 12345, Name: "sleep", State: 64, TSubmit: 1764196464.25},
+		JobSummary{ID: 1, Name: "a \"quoted\" name\twith\nnewlines and é", Command: []string{"sh", "-c", "echo hi"}, ReturnCode: &code,
+			Annotations: map[string]any{"sched": map[string]any{"resource_summary": "rank0/core[0-1]"}}},
+		JobSummary{ID: 2, Name: "x<y && y>z"},
+		map[string]any{},
+		[]int{1, 2, 3},
+		"a string",
+	} {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := AppendProgressLine([]byte("before\n"), raw)
+		if !strings.HasPrefix(string(got), "before\n") {
+			t.Fatalf("AppendProgressLine did not append: %q", got)
+		}
+		got = got[len("before\n"):]
+		var buf strings.Builder
+		if err := json.NewEncoder(&buf).Encode(Reply{Progress: raw}); err != nil {
+			t.Fatal(err)
+		}
+		want := buf.String()
+		if !strings.ContainsAny(string(raw), "<>&") && string(got) != want {
+			t.Errorf("line %q, encoding/json writes %q", got, want)
+		}
+		if strings.Count(string(got), "\n") != 1 || got[len(got)-1] != '\n' {
+			t.Errorf("line %q is not one line", got)
+		}
+		var a, b Reply
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("line %q: %v", got, err)
+		}
+		if err := json.Unmarshal([]byte(want), &b); err != nil {
+			t.Fatal(err)
+		}
+		var av, bv any
+		json.Unmarshal(a.Progress, &av)
+		json.Unmarshal(b.Progress, &bv)
+		if fmt.Sprint(av) != fmt.Sprint(bv) || a.Final != b.Final || a.Event != nil {
+			t.Errorf("line %q decodes to %+v, encoding/json's to %+v", got, a, b)
+		}
+	}
+}

@@ -135,9 +135,19 @@ func init() {
 	handle(api.Wait, func(ctx context.Context, s *Server, c *caller, p api.IDParams, _ func(api.None) error) (api.JobSummary, error) {
 		return s.wait(ctx, c, p.ID)
 	})
-	handle(api.WaitAll, func(ctx context.Context, s *Server, c *caller, p api.IDsParams, emit func(api.JobSummary) error) (api.None, error) {
-		return api.None{}, s.waitAll(ctx, c, p.IDs, emit)
-	})
+	// Its stream lines are the store's encoding of api.JobSummary, written
+	// as they are (waitAll): not through handle, which encodes each value.
+	handlers[api.WaitAll.Name] = func(ctx context.Context, s *Server, c *caller, raw json.RawMessage, w *writer) error {
+		var p api.IDsParams
+		if err := decode(api.WaitAll.Name, raw, &p); err != nil {
+			return err
+		}
+		if err := s.waitAll(ctx, c, p.IDs, w); err != nil {
+			return err
+		}
+		w.result(api.None{})
+		return nil
+	}
 	handle(api.Drain, func(ctx context.Context, s *Server, c *caller, p api.DrainParams, _ func(api.None) error) (api.None, error) {
 		return api.None{}, s.drain(ctx, func(tx *store.Tx, jm *jobmgr.Manager) error {
 			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())

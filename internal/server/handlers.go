@@ -139,9 +139,11 @@ func (s *Server) wait(ctx context.Context, c *caller, id fluid.ID) (api.JobSumma
 
 // waitAll streams each job's summary once it is inactive, in the order
 // given. It waits on the first job not yet ended and, each time that one
-// changes, sends every job ended from there on in one read: jobs that end
-// in order cost one read between them, not a request each.
-func (s *Server) waitAll(ctx context.Context, c *caller, ids []fluid.ID, emit func(api.JobSummary) error) error {
+// changes, sends every job ended from there on in one read and one write:
+// jobs that end in order cost one read between them, not a request each.
+// A line carries the stored summary's bytes as they are, never decoded to
+// be encoded again.
+func (s *Server) waitAll(ctx context.Context, c *caller, ids []fluid.ID, w *writer) error {
 	err := s.Store.View(func(tx *store.Tx) error {
 		for _, id := range ids {
 			if err := state.MayFollow(tx, c.as, id); err != nil {
@@ -153,32 +155,30 @@ func (s *Server) waitAll(ctx context.Context, c *caller, ids []fluid.ID, emit fu
 	if err != nil {
 		return err
 	}
-	var sums []*api.JobSummary
+	var lines []byte
 	for i := 0; i < len(ids); {
 		changed := s.Loop.JobChanged(ids[i])
 		first := i
-		sums = sums[:0]
+		lines = lines[:0]
 		err := s.Store.View(func(tx *store.Tx) error {
 			for ; i < len(ids); i++ {
 				done, err := state.Ended(tx, ids[i])
 				if err != nil || !done {
 					return err
 				}
-				sum, err := state.EndSummary(tx, ids[i])
+				sum, err := state.EndSummaryJSON(tx, ids[i])
 				if err != nil {
 					return err
 				}
-				sums = append(sums, sum)
+				lines = api.AppendProgressLine(lines, sum)
 			}
 			return nil
 		})
 		if err != nil {
 			return err
 		}
-		for _, sum := range sums {
-			if err := emit(*sum); err != nil {
-				return errGone
-			}
+		if len(lines) > 0 && w.sendLine(lines, false) != nil {
+			return errGone
 		}
 		if i > first {
 			continue // ask again at once: the next one may have ended too

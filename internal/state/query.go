@@ -208,6 +208,25 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 	return name == job.EventClean, err
 }
 
+// EndSummaryJSON is EndSummary encoded, as a wait streams it: the stored
+// bytes as they are (our own compact encoding of api.JobSummary, see
+// SaveSummary), copied out of the transaction, or, for a job stored before
+// summaries were, the one its record gives, encoded.
+func EndSummaryJSON(tx *store.Tx, id fluid.ID) (json.RawMessage, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return nil, ErrUnknownJob
+	}
+	if len(raw) > 0 {
+		return append(json.RawMessage(nil), raw...), nil
+	}
+	info, err := LoadJobInfo(tx, id, "")
+	if err != nil {
+		return nil, err
+	}
+	return gojson.Marshal(&info.Summary)
+}
+
 // EndSummary is the summary a wait answers with: the one stored beside
 // the eventlog, which every commit keeps up to date, or, for a job stored
 // before summaries were, the one its record gives.
