@@ -93,9 +93,7 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 			conn.SetDeadline(time.Unix(1, 0))
 		}
 		var resp api.Reply
-		// The server's own encoding, read for every line of a stream
-		// (a wait --all's thousands): the faster decoder.
-		if err := gojson.Unmarshal(raw, &resp); err != nil {
+		if err := decodeReply(raw, &resp); err != nil {
 			return fmt.Errorf("bad response from the instance: %w", err)
 		}
 		if resp.Working {
@@ -221,4 +219,11 @@ func encodeSubmit(p api.SubmitParams) ([]byte, error) {
 		b = append(b, '}')
 	}
 	return append(b, "]}"...), nil
+}
+
+// decodeReply decodes one line of fluxsched's answer: the server's own
+// encoding, read for every line of a stream (a wait --all's thousands),
+// so the faster decoder.
+func decodeReply(raw []byte, resp *api.Reply) error {
+	return gojson.Unmarshal(raw, resp)
 }

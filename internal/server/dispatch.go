@@ -46,7 +46,15 @@ func handle[P, R, S any](m api.Method[P, R, S], fn func(ctx context.Context, s *
 			if err != nil {
 				return err
 			}
-			if w.send(line) != nil {
+			if line.Event != nil {
+				err = w.send(line)
+			} else {
+				// Progress is json.Marshal's output, compact and
+				// HTML-escaped already: the line json.Encoder would
+				// write, without its second scan of it.
+				err = w.sendLine(api.AppendProgressLine(nil, line.Progress), false)
+			}
+			if err != nil {
 				return errGone
 			}
 			return nil

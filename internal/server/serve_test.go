@@ -28,7 +28,7 @@ import (
 
 // liveServer is a server with its loop over a fresh store of one node, as
 // fluxsched assembles them, with an exec service that runs nothing.
-func liveServer(t *testing.T) string {
+func liveServer(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	st, err := store.Open(filepath.Join(dir, state.StoreFile), store.Options{Timeout: time.Second})
@@ -89,7 +89,7 @@ func liveServer(t *testing.T) string {
 }
 
 // request sends one call and returns its stream lines and final line.
-func request(t *testing.T, path, method string, params any) ([]api.Reply, api.Reply) {
+func request(t testing.TB, path, method string, params any) ([]api.Reply, api.Reply) {
 	t.Helper()
 	c, err := net.Dial("unix", path)
 	if err != nil {
