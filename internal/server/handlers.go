@@ -166,11 +166,9 @@ func (s *Server) waitAll(ctx context.Context, c *caller, ids []fluid.ID, w *writ
 				if err != nil || !done {
 					return err
 				}
-				sum, err := state.EndSummaryJSON(tx, ids[i])
-				if err != nil {
+				if lines, err = state.AppendEndLine(tx, ids[i], lines); err != nil {
 					return err
 				}
-				lines = api.AppendProgressLine(lines, sum)
 			}
 			return nil
 		})

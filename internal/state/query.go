@@ -227,6 +227,24 @@ func EndSummaryJSON(tx *store.Tx, id fluid.ID) (json.RawMessage, error) {
 	return gojson.Marshal(&info.Summary)
 }
 
+// AppendEndLine appends the wait-all stream line of an ended job to dst,
+// as EndSummaryJSON gives its summary but without copying the stored bytes
+// out of the transaction first: a wait --all reads one per job.
+func AppendEndLine(tx *store.Tx, id fluid.ID, dst []byte) ([]byte, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobSummary)
+	if err != nil {
+		return dst, ErrUnknownJob
+	}
+	if len(raw) > 0 {
+		return api.AppendProgressLine(dst, raw), nil
+	}
+	b, err := EndSummaryJSON(tx, id)
+	if err != nil {
+		return dst, err
+	}
+	return api.AppendProgressLine(dst, b), nil
+}
+
 // EndSummary is the summary a wait answers with: the one stored beside
 // the eventlog, which every commit keeps up to date, or, for a job stored
 // before summaries were, the one its record gives.

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -132,7 +133,19 @@ func TestReads(t *testing.T) {
 		if s, err := EndSummary(tx, ids[1]); err != nil || s.Result != job.Canceled {
 			t.Errorf("EndSummary = %+v, %v", s, err)
 		}
+		if line, err := AppendEndLine(tx, ids[1], []byte("x")); err != nil {
+			t.Errorf("AppendEndLine: %v", err)
+		} else {
+			var r api.Reply
+			var s api.JobSummary
+			want, _ := EndSummary(tx, ids[1])
+			if line[0] != 'x' || json.Unmarshal(line[1:], &r) != nil || json.Unmarshal(r.Progress, &s) != nil ||
+				s.ID != want.ID || s.Result != want.Result || line[len(line)-1] != '\n' {
+				t.Errorf("AppendEndLine = %q, want the line of %+v", line, want)
+			}
+		}
 		for _, f := range []func() error{
+			func() error { _, err := AppendEndLine(tx, 999, nil); return err },
 			func() error { _, _, err := NewEvents(tx, 999, 0); return err },
 			func() error { _, err := Ended(tx, 999); return err },
 			func() error { _, err := EndSummary(tx, 999); return err },
