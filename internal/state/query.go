@@ -1,6 +1,7 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,37 +209,28 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 	return name == job.EventClean, err
 }
 
-// EndSummaryJSON is EndSummary encoded, as a wait streams it: the stored
-// bytes as they are (our own compact encoding of api.JobSummary, see
-// SaveSummary), copied out of the transaction, or, for a job stored before
-// summaries were, the one its record gives, encoded.
-func EndSummaryJSON(tx *store.Tx, id fluid.ID) (json.RawMessage, error) {
-	raw, err := tx.JobValue(uint64(id), store.JobSummary)
-	if err != nil {
-		return nil, ErrUnknownJob
-	}
-	if len(raw) > 0 {
-		return append(json.RawMessage(nil), raw...), nil
-	}
-	info, err := LoadJobInfo(tx, id, "")
-	if err != nil {
-		return nil, err
-	}
-	return gojson.Marshal(&info.Summary)
-}
-
-// AppendEndLine appends the wait-all stream line of an ended job to dst,
-// as EndSummaryJSON gives its summary but without copying the stored bytes
-// out of the transaction first: a wait --all reads one per job.
+// AppendEndLine appends the wait-all stream line of an ended job to dst:
+// its stored summary's bytes as they are (our own compact encoding of
+// api.JobSummary, see SaveSummary), never decoded to be encoded again, or,
+// for a job stored before summaries were, the one its record gives. Stored
+// bytes that are not one line of JSON (a damaged store) are refused as
+// EndSummary refuses them, not passed on to break the caller's stream.
 func AppendEndLine(tx *store.Tx, id fluid.ID, dst []byte) ([]byte, error) {
 	raw, err := tx.JobValue(uint64(id), store.JobSummary)
 	if err != nil {
 		return dst, ErrUnknownJob
 	}
 	if len(raw) > 0 {
+		if bytes.IndexByte(raw, '\n') >= 0 || !gojson.Valid(raw) {
+			return dst, fmt.Errorf("job %s: stored summary: not one line of JSON", id)
+		}
 		return api.AppendProgressLine(dst, raw), nil
 	}
-	b, err := EndSummaryJSON(tx, id)
+	info, err := LoadJobInfo(tx, id, "")
+	if err != nil {
+		return dst, err
+	}
+	b, err := gojson.Marshal(&info.Summary)
 	if err != nil {
 		return dst, err
 	}

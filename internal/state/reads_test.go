@@ -205,3 +205,23 @@ func TestSpares(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A stored summary that is not one line of JSON (a damaged store) is
+// refused, not spliced into a wait's stream, where a newline would break
+// the caller's reading of every line after it.
+func TestAppendEndLineDamaged(t *testing.T) {
+	st, ids := readStore(t)
+	for _, bad := range []string{"{\"id\":1,\n\"name\":\"x\"}", `{"id":1,"name":`, "\x00\x01"} {
+		err := st.Update(func(tx *store.Tx) error { return tx.PutJobValue(uint64(ids[1]), store.JobSummary, []byte(bad)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.View(func(tx *store.Tx) error {
+			line, err := AppendEndLine(tx, ids[1], []byte("x"))
+			if err == nil || string(line) != "x" {
+				t.Errorf("stored summary %q: AppendEndLine = %q, %v; want an error and nothing appended", bad, line, err)
+			}
+			return nil
+		})
+	}
+}
