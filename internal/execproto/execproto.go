@@ -10,7 +10,6 @@
 package execproto
 
 import (
-	"bytes"
 	"fmt"
 
 	json "github.com/goccy/go-json"
@@ -157,7 +156,7 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 		return r, nil, err
 	}
 	if r.Type == TypeStart {
-		if !isObject(r.Data) {
+		if !wire.IsObject(r.Data) {
 			return r, nil, fmt.Errorf("%s: start data must be an object", m.Topic)
 		}
 		return r, nil, nil
@@ -206,12 +205,4 @@ func DecodeAck(m wire.Message) (Ack, error) {
 func DecodeKill(m wire.Message) (Kill, error) {
 	var k Kill
 	return k, wire.Decode(m, &k, "id", "signal")
-}
-
-// isObject reports whether b is one JSON object, as decoding it into a
-// map and finding it non-nil did, without building the map: a check on
-// every scheduler and exec response.
-func isObject(b json.RawMessage) bool {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }

@@ -11,7 +11,6 @@
 package schedproto
 
 import (
-	"bytes"
 	"fmt"
 
 	json "github.com/goccy/go-json"
@@ -173,7 +172,7 @@ func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
 	bad := func(why string) (AllocResponse, error) {
 		return r, fmt.Errorf("%s: %s response for job %d: %s", m.Topic, r.Type, uint64(r.ID), why)
 	}
-	if len(r.Annotations) > 0 && !isObject(r.Annotations) {
+	if len(r.Annotations) > 0 && !wire.IsObject(r.Annotations) {
 		return bad("annotations must be an object")
 	}
 	switch r.Type {
@@ -227,12 +226,4 @@ func checkPriority(topic string, p int64) error {
 		return fmt.Errorf("%s: priority %d is out of range (%d-%d)", topic, p, PriorityMin, PriorityMax)
 	}
 	return nil
-}
-
-// isObject reports whether b is one JSON object, as decoding it into a
-// map and finding it non-nil did, without building the map: a check on
-// every scheduler and exec response.
-func isObject(b json.RawMessage) bool {
-	t := bytes.TrimLeft(b, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(b)
 }

@@ -11,6 +11,11 @@ func isObject(b []byte) bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
+// IsObject reports whether b is one JSON object, as decoding it into a map
+// and finding it non-nil would, without building the map: the protocols
+// check so that a response's data or annotations are objects.
+func IsObject(b []byte) bool { return isObject(b) && json.Valid(b) }
+
 // hasKey reports whether the JSON object b has key at its top level. b
 // must be valid JSON (json.Unmarshal took it), which lets the walk skip
 // values by their brackets and quotes alone.
