@@ -253,36 +253,8 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 		return err
 	}
 	m.touch(e)
-	e.rec.Annotations = mergeOwn(e.rec.Annotations, update)
+	e.rec.Annotations = Merge(e.rec.Annotations, update)
 	return m.saveSummary(tx, e)
-}
-
-// mergeOwn is Merge for an update its caller owns and drops. Onto no
-// annotations (a job's first, commonly the grant's), Merge would copy the
-// update less its nulls and empty objects; the update is pruned in place
-// instead, saving a map copy per level.
-func mergeOwn(base, update map[string]any) map[string]any {
-	if base == nil {
-		return prune(update)
-	}
-	return Merge(base, update)
-}
-
-// prune is Merge(nil, u) made in u itself: nulls removed, objects pruned
-// (one left empty is a nil map, as Merge leaves it), nil if u ends empty.
-func prune(u map[string]any) map[string]any {
-	for k, v := range u {
-		switch v := v.(type) {
-		case nil:
-			delete(u, k)
-		case map[string]any:
-			u[k] = prune(v)
-		}
-	}
-	if len(u) == 0 {
-		return nil
-	}
-	return u
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a

@@ -165,7 +165,7 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 // rather than in its finish event, whose context is RFC 21's. The summary
 // shows it from the next event on (the finish that carries it).
 func SetUsage(tx *store.Tx, rec *Record, u execproto.Usage) error {
-	b, err := appendUsage(make([]byte, 0, 64), &u)
+	b, err := json.Marshal(u)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func SaveSummary(tx *store.Tx, rec *Record) error {
 func summary(rec *Record) ([]byte, error) {
 	s := Summarize(rec)
 	rec.Summary = s
-	return appendSummary(make([]byte, 0, 384), s)
+	return json.Marshal(s)
 }
 
 // Timestamp is the eventlog time for t.
