@@ -49,13 +49,7 @@ func (h *harness) execHelloEnded(ended ...fluid.ID) {
 // its usage is kept beside the job, not in the finish event.
 func TestAckAfterFinalRelease(t *testing.T) {
 	h := newHarness(t)
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
+	id := h.startedJob()
 	h.execRespond(id, execproto.TypeStart, nil)
 	usage := &execproto.Usage{UserCPU: 1.5, SysCPU: 0.25, MaxRSS: 200 << 20}
 	h.execRespond(id, execproto.TypeFinish, execproto.Finish{Status: 0, Usage: usage})
@@ -125,13 +119,7 @@ func TestUnstartedJobIsNotReattached(t *testing.T) {
 		t.Run("boot "+boot, func(t *testing.T) {
 			h := newHarness(t)
 			h.boot = boot
-			h.start()
-			id := h.submit(16)
-			h.handshake(limited8)
-			h.execHello()
-			h.expectAlloc(id)
-			h.succeed(id)
-			h.expectStart(id, false)
+			id := h.startedJob()
 			wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc")
 			h.stop()
 
@@ -155,13 +143,7 @@ func TestUnstartedJobIsNotReattached(t *testing.T) {
 func TestRebootedUnstartedJobIsNotStarted(t *testing.T) {
 	h := newHarness(t)
 	h.boot = "boot-1"
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
+	id := h.startedJob()
 	h.stop()
 
 	h.boot = "boot-2"

@@ -248,6 +248,21 @@ func (h *harness) submit(urgency int) fluid.ID {
 	return v.(fluid.ID)
 }
 
+// startedJob starts the manager, submits a job at urgency 16 and takes it
+// through the scheduler's and the exec service's hellos to its start
+// request: where most tests of a running job begin.
+func (h *harness) startedJob() fluid.ID {
+	h.t.Helper()
+	h.start()
+	id := h.submit(16)
+	h.handshake(limited8)
+	h.execHello()
+	h.expectAlloc(id)
+	h.succeed(id)
+	h.expectStart(id, false)
+	return id
+}
+
 func (h *harness) events(id fluid.ID) []string {
 	h.t.Helper()
 	v := h.do(func(tx *store.Tx, _ *jobmgr.Manager) (any, error) {
@@ -537,13 +552,7 @@ func TestErrorResponseSuspends(t *testing.T) {
 // reattach, and the job still finishes exactly once.
 func TestRestartReplay(t *testing.T) {
 	h := newHarness(t)
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
+	id := h.startedJob()
 	h.execRespond(id, execproto.TypeStart, nil)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start")
 	h.stop()
@@ -598,13 +607,7 @@ func TestExecExceptionBeforeStartAndPartialRelease(t *testing.T) {
 // the job ends CANCELED after its shell's finish and final release.
 func TestCancelRunning(t *testing.T) {
 	h := newHarness(t)
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
+	id := h.startedJob()
 	h.execRespond(id, execproto.TypeStart, nil)
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start")
 	h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Cancel(tx, id, 100, "stop") })
@@ -625,13 +628,7 @@ func TestCancelRunning(t *testing.T) {
 // or the job's tasks run on.
 func TestCancelAfterNonFatalExecException(t *testing.T) {
 	h := newHarness(t)
-	h.start()
-	id := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(id)
-	h.succeed(id)
-	h.expectStart(id, false)
+	id := h.startedJob()
 	h.execRespond(id, execproto.TypeStart, nil)
 	h.execRespond(id, execproto.TypeException, execproto.Exception{Severity: 1, Type: "exec", Note: "a task is slow"})
 	h.do(func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, jm.Cancel(tx, id, 100, "stop") })
