@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,12 +161,13 @@ func TestCompaction(t *testing.T) {
 		j.Append([]Entry{ack(i)}, false, nil)
 	}
 	j.Commit(end(1, 15))
-	st, err := os.Stat(path)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Size() > 2*compactMin {
-		t.Errorf("journal is %d bytes after 500 jobs, want it compacted below %d", st.Size(), 2*compactMin)
+	// The room reserved past the entries reads as zeros: not entries.
+	if n := int64(len(bytes.TrimRight(b, "\x00"))); n > 2*compactMin {
+		t.Errorf("journal holds %d bytes of entries after 500 jobs, want it compacted below %d", n, 2*compactMin)
 	}
 	j.Close(false)
 	if _, err := os.Stat(path + ".tmp"); !errors.Is(err, os.ErrNotExist) {
