@@ -136,7 +136,8 @@ func Open(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	// A torn last entry (the agent died inside a write) is dropped, so
-	// that the next entry starts on a line of its own.
+	// that the next entry starts on a line of its own, and so is the room
+	// the last reserve left (zeros): reserve makes it anew.
 	if err := f.Truncate(good); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal %s: %w", path, err)
@@ -459,8 +460,8 @@ func (j *Journal) reserve() {
 	}
 }
 
-// inPlace says that reserve puts the room inside the file's size; tests
-// (and the benchmark of the other way) turn it off.
+// inPlace says that reserve puts the room inside the file's size;
+// BenchmarkCommit turns it off to measure the other way.
 var inPlace = true
 
 // maybeCompact rewrites the journal with its live entries alone once dead
