@@ -75,13 +75,7 @@ func TestAckAfterFinalRelease(t *testing.T) {
 // only after it is reported again and committed.
 func TestHelloAcksEnded(t *testing.T) {
 	h := newHarness(t)
-	h.start()
-	done := h.submit(16)
-	h.handshake(limited8)
-	h.execHello()
-	h.expectAlloc(done)
-	h.succeed(done)
-	h.expectStart(done, false)
+	done := h.startedJob()
 	h.execRespond(done, execproto.TypeStart, nil)
 	h.finishJob(done, 0)
 	h.expectAck(done)

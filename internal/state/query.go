@@ -212,7 +212,7 @@ func Ended(tx *store.Tx, id fluid.ID) (bool, error) {
 // AppendEndLine appends the wait-all stream line of an ended job to dst:
 // its stored summary's bytes as they are (our own compact encoding of
 // api.JobSummary, see SaveSummary), never decoded to be encoded again, or,
-// for a job stored before summaries were, the one its record gives. Stored
+// for a job stored before summaries were, EndSummary's, encoded. Stored
 // bytes that are not one line of JSON (a damaged store) are refused as
 // EndSummary refuses them, not passed on to break the caller's stream.
 func AppendEndLine(tx *store.Tx, id fluid.ID, dst []byte) ([]byte, error) {
@@ -226,11 +226,11 @@ func AppendEndLine(tx *store.Tx, id fluid.ID, dst []byte) ([]byte, error) {
 		}
 		return api.AppendProgressLine(dst, raw), nil
 	}
-	info, err := LoadJobInfo(tx, id, "")
+	sum, err := EndSummary(tx, id)
 	if err != nil {
 		return dst, err
 	}
-	b, err := gojson.Marshal(&info.Summary)
+	b, err := gojson.Marshal(sum)
 	if err != nil {
 		return dst, err
 	}

@@ -225,3 +225,32 @@ func TestAppendEndLineDamaged(t *testing.T) {
 		})
 	}
 }
+
+// A job stored before summaries were (none beside its eventlog) gets the
+// line of the summary its record gives, as a single wait answers.
+func TestAppendEndLineNoStoredSummary(t *testing.T) {
+	st, ids := readStore(t)
+	err := st.Update(func(tx *store.Tx) error { return tx.PutJobValue(uint64(ids[1]), store.JobSummary, nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.View(func(tx *store.Tx) error {
+		want, err := EndSummary(tx, ids[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		line, err := AppendEndLine(tx, ids[1], nil)
+		if err != nil {
+			t.Fatalf("AppendEndLine: %v", err)
+		}
+		var r api.Reply
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("AppendEndLine = %q: %v", line, err)
+		}
+		got, err := api.StreamValue[api.JobSummary](&r)
+		if err != nil || got.ID != ids[1] || got.Name != want.Name || got.State != want.State {
+			t.Errorf("AppendEndLine = %q (%v), want the line of %+v", line, err, want)
+		}
+		return nil
+	})
+}
