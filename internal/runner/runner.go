@@ -95,6 +95,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cloexec"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	fjob "github.com/fluxq/fluxq/internal/job"
@@ -250,6 +251,14 @@ func New(opts Options) (*Runner, error) {
 	}
 	opts.JobsDir = dir
 	markTopDir(dir)
+	// A job's tasks get 0, 1 and 2 alone (Slurm's and Flux's do): what
+	// this process inherited open is marked close-on-exec here, once, so
+	// that the fork path pays nothing for it. Everything the runner opens
+	// itself is opened close-on-exec, and a task's 0, 1 and 2 are dup'ed
+	// into place by the fork.
+	if err := cloexec.Inherited(); err != nil {
+		return nil, fmt.Errorf("runner: closing inherited descriptors: %w", err)
+	}
 	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
 	r.hostname, _ = os.Hostname()
 	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
