@@ -39,6 +39,9 @@ type job struct {
 	exc       []execproto.Exception
 	sent      int // exceptions sent on conn
 	end       *endRecord
+	// stray: held from its cgroup, its record having been lost (see
+	// findStrays).
+	stray bool
 }
 
 // endRecord is the data of a journal end entry: everything the job's
@@ -302,7 +305,11 @@ func (a *Agent) handle(j *job, ev runner.Event) {
 		if !ev.End.Known {
 			// Not our child any more (the agent that forked it died):
 			// its wait status went with it.
-			lost = &execproto.Exception{Type: typeExec, Note: NoteStatusLost}
+			note := NoteStatusLost
+			if j.stray {
+				note = noteStray
+			}
+			lost = &execproto.Exception{Type: typeExec, Note: note}
 		}
 		a.endJob(j, *ev.End, lost)
 	}

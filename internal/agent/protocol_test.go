@@ -37,6 +37,8 @@ type scripted struct {
 	// returns).
 	onLaunch func(id fluid.ID)
 	failPrep error
+	// strays are the cgroups Strays finds holding processes.
+	strays []runner.Record
 }
 
 func useScripted(t *testing.T) *scripted {
@@ -73,6 +75,17 @@ func (s *scripted) Adopt(rec runner.Record) {
 	s.mu.Lock()
 	s.adopted = append(s.adopted, rec.ID)
 	s.mu.Unlock()
+}
+func (s *scripted) Strays(held func(fluid.ID) bool, named bool) []runner.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []runner.Record
+	for _, r := range s.strays {
+		if !held(r.ID) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 func (s *scripted) Signal(id fluid.ID, sig syscall.Signal) {
 	s.mu.Lock()
