@@ -13,6 +13,9 @@
 // unlocked, merges it, and watches the jobs' processes until they are gone
 // (their wait status is lost with the agent that forked them: such a job
 // ends with an exec exception saying so, never with a second launch).
+// The cgroups are the truth for what runs: a job whose record was lost
+// or damaged but whose cgroup still holds processes is held as running
+// all the same (findStrays), so that its cores are not given to another.
 //
 // Nothing of the job's folder is read back: a guest may rewrite it.
 //
