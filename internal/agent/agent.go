@@ -93,6 +93,7 @@ type jobRunner interface {
 	Launch(*runner.Record, runner.Spec) error
 	Adopt(runner.Record)
 	Strays(held func(fluid.ID) bool, named bool) []runner.Record
+	Limit(fluid.ID, runner.Spec) (runner.Record, bool)
 	Signal(fluid.ID, syscall.Signal)
 	Terminate(fluid.ID)
 	Close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
@@ -271,5 +272,24 @@ func (a *Agent) adoptDead() {
 	if a.findAgain {
 		a.findAgain = false
 		a.findStrays(othersLive)
+	}
+}
+
+// limitStray gives a stray the time limit its reattach names (its record,
+// made from its cgroup, knew none), and journals the record with it, so
+// that an agent that follows keeps it.
+func (a *Agent) limitStray(req agentproto.Start) {
+	grace := agentproto.Duration(req.KillGrace)
+	rec, ok := a.run.Limit(req.ID, runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace})
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	if j := a.jobs[req.ID]; j != nil {
+		j.rec = &rec
+	}
+	a.mu.Unlock()
+	if data, err := json.Marshal(rec); err == nil {
+		a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: req.ID, Data: data}}, true, nil)
 	}
 }

@@ -93,7 +93,11 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	}
 	if j := a.jobs[req.ID]; j != nil {
 		a.takeback(cn, j, req.Reattach)
+		stray := j.stray && j.end == nil && !j.ending
 		a.mu.Unlock()
+		if stray {
+			a.limitStray(req)
+		}
 		return
 	}
 	if req.Reattach {

@@ -37,8 +37,10 @@ type scripted struct {
 	// returns).
 	onLaunch func(id fluid.ID)
 	failPrep error
-	// strays are the cgroups Strays finds holding processes.
+	// strays are the cgroups Strays finds holding processes; limits, the
+	// strays given a limit.
 	strays []runner.Record
+	limits map[fluid.ID]runner.Spec
 }
 
 func useScripted(t *testing.T) *scripted {
@@ -86,6 +88,21 @@ func (s *scripted) Strays(held func(fluid.ID) bool, named bool) []runner.Record 
 		}
 	}
 	return out
+}
+func (s *scripted) Limit(id fluid.ID, sp runner.Spec) (runner.Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.strays {
+		if r.ID == id {
+			if s.limits == nil {
+				s.limits = map[fluid.ID]runner.Spec{}
+			}
+			s.limits[id] = sp
+			r.Expiration = time.Unix(1<<31, 0)
+			return r, true
+		}
+	}
+	return runner.Record{}, false
 }
 func (s *scripted) Signal(id fluid.ID, sig syscall.Signal) {
 	s.mu.Lock()

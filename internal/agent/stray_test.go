@@ -103,6 +103,16 @@ func TestStrayHeld(t *testing.T) {
 			}
 			q.start(1, true, js, r)
 			if tc.stray {
+				// Its limit is the one its reattach names.
+				var sp runner.Spec
+				for deadline := time.Now().Add(5 * time.Second); sp.ID != 1 && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					s.mu.Lock()
+					sp = s.limits[1]
+					s.mu.Unlock()
+				}
+				if !bytes.Equal(sp.R, r) || !bytes.Equal(sp.Jobspec, js) {
+					t.Errorf("job 1's limit from %+v, want its reattach's jobspec and R", sp)
+				}
 				// Held until its processes are gone.
 				time.Sleep(50 * time.Millisecond)
 				if n := len(q.streamLocked(1)); n != 0 {

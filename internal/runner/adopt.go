@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/rset"
 )
 
 // Adopt watches a job that an earlier runner launched (from a dead agent's
@@ -170,4 +172,41 @@ func (j *job) unlockStray() {
 		j.stray.close()
 		j.stray = nil
 	}
+}
+
+// Limit gives a stray (an adopted job whose record was made from its
+// cgroup, and so knows no time limit) the limit its start request says:
+// R's expiration, else R's start time plus the jobspec's duration, and the
+// request's kill grace. It returns the record as it now is, for the agent
+// to journal, and false when nothing changed: not a stray, a limit
+// already, or none to be had (an R without times).
+func (r *Runner) Limit(id fluid.ID, s Spec) (Record, bool) {
+	js, err := jobspec.Parse(s.Jobspec)
+	if err != nil {
+		return Record{}, false
+	}
+	rs, err := rset.Parse(s.R)
+	if err != nil || rs.Expiration() <= 0 && rs.StartTime() <= 0 {
+		// Without R's times the limit would count from now, or from
+		// nothing: better none than a wrong one.
+		return Record{}, false
+	}
+	exp := expiration(js, rs, r.opts.Now())
+	j := r.job(id)
+	if j == nil || exp.IsZero() {
+		return Record{}, false
+	}
+	j.mu.Lock()
+	defer j.unlock()
+	if !j.adopted || !j.rec.Recovered || j.done || j.closed || j.limit != nil || !j.rec.Expiration.IsZero() {
+		return Record{}, false
+	}
+	j.rec.Expiration = exp
+	if s.KillGrace > 0 {
+		j.rec.KillGrace = s.KillGrace
+	}
+	j.limit = time.AfterFunc(max(0, exp.Sub(r.opts.Now())), j.expire)
+	rec := *j.rec
+	rec.Cgroup, rec.Procs = slices.Clone(rec.Cgroup), slices.Clone(rec.Procs)
+	return rec, true
 }

@@ -189,8 +189,23 @@ func TestStrays(t *testing.T) {
 	if got := h2.r.Running(); !slices.Equal(got, []fluid.ID{700}) {
 		t.Errorf("running %v while its process runs", got)
 	}
-	h2.r.Terminate(700)
-	if diff := cmp.Diff([]summary{{Known: false}}, summarize(h2.wait(700))); diff != "" {
+	// Its reattach names its limit: without R's times, none is taken;
+	// with them, it is, once, and it ends the job.
+	sp := spec(t, 700, jobspec.Options{Command: []string{"true"}}, 1, "0")
+	if _, ok := h2.r.Limit(700, sp); ok {
+		t.Error("a limit taken from an R without times")
+	}
+	now := time.Now()
+	sp = withTimes(t, sp, now.Add(-time.Minute), now.Add(200*time.Millisecond))
+	got, ok := h2.r.Limit(700, sp)
+	if !ok || got.Expiration.Sub(now.Add(200*time.Millisecond)).Abs() > time.Millisecond || got.KillGrace != sp.KillGrace {
+		t.Errorf("limit: %+v, %v", got, ok)
+	}
+	if _, ok := h2.r.Limit(700, sp); ok {
+		t.Error("a second limit taken")
+	}
+	want := []summary{{Exc: "timeout: " + NoteTimeout}, {Known: false}}
+	if diff := cmp.Diff(want, summarize(h2.wait(700))); diff != "" {
 		t.Errorf("stray: events (-want +got):\n%s", diff)
 	}
 	if got := h3.r.Strays(none, true); len(got) != 0 {
