@@ -13,6 +13,9 @@
 // unlocked, merges it, and watches the jobs' processes until they are gone
 // (their wait status is lost with the agent that forked them: such a job
 // ends with an exec exception saying so, never with a second launch).
+// The cgroups are the truth for what runs: a job whose record was lost
+// or damaged but whose cgroup still holds processes is held as running
+// all the same (findStrays), so that its cores are not given to another.
 //
 // Nothing of the job's folder is read back: a guest may rewrite it.
 //
@@ -50,6 +53,9 @@ const (
 	NoteStatusLost = "job status lost: the exec agent was restarted"
 	NoteNoRecord   = "job status lost: the exec agent has no record of the job"
 	noteBadRecord  = "job status lost: its record in the agent's journal is unreadable"
+	// noteStray ends a job whose record was lost or damaged but whose
+	// cgroup still held processes: it ran on, held, until they ended.
+	noteStray = noteBadRecord + "; its processes were watched until they ended"
 )
 
 // DefaultKillGrace is the time from SIGTERM to SIGKILL when a start does
@@ -86,6 +92,8 @@ type jobRunner interface {
 	Prepare(runner.Spec) (*runner.Record, error)
 	Launch(*runner.Record, runner.Spec) error
 	Adopt(runner.Record)
+	Strays(held func(fluid.ID) bool, named bool) []runner.Record
+	Limit(fluid.ID, runner.Spec) (runner.Record, bool)
 	Signal(fluid.ID, syscall.Signal)
 	Terminate(fluid.ID)
 	Close()
@@ -126,6 +134,11 @@ type Agent struct {
 	exitErr   error
 	wg        sync.WaitGroup // connection goroutines
 	adoptMu   sync.Mutex     // one adoption of dead agents' journals at a time
+	// Under adoptMu: the jobs of journals taken back whose records did
+	// not read (they wait for findStrays), and whether the cgroups are to
+	// be searched for strays at the next adoptDead.
+	badRecords map[fluid.ID]bool
+	findAgain  bool
 }
 
 // Paths of an agent's files for a build, in the agents' folder dir.
@@ -196,6 +209,10 @@ func New(opts Options) (*Agent, error) {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
 	a.takeBack(a.jnl.Jobs())
+	// Whatever the journals say, the cgroups are searched once at start
+	// (in adoptDead): an entry the journal lost or that no longer reads
+	// must not make a busy core look free.
+	a.findAgain = true
 	a.adoptDead()
 	if a.ln, err = listen(a.sock); err != nil {
 		a.run.Close()

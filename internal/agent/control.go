@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
@@ -170,13 +171,73 @@ func (a *Agent) takeBack(jobs []journal.Job) {
 			}
 			j.end = &e
 		case launchOK:
+			j.stray = rec.Recovered
 			adopt = append(adopt, rec)
 		default:
-			a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: noteBadRecord})
+			// Ended once the cgroups were searched, unless they hold its
+			// processes (findStrays).
+			if a.badRecords == nil {
+				a.badRecords = map[fluid.ID]bool{}
+			}
+			a.badRecords[jj.ID] = true
+			a.findAgain = true
 		}
 	}
 	a.mu.Unlock()
 	for _, rec := range adopt {
+		a.run.Adopt(rec)
+	}
+}
+
+// findStrays holds as running the jobs whose cgroups still hold processes
+// though no readable record says they run: the journal's entry was
+// damaged, or lost with a torn write. The cgroup is the truth for what
+// runs: such a job is listed running at hello, so that fluxsched keeps its
+// resources held and takes it back, and it ends, with an exec exception
+// saying its record was lost, once its processes are gone. A job of a
+// record that did not read and whose cgroup is empty (or that has none:
+// subreaper mode) ends at once with that exception. Called under adoptMu;
+// othersLive says another agent lives, whose jobs' unlocked cgroups must
+// not be taken.
+func (a *Agent) findStrays(othersLive bool) {
+	a.mu.Lock()
+	held := make(map[fluid.ID]bool, len(a.jobs))
+	for id := range a.jobs {
+		if !a.badRecords[id] {
+			held[id] = true
+		}
+	}
+	a.mu.Unlock()
+	strays := a.run.Strays(func(id fluid.ID) bool { return held[id] }, !othersLive)
+	var entries []journal.Entry
+	a.mu.Lock()
+	for _, rec := range strays {
+		j := a.jobs[rec.ID]
+		if j == nil {
+			j = &job{id: rec.ID, launched: true}
+			a.jobs[rec.ID] = j
+		}
+		j.rec, j.userid, j.stray = &rec, rec.UserID, true
+		delete(a.badRecords, rec.ID)
+		a.log.Warn("a job's record in the journal was lost or damaged, but its cgroup holds processes: it is held as running until they end",
+			"job", rec.ID.String(), "cgroup", rec.Cgroup[0])
+		// Journaled anew, so that an agent that follows finds the job by
+		// its record.
+		if data, err := json.Marshal(rec); err == nil {
+			entries = append(entries, journal.Entry{Op: journal.OpLaunch, ID: rec.ID, Data: data})
+		}
+	}
+	for id := range a.badRecords {
+		if j := a.jobs[id]; j != nil && j.end == nil && !j.ending {
+			a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: noteBadRecord})
+		}
+	}
+	a.badRecords = nil
+	a.mu.Unlock()
+	if len(entries) > 0 {
+		a.jnl.Append(entries, true, nil)
+	}
+	for _, rec := range strays {
 		a.run.Adopt(rec)
 	}
 }
@@ -187,6 +248,7 @@ func (a *Agent) adoptDead() {
 	defer a.adoptMu.Unlock()
 	paths, _ := filepath.Glob(filepath.Join(a.dir, "*.journal"))
 	own := JournalPath(a.dir, a.opts.Build)
+	othersLive := false
 	for _, p := range paths {
 		if p == own {
 			continue
@@ -195,8 +257,10 @@ func (a *Agent) adoptDead() {
 		pidFile := PIDPath(a.dir, build)
 		jobs, err := a.jnl.Adopt(p, SocketPath(a.dir, build), pidFile, pidFile+".tmp")
 		if errors.Is(err, journal.ErrLocked) {
+			othersLive = true
 			continue
 		}
+		a.findAgain = true // a dead agent's cgroups may hold what its journal lost
 		if err != nil {
 			a.log.Warn("taking over a dead agent's journal", "err", err)
 		}
@@ -204,5 +268,28 @@ func (a *Agent) adoptDead() {
 			a.log.Info("took over the jobs of a dead agent", "build", build, "jobs", len(jobs))
 		}
 		a.takeBack(jobs)
+	}
+	if a.findAgain {
+		a.findAgain = false
+		a.findStrays(othersLive)
+	}
+}
+
+// limitStray gives a stray the time limit its reattach names (its record,
+// made from its cgroup, knew none), and journals the record with it, so
+// that an agent that follows keeps it.
+func (a *Agent) limitStray(req agentproto.Start) {
+	grace := agentproto.Duration(req.KillGrace)
+	rec, ok := a.run.Limit(req.ID, runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace})
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	if j := a.jobs[req.ID]; j != nil {
+		j.rec = &rec
+	}
+	a.mu.Unlock()
+	if data, err := json.Marshal(rec); err == nil {
+		a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: req.ID, Data: data}}, true, nil)
 	}
 }

@@ -39,6 +39,9 @@ type job struct {
 	exc       []execproto.Exception
 	sent      int // exceptions sent on conn
 	end       *endRecord
+	// stray: held from its cgroup, its record having been lost (see
+	// findStrays).
+	stray bool
 }
 
 // endRecord is the data of a journal end entry: everything the job's
@@ -90,7 +93,11 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	}
 	if j := a.jobs[req.ID]; j != nil {
 		a.takeback(cn, j, req.Reattach)
+		stray := j.stray && j.end == nil && !j.ending
 		a.mu.Unlock()
+		if stray {
+			a.limitStray(req)
+		}
 		return
 	}
 	if req.Reattach {
@@ -302,7 +309,11 @@ func (a *Agent) handle(j *job, ev runner.Event) {
 		if !ev.End.Known {
 			// Not our child any more (the agent that forked it died):
 			// its wait status went with it.
-			lost = &execproto.Exception{Type: typeExec, Note: NoteStatusLost}
+			note := NoteStatusLost
+			if j.stray {
+				note = noteStray
+			}
+			lost = &execproto.Exception{Type: typeExec, Note: note}
 		}
 		a.endJob(j, *ev.End, lost)
 	}

@@ -37,6 +37,10 @@ type scripted struct {
 	// returns).
 	onLaunch func(id fluid.ID)
 	failPrep error
+	// strays are the cgroups Strays finds holding processes; limits, the
+	// strays given a limit.
+	strays []runner.Record
+	limits map[fluid.ID]runner.Spec
 }
 
 func useScripted(t *testing.T) *scripted {
@@ -73,6 +77,32 @@ func (s *scripted) Adopt(rec runner.Record) {
 	s.mu.Lock()
 	s.adopted = append(s.adopted, rec.ID)
 	s.mu.Unlock()
+}
+func (s *scripted) Strays(held func(fluid.ID) bool, named bool) []runner.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []runner.Record
+	for _, r := range s.strays {
+		if !held(r.ID) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+func (s *scripted) Limit(id fluid.ID, sp runner.Spec) (runner.Record, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.strays {
+		if r.ID == id {
+			if s.limits == nil {
+				s.limits = map[fluid.ID]runner.Spec{}
+			}
+			s.limits[id] = sp
+			r.Expiration = time.Unix(1<<31, 0)
+			return r, true
+		}
+	}
+	return runner.Record{}, false
 }
 func (s *scripted) Signal(id fluid.ID, sig syscall.Signal) {
 	s.mu.Lock()

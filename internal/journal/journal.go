@@ -15,6 +15,12 @@
 // each retry writes the same bytes at the same offset, a short write leaves
 // no garbage behind.
 //
+// Each line ends with a checksum of the rest (CRC-32C, in a last "crc"
+// key), so that a damaged entry reads as damaged and is skipped, never
+// taken for another job's or another cgroup's: what a skipped launch
+// leaves unsaid, the agent learns from the job's cgroup. A line without
+// one, written before checksums were, is read as it is.
+//
 // The file is locked (flock) by its agent for the agent's whole life, so a
 // journal whose lock is free belongs to a dead agent, and any other agent
 // may merge it into its own (Adopt). When dead entries dominate, the live
@@ -26,8 +32,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"time"
 
@@ -219,7 +227,7 @@ func replay(f *os.File) (map[fluid.ID]*live, int64, error) {
 			line = line[z+1:]
 		}
 		var e Entry
-		if json.Unmarshal(line, &e) != nil {
+		if !intact(line) || json.Unmarshal(line, &e) != nil {
 			continue
 		}
 		apply(jobs, e.Op, e.ID, line)
@@ -295,7 +303,40 @@ func Encode(e Entry) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal entry %s %d: %w", e.Op, e.ID, err)
 	}
-	return append(b, '\n'), nil
+	return seal(b), nil
+}
+
+// The checksum closes each line: `,"crc":"<8 hex digits>"}`, of the
+// bytes before it.
+const crcKey = `,"crc":"`
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// crcTail is the length of a line's checksum, closing brace included.
+const crcTail = len(crcKey) + 8 + len(`"}`)
+
+// seal turns an encoded entry, a JSON object, into its line: the object
+// with its checksum as last key, and a newline.
+func seal(obj []byte) []byte {
+	body := obj[:len(obj)-1] // without its closing brace
+	sum := crc32.Checksum(body, crcTable)
+	out := append(body, crcKey...)
+	for shift := 28; shift >= 0; shift -= 4 {
+		out = append(out, "0123456789abcdef"[sum>>shift&15])
+	}
+	return append(out, '"', '}', '\n')
+}
+
+// intact reports whether a line's checksum, if it has one, matches.
+func intact(line []byte) bool {
+	l := bytes.TrimSuffix(line, []byte{'\n'})
+	if len(l) < crcTail+1 || !bytes.HasSuffix(l, []byte(`"}`)) ||
+		string(l[len(l)-crcTail:len(l)-crcTail+len(crcKey)]) != crcKey {
+		return true // written before checksums: read as it is
+	}
+	body := l[:len(l)-crcTail]
+	want, err := strconv.ParseUint(string(l[len(l)-crcTail+len(crcKey):len(l)-2]), 16, 32)
+	return err == nil && uint32(want) == crc32.Checksum(body, crcTable)
 }
 
 // Append adds entries; done, if not nil, is called on the committer's

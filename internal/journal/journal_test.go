@@ -336,3 +336,109 @@ func TestFullDiskRetried(t *testing.T) {
 		t.Errorf("after the retry the journal holds %d jobs, want the one entry whole", len(got))
 	}
 }
+
+// A damaged entry is skipped, whatever the damage, and nothing else is
+// lost: a flipped byte anywhere in it (its op, its id, its data: the
+// checksum tells), bytes overwritten, zeros where a page did not reach the
+// disk, the file cut inside it. It is never read as another job's entry,
+// and the journal takes new entries after it. Job 2's launch is the
+// damaged one; its end, when it has one, stays.
+func TestDamagedEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(b []byte, at, n int) []byte // at, n: job 2's launch line, newline excluded
+		want   map[fluid.ID]string
+	}{
+		{"flipped op", func(b []byte, at, n int) []byte { b[at+8] ^= 0x01; return b }, nil},
+		{"flipped id", func(b []byte, at, n int) []byte { b[at+bytes.Index(b[at:], []byte(`"id":2`))+5] = '3'; return b }, nil},
+		{"flipped data", func(b []byte, at, n int) []byte { b[at+bytes.Index(b[at:], []byte(`"b"`))+1] = 'x'; return b }, nil},
+		{"flipped checksum", func(b []byte, at, n int) []byte { b[at+n-3] ^= 0x01; return b }, nil},
+		{"overwritten", func(b []byte, at, n int) []byte { copy(b[at+3:], "#####"); return b }, nil},
+		{"zeros inside", func(b []byte, at, n int) []byte {
+			for i := at + 10; i < at+20; i++ {
+				b[i] = 0
+			}
+			return b
+		}, nil},
+		{"cut inside, last", func(b []byte, at, n int) []byte { return b[:at+n/2] }, map[fluid.ID]string{1: `{"v":"a"}|`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "b.journal")
+			j, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := []Entry{launch(1, "a"), launch(2, "b"), launch(3, "c"), end(3, 0)}
+			if tc.want != nil {
+				entries = entries[:2] // job 2's launch is the last line
+			}
+			if err := j.Commit(entries...); err != nil {
+				t.Fatal(err)
+			}
+			j.Close(false)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b = bytes.TrimRight(b, "\x00") // the reserve's room
+			line, _ := Encode(launch(2, "b"))
+			at := bytes.Index(b, line)
+			if at < 0 {
+				t.Fatalf("job 2's launch not in %q", b)
+			}
+			if err := os.WriteFile(path, tc.damage(b, at, len(line)-1), 0o600); err != nil {
+				t.Fatal(err)
+			}
+
+			j = open(t, path)
+			want := tc.want
+			if want == nil {
+				want = map[fluid.ID]string{1: `{"v":"a"}|`, 3: `{"v":"c"}|{"status":0}`}
+			}
+			if diff := cmp.Diff(want, state(j)); diff != "" {
+				t.Errorf("replayed (-want +got):\n%s", diff)
+			}
+			if err := j.Commit(launch(4, "d")); err != nil {
+				t.Fatal(err)
+			}
+			j.Close(false)
+			j = open(t, path)
+			want[4] = `{"v":"d"}|`
+			if diff := cmp.Diff(want, state(j)); diff != "" {
+				t.Errorf("replayed after a new entry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Lines written before checksums were (an older agent's journal, merged
+// by a newer one) are read as they are.
+func TestUncheckedLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "b.journal")
+	old := `{"op":"launch","id":1,"data":{"v":"a"}}` + "\n" + `{"op":"launch","id":2,"data":{"v":"b"}}` + "\n" +
+		`{"op":"end","id":2,"data":{"status":0}}` + "\n"
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := open(t, path)
+	if diff := cmp.Diff(map[fluid.ID]string{1: `{"v":"a"}|`, 2: `{"v":"b"}|{"status":0}`}, state(j)); diff != "" {
+		t.Errorf("replayed (-want +got):\n%s", diff)
+	}
+}
+
+// Every line Encode makes carries its checksum, and reads back whole.
+func TestEncodeChecksum(t *testing.T) {
+	for _, e := range []Entry{launch(1, "a"), end(7, 256), ack(9), {Op: OpLaunch, ID: 1<<63 + 5, Data: json.RawMessage(`{"s":"\u0000,\"crc\":\"00000000\"}"}`)}} {
+		line, err := Encode(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(line, []byte(crcKey)) || !intact(line) {
+			t.Errorf("%s: no intact checksum", line)
+		}
+		var got Entry
+		if err := json.Unmarshal(line, &got); err != nil || got.Op != e.Op || got.ID != e.ID {
+			t.Errorf("%s: decoded %+v, %v", line, got, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -114,5 +115,17 @@ func BenchmarkCommit(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkEncode is the cost of one launch entry's line, its checksum
+// included (a record of the size the agent journals).
+func BenchmarkEncode(b *testing.B) {
+	e := Entry{Op: OpLaunch, ID: 1 << 40, Data: json.RawMessage(`{"id":1099511627776,"userid":0,"gid":0,"cgroup":["/sys/fs/cgroup/fluxq-0123456789ab/slot.12"],"expiration":"2026-12-02T03:00:00Z","kill_grace":5000000000}`)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Encode(e); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

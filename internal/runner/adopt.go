@@ -1,10 +1,17 @@
 package runner
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/rset"
 )
 
 // Adopt watches a job that an earlier runner launched (from a dead agent's
@@ -22,8 +29,13 @@ func (r *Runner) Adopt(rec Record) {
 	j := &job{r: r, id: rec.ID, rec: &rec, adopted: true, launched: true, ending: true,
 		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(rec.ID), 10))}
 	r.mu.Lock()
+	j.stray = r.strays[rec.ID]
+	delete(r.strays, rec.ID)
 	if r.closed || r.jobs[rec.ID] != nil {
 		r.mu.Unlock()
+		if j.stray != nil {
+			j.stray.close()
+		}
 		return
 	}
 	r.jobs[rec.ID] = j
@@ -71,4 +83,130 @@ func (j *job) adoptedGone() bool {
 		}
 	}
 	return true
+}
+
+// Strays finds the jobs that a dead runner left running without a record
+// that says so: a cgroup of this instance, marked with its job's id (a
+// slot) or named by it, that still holds processes, of a job that held
+// does not claim and this runner does not run. It returns a record made
+// from each such cgroup (Recovered set, no time limit, the runner's own
+// user), for the agent to hold the job and Adopt it: the cgroup is the
+// truth for what runs, so a journal entry that was damaged or lost never
+// frees a core that is still busy.
+//
+// A slot is taken only when no live runner holds its lock, and stays
+// locked until its job is over. A cgroup named by its job's id (cgroup v1,
+// or v2 without user xattrs) has no lock, so it is taken only when named
+// is true, which the caller sets when no other agent lives. In subreaper
+// mode there is no cgroup to find: Strays returns nothing.
+func (r *Runner) Strays(held func(fluid.ID) bool, named bool) []Record {
+	if r.cg == nil {
+		return nil
+	}
+	ents, err := os.ReadDir(r.cg.parent)
+	if err != nil {
+		return nil
+	}
+	var out []Record
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(r.cg.parent, e.Name())
+		if _, ok := slotNumber(e.Name()); ok {
+			if rec, ok := r.straySlot(dir, held); ok {
+				out = append(out, rec)
+			}
+			continue
+		}
+		n, err := strconv.ParseUint(e.Name(), 10, 64)
+		id := fluid.ID(n)
+		if err != nil || !named || held(id) || r.job(id) != nil || len(pidsOf(dir)) == 0 {
+			continue
+		}
+		out = append(out, r.strayRecord(id, dir))
+	}
+	return out
+}
+
+// straySlot returns the record of the slot dir's job if it is a stray,
+// keeping the slot locked in r.strays.
+func (r *Runner) straySlot(dir string, held func(fluid.ID) bool) (Record, bool) {
+	s, ok, err := openSlot(dir)
+	if err != nil || !ok {
+		return Record{}, false // a live runner's
+	}
+	var buf [32]byte
+	m, err := unix.Getxattr(dir, jobAttr, buf[:])
+	n, perr := strconv.ParseUint(string(buf[:max(m, 0)]), 10, 64)
+	id := fluid.ID(n)
+	// Populated, or unreadable with processes listed: a slot whose
+	// emptiness cannot be told is taken as busy, never as free.
+	busy := func() bool {
+		p := populated(s.events)
+		return p == 1 || p == -1 && len(pidsOf(dir)) > 0
+	}
+	if err != nil || perr != nil || held(id) || !busy() {
+		s.close()
+		return Record{}, false
+	}
+	r.mu.Lock()
+	if r.closed || r.jobs[id] != nil || r.strays[id] != nil {
+		r.mu.Unlock()
+		s.close()
+		return Record{}, false
+	}
+	r.strays[id] = s
+	r.mu.Unlock()
+	return r.strayRecord(id, dir), true
+}
+
+func (r *Runner) strayRecord(id fluid.ID, dir string) Record {
+	return Record{ID: id, UserID: r.euid, GID: r.egid, Cgroup: []string{dir}, KillGrace: DefaultKillGrace, Recovered: true}
+}
+
+// unlockStray releases the lock of a stray's slot. Called with j.mu held
+// (or before j is shared).
+func (j *job) unlockStray() {
+	if j.stray != nil {
+		j.stray.close()
+		j.stray = nil
+	}
+}
+
+// Limit gives a stray (an adopted job whose record was made from its
+// cgroup, and so knows no time limit) the limit its start request says:
+// R's expiration, else R's start time plus the jobspec's duration, and the
+// request's kill grace. It returns the record as it now is, for the agent
+// to journal, and false when nothing changed: not a stray, a limit
+// already, or none to be had (an R without times).
+func (r *Runner) Limit(id fluid.ID, s Spec) (Record, bool) {
+	js, err := jobspec.Parse(s.Jobspec)
+	if err != nil {
+		return Record{}, false
+	}
+	rs, err := rset.Parse(s.R)
+	if err != nil || rs.Expiration() <= 0 && rs.StartTime() <= 0 {
+		// Without R's times the limit would count from now, or from
+		// nothing: better none than a wrong one.
+		return Record{}, false
+	}
+	exp := expiration(js, rs, r.opts.Now())
+	j := r.job(id)
+	if j == nil || exp.IsZero() {
+		return Record{}, false
+	}
+	j.mu.Lock()
+	defer j.unlock()
+	if !j.adopted || !j.rec.Recovered || j.done || j.closed || j.limit != nil || !j.rec.Expiration.IsZero() {
+		return Record{}, false
+	}
+	j.rec.Expiration = exp
+	if s.KillGrace > 0 {
+		j.rec.KillGrace = s.KillGrace
+	}
+	j.limit = time.AfterFunc(max(0, exp.Sub(r.opts.Now())), j.expire)
+	rec := *j.rec
+	rec.Cgroup, rec.Procs = slices.Clone(rec.Cgroup), slices.Clone(rec.Procs)
+	return rec, true
 }

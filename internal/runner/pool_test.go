@@ -3,9 +3,11 @@ package runner
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -134,5 +136,79 @@ func TestPoolLeftovers(t *testing.T) {
 	}
 	if _, err := os.Stat(busy.Cgroup[0]); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("adopted job's slot %s left: %v", busy.Cgroup[0], err)
+	}
+}
+
+// A job whose runner died and whose record was lost is found by its
+// slot: Strays returns it while its processes run (not when held, not
+// twice, not when empty), and once adopted it ends when they are gone.
+func TestStrays(t *testing.T) {
+	h := poolHarness(t)
+	cwd := t.TempDir()
+	rec := h.launch(spec(t, 700, jobspec.Options{Command: sh(`echo up > up; exec sleep 30`), Cwd: cwd}, 1, "0"))
+	waitFile(t, filepath.Join(cwd, "up"))
+	h.run(701, []string{"true"}) // an empty slot, marked free
+	j := h.r.job(700)
+	h.r.Close()
+	// As its agent's death leaves it: the slot's lock goes with the
+	// process, here with the descriptor.
+	j.mu.Lock()
+	j.slot.close()
+	j.mu.Unlock()
+
+	h2 := newHarness(t, "cgroup2")
+	h2.t = t
+	none := func(fluid.ID) bool { return false }
+	for _, tc := range []struct {
+		name string
+		held func(fluid.ID) bool
+		want []fluid.ID
+	}{
+		{"held", func(id fluid.ID) bool { return id == 700 }, nil},
+		{"stray", none, []fluid.ID{700}},
+		{"locked by this runner already", none, nil},
+	} {
+		var got []fluid.ID
+		for _, r := range h2.r.Strays(tc.held, true) {
+			got = append(got, r.ID)
+			if !r.Recovered || !slices.Equal(r.Cgroup, rec.Cgroup) {
+				t.Errorf("%s: record %+v, want recovered, cgroup %v", tc.name, r, rec.Cgroup)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: strays %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// Another runner (another agent) does not take it while it is held.
+	h3 := newHarness(t, "cgroup2")
+	if got := h3.r.Strays(none, true); len(got) != 0 {
+		t.Errorf("a second runner found %+v", got)
+	}
+	h2.r.Adopt(Record{ID: 700, Cgroup: rec.Cgroup, Recovered: true})
+	time.Sleep(300 * time.Millisecond)
+	if got := h2.r.Running(); !slices.Equal(got, []fluid.ID{700}) {
+		t.Errorf("running %v while its process runs", got)
+	}
+	// Its reattach names its limit: without R's times, none is taken;
+	// with them, it is, once, and it ends the job.
+	sp := spec(t, 700, jobspec.Options{Command: []string{"true"}}, 1, "0")
+	if _, ok := h2.r.Limit(700, sp); ok {
+		t.Error("a limit taken from an R without times")
+	}
+	now := time.Now()
+	sp = withTimes(t, sp, now.Add(-time.Minute), now.Add(200*time.Millisecond))
+	got, ok := h2.r.Limit(700, sp)
+	if !ok || got.Expiration.Sub(now.Add(200*time.Millisecond)).Abs() > time.Millisecond || got.KillGrace != sp.KillGrace {
+		t.Errorf("limit: %+v, %v", got, ok)
+	}
+	if _, ok := h2.r.Limit(700, sp); ok {
+		t.Error("a second limit taken")
+	}
+	want := []summary{{Exc: "timeout: " + NoteTimeout}, {Known: false}}
+	if diff := cmp.Diff(want, summarize(h2.wait(700))); diff != "" {
+		t.Errorf("stray: events (-want +got):\n%s", diff)
+	}
+	if got := h3.r.Strays(none, true); len(got) != 0 {
+		t.Errorf("after its end, strays %+v", got)
 	}
 }

@@ -95,6 +95,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cloexec"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	fjob "github.com/fluxq/fluxq/internal/job"
@@ -177,6 +178,9 @@ type Record struct {
 	Procs      []Proc        `json:"procs,omitempty"`
 	Expiration time.Time     `json:"expiration"` // zero: none
 	KillGrace  time.Duration `json:"kill_grace"`
+	// Recovered: the record was made from the job's cgroup (Strays), its
+	// own having been lost.
+	Recovered bool `json:"recovered,omitempty"`
 }
 
 // Proc names one process for good: a pid, and its start time, /proc/PID/stat
@@ -225,6 +229,8 @@ type Runner struct {
 	jobs   map[fluid.ID]*job
 	closed bool
 	found  map[lookKey]found // see lookPath
+	// strays are the slots Strays found, locked, until Adopt takes them.
+	strays map[fluid.ID]*slot
 }
 
 // New starts a runner.
@@ -250,7 +256,15 @@ func New(opts Options) (*Runner, error) {
 	}
 	opts.JobsDir = dir
 	markTopDir(dir)
-	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}}
+	// A job's tasks get 0, 1 and 2 alone (Slurm's and Flux's do): what
+	// this process inherited open is marked close-on-exec here, once, so
+	// that the fork path pays nothing for it. Everything the runner opens
+	// itself is opened close-on-exec, and a task's 0, 1 and 2 are dup'ed
+	// into place by the fork.
+	if err := cloexec.Inherited(); err != nil {
+		return nil, fmt.Errorf("runner: closing inherited descriptors: %w", err)
+	}
+	r := &Runner{opts: opts, jobs: map[fluid.ID]*job{}, found: map[lookKey]found{}, strays: map[fluid.ID]*slot{}}
 	r.hostname, _ = os.Hostname()
 	r.euid, r.egid = uint32(os.Geteuid()), uint32(os.Getegid())
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
@@ -325,12 +339,18 @@ func (r *Runner) Close() {
 	r.closed = true
 	jobs := r.jobs
 	r.jobs = map[fluid.ID]*job{}
+	strays := r.strays
+	r.strays = map[fluid.ID]*slot{}
 	r.mu.Unlock()
 	for _, j := range jobs {
 		j.mu.Lock()
 		j.closed = true
 		j.stopTimers()
+		j.unlockStray()
 		j.mu.Unlock()
+	}
+	for _, s := range strays {
+		s.close()
 	}
 	if r.cg != nil {
 		r.cg.closePool()
@@ -410,6 +430,10 @@ type job struct {
 	// planErr is a job that cannot be laid out: it fails at the launch,
 	// as the job shell did.
 	planErr error
+	// stray is the slot of a job adopted from its cgroup alone (Strays),
+	// kept locked until the job is over, so that no other runner adopts
+	// it too.
+	stray *slot
 
 	mu          sync.Mutex
 	closed      bool
@@ -1112,6 +1136,7 @@ func (j *job) finish() {
 	}
 	r.mu.Unlock()
 	if j.adopted {
+		j.unlockStray()
 		r.emit(j, Event{End: &End{Known: false}})
 		return
 	}

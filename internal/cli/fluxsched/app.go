@@ -9,6 +9,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/complete"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/cloexec"
 )
 
 // New returns the fluxsched application. Without a command it runs, as
@@ -52,4 +53,12 @@ EXAMPLES:
 }
 
 // Main runs fluxsched with args and returns its exit status.
-func Main(args []string) int { return exitcode.Run(New(), args) }
+func Main(args []string) int {
+	// Before anything is started: what fluxsched inherited (a shell's
+	// `exec 7<file`) must reach neither its exec agent, its scheduler
+	// command nor, through the agent, any job (issue 24). A kernel that
+	// refuses both ways leaves descriptors as they were: the agent's
+	// runner tries again, and nothing here is worth not starting for.
+	_ = cloexec.Inherited()
+	return exitcode.Run(New(), args)
+}
