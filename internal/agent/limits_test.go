@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxq/fluxq/internal/agentproto"
+)
+
+// Issue 24: any local user could hold the agent's descriptors. A
+// connection is let in from the owner and root, and from another uid only
+// while it owns a job the agent holds, within its caps.
+func TestAdmit(t *testing.T) {
+	useScripted(t)
+	a := startAgent(t, stateDir(t), "b1")
+	a.mu.Lock()
+	a.uid = 500 // the instance owner, not root
+	a.jobs[7] = &job{id: 7, userid: 1000}
+	a.jobs[8] = &job{id: 8, userid: 1001, end: &endRecord{}} // ended, not acknowledged
+	a.mu.Unlock()
+	caps := a.lim.Caps()
+	caps.Conns, caps.GuestConns, caps.PerGuest = 6, 3, 2
+	a.lim.SetCaps(caps)
+	steps := []struct {
+		uid   uint32
+		guest bool
+		why   string // "" let in
+	}{
+		{500, false, ""},
+		{0, false, ""},
+		{1000, true, ""},
+		{1000, true, ""},
+		{1000, true, "too many connections from uid 1000 (2 open)"},
+		{1001, true, ""},
+		{1002, true, "permission denied: uid 1002 has no job on this exec agent"},
+		{1001, true, "too many connections from guests (3 open)"},
+		{500, false, ""},
+		{0, false, "too many connections (6 open)"},
+	}
+	for i, s := range steps {
+		guest, why := a.admit(s.uid)
+		if guest != s.guest || !strings.Contains(why, s.why) || (why == "") != (s.why == "") {
+			t.Errorf("step %d, uid %d: guest %v, %q; want %v, %q", i, s.uid, guest, why, s.guest, s.why)
+		}
+	}
+}
+
+// Issue 24: eight connections sending 60 MB with no newline took the
+// agent to 1 GB for good. A line past the caller's bound ends its
+// connection and gives back what it took; a long line within it is
+// served, and its memory given back too.
+func TestLongLines(t *testing.T) {
+	useScripted(t)
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+
+	// A hello padded to 5 MiB (JSON allows the spaces) is answered.
+	pad := strings.Repeat(" ", 5<<20)
+	c, err := net.Dial("unix", SocketPath(filepath.Join(state, agentproto.Dir), "b1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, `{"topic":"agent.hello","type":"request",`+pad+`"payload":{"build":"b1"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line := make([]byte, 4096)
+	n, err := c.Read(line)
+	if err != nil || !bytes.Contains(line[:n], []byte(`"topic":"agent.hello","type":"response"`)) {
+		t.Fatalf("answer to a 5 MiB hello: %q, %v", line[:n], err)
+	}
+	p := dial(t, state, "b1")
+	p.hello() // takes the agent over from the padded connection
+
+	// Past the bound (64 MiB), with no newline: the connection is closed.
+	c2, err := net.Dial("unix", SocketPath(filepath.Join(state, agentproto.Dir), "b1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	chunk := bytes.Repeat([]byte("x"), 1<<20)
+	sent := 0
+	for ; sent < 80<<20; sent += len(chunk) {
+		c2.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c2.Write(chunk); err != nil {
+			break
+		}
+	}
+	if sent >= 80<<20 {
+		t.Errorf("the agent read %d bytes with no newline", sent)
+	}
+	// The padded and the long connections are counted out, their
+	// budget given back; p's is still served.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		all, guests := a.lim.Buffered()
+		open, _ := a.lim.Open(0)
+		if all == 0 && guests == 0 && open == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("budget not given back (%d, %d by guests) or connections not counted out (%d open)", all, guests, open)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h := p.hello(); h.Build != "b1" {
+		t.Errorf("hello after the long line: %+v", h)
+	}
+}
