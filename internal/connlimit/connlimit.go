@@ -63,10 +63,11 @@ func RaiseNoFile() (uint64, error) {
 		return 0, err
 	}
 	if rl.Cur < rl.Max {
-		// unix.Setrlimit, not syscall's: the runtime then still hands
-		// the limit the process started with to the processes it execs.
+		// prlimit, not Setrlimit: since Go 1.21 Setrlimit also makes
+		// every process the runtime execs (a job's tasks) inherit the
+		// raised limit, rather than the one this process started with.
 		want := unix.Rlimit{Cur: rl.Max, Max: rl.Max}
-		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &want); err != nil {
+		if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &want, nil); err != nil {
 			return rl.Cur, err
 		}
 		rl.Cur = rl.Max

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 func tracker() *Tracker {
@@ -194,4 +196,31 @@ func FuzzReadLine(f *testing.F) {
 			t.Fatal("a line past the input")
 		}
 	})
+}
+
+// The soft descriptor limit is raised to the hard one, and the caps
+// derived from it leave half of it to the process.
+func TestRaiseNoFile(t *testing.T) {
+	var rl unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+		t.Fatal(err)
+	}
+	if rl.Max < 256 {
+		t.Skipf("hard descriptor limit %d", rl.Max)
+	}
+	low := unix.Rlimit{Cur: 200, Max: rl.Max}
+	if err := unix.Prlimit(0, unix.RLIMIT_NOFILE, &low, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Prlimit(0, unix.RLIMIT_NOFILE, &rl, nil) })
+	if conns, guests, per := ConnCaps(4096, 256); conns != 100 || guests != 75 || per != 18 {
+		t.Errorf("caps under 200 descriptors: %d, %d, %d; want 100, 75, 18", conns, guests, per)
+	}
+	cur, err := RaiseNoFile()
+	if err != nil || cur != rl.Max {
+		t.Errorf("RaiseNoFile = %d, %v; want %d", cur, err, rl.Max)
+	}
+	if conns, _, _ := ConnCaps(4096, 256); rl.Max >= 8192 && conns != 4096 {
+		t.Errorf("caps under %d descriptors: %d connections, want 4096", rl.Max, conns)
+	}
 }
