@@ -86,7 +86,9 @@ func Call(socket, topic string, payload any, timeout time.Duration) (wire.Messag
 		if err != nil {
 			return wire.Message{}, err
 		}
-		if m.Type == wire.Response && m.Topic == topic {
+		// A connection the agent does not let in is answered with an
+		// error of agent.cancel, whatever it was going to ask.
+		if m.Type == wire.Response && (m.Topic == topic || m.IsError() && m.Topic == agentproto.TopicCancel) {
 			return m, nil
 		}
 	}

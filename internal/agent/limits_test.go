@@ -113,3 +113,30 @@ func TestLongLines(t *testing.T) {
 		t.Errorf("hello after the long line: %+v", h)
 	}
 }
+
+// A caller the agent does not let in hears why, as an error of
+// agent.cancel, whatever it was going to ask: Call returns it as the
+// answer, not as a connection closed.
+func TestCallRefused(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "a.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Write(errorLine(agentproto.TopicCancel, errPerm, "permission denied: uid 1000 has no job on this exec agent"))
+		c.Close()
+	}()
+	m, err := Call(sock, agentproto.TopicStop, agentproto.Stop{}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "permission denied: uid 1000 has no job on this exec agent") {
+		t.Errorf("answer = %+v, %v", m, err)
+	}
+}
