@@ -40,9 +40,6 @@ const (
 	// ownerBuffer is the buffer of a privileged connection, which a
 	// start's line fits in unless its environment is large.
 	ownerBuffer = 64 << 10
-	// guestRequestTimeout bounds the wait for a guest's next line: a
-	// cancel is sent at once, so an idle guest connection is closed.
-	guestRequestTimeout = 30 * time.Second
 	// guestOutMax bounds the answers queued to a guest that does not
 	// read them; past it, its connection is closed.
 	guestOutMax = 64 << 10
@@ -50,6 +47,11 @@ const (
 	// took is handed back to the system, not kept.
 	freeAfter = 4 << 20
 )
+
+// guestRequestTimeout bounds the wait for a guest's next line: a cancel
+// is sent at once, so an idle guest connection is closed. (A variable
+// for tests.)
+var guestRequestTimeout = 30 * time.Second
 
 // caps are the agent's caps, taken from the descriptor limit, raised to
 // the hard one first.

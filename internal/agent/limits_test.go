@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -138,5 +139,100 @@ func TestCallRefused(t *testing.T) {
 	}
 	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "permission denied: uid 1000 has no job on this exec agent") {
 		t.Errorf("answer = %+v, %v", m, err)
+	}
+}
+
+// guestConn serves one end of a fresh connection as a guest's (uid 1000,
+// who owns job 7), as accept would, and returns the other end.
+func guestConn(t *testing.T, a *running) *net.UnixConn {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "g.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	s, err := ln.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if guest, why := a.admit(1000); !guest || why != "" {
+		t.Fatalf("uid 1000 not let in as a guest: %v, %q", guest, why)
+	}
+	a.serve(s, caller{uid: 1000}, true)
+	return c
+}
+
+// Issue 24: what a guest let in may do to its connection. It may cancel
+// its job and nothing else; a line past 4 KiB, an idle connection, or
+// answers it does not read end the connection, which is counted out.
+func TestGuestConnection(t *testing.T) {
+	useScripted(t)
+	guestRequestTimeout = 300 * time.Millisecond
+	t.Cleanup(func() { guestRequestTimeout = 30 * time.Second })
+	a := startAgent(t, stateDir(t), "b1")
+	a.mu.Lock()
+	a.jobs[7] = &job{id: 7, userid: 1000, end: &endRecord{}}
+	a.jobs[8] = &job{id: 8, userid: 1001, end: &endRecord{}}
+	a.mu.Unlock()
+	cancel := func(id int) string {
+		return `{"topic":"agent.cancel","type":"request","payload":{"id":` + strconv.Itoa(id) + `}}` + "\n"
+	}
+	cases := []struct {
+		name string
+		send string
+		read bool     // read the answers
+		want []string // in the answers, in order
+	}{
+		{"its own job", cancel(7), true, []string{`"topic":"agent.cancel","type":"response"}`}},
+		{"another's job", cancel(8), true, []string{"permission denied: job ƒ9 is not yours"}},
+		{"hello", `{"topic":"agent.hello","type":"request","payload":{"build":"b1"}}` + "\n", true, []string{"permission denied: only uid"}},
+		{"a long line", strings.Repeat("x", 5<<10) + "\n", true, []string{"request longer than 4 KiB (the limit for guests)"}},
+		{"idle", "", true, []string{"no request within 300ms"}},
+		{"answers not read", strings.Repeat(cancel(7), 40000), false, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			conn := guestConn(t, a)
+			if !c.read {
+				// The agent hangs up before it has read it all.
+				conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				if n, err := io.WriteString(conn, c.send); err == nil {
+					t.Fatalf("the agent read all %d bytes of a guest that reads no answer", n)
+				}
+			} else {
+				go io.WriteString(conn, c.send) // may fail once the agent hangs up
+			}
+			if c.read {
+				conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				got, _ := io.ReadAll(io.LimitReader(conn, 1<<20))
+				rest := string(got)
+				for _, w := range c.want {
+					i := strings.Index(rest, w)
+					if i < 0 {
+						t.Fatalf("answers %q lack %q", got, w)
+					}
+					rest = rest[i+len(w):]
+				}
+			}
+			if c.name != "its own job" && c.name != "another's job" && c.name != "hello" {
+				deadline := time.Now().Add(10 * time.Second)
+				for {
+					if _, n := a.lim.Open(1000); n == 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("the guest's connection is still open")
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			conn.Close()
+		})
 	}
 }
