@@ -125,20 +125,31 @@ func TestCallRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		c, err := ln.Accept()
+	// The refusal is written and the connection closed at accept, before
+	// or after the caller sends: both orders are tried.
+	for _, closedFirst := range []bool{true, false} {
+		closed := make(chan struct{})
+		go func() {
+			defer close(closed)
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if !closedFirst {
+				c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				c.Read(make([]byte, 1))
+			}
+			c.Write(errorLine(agentproto.TopicCancel, errPerm, "permission denied: uid 1000 has no job on this exec agent"))
+			c.Close()
+		}()
+		m, err := Call(sock, agentproto.TopicStop, agentproto.Stop{}, 5*time.Second)
 		if err != nil {
-			return
+			t.Fatalf("closed first %v: %v", closedFirst, err)
 		}
-		c.Write(errorLine(agentproto.TopicCancel, errPerm, "permission denied: uid 1000 has no job on this exec agent"))
-		c.Close()
-	}()
-	m, err := Call(sock, agentproto.TopicStop, agentproto.Stop{}, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Err(); err == nil || !strings.Contains(err.Error(), "permission denied: uid 1000 has no job on this exec agent") {
-		t.Errorf("answer = %+v, %v", m, err)
+		if err := m.Err(); err == nil || !strings.Contains(err.Error(), "permission denied: uid 1000 has no job on this exec agent") {
+			t.Errorf("closed first %v: answer = %+v, %v", closedFirst, m, err)
+		}
+		<-closed
 	}
 }
 
