@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,16 +20,20 @@ import (
 )
 
 // guestProbe is the testscripts' misbehaving client (guest_*.txtar): it
-// does to fluxsched's socket what no fluxq command would, as another
-// user when asked (-as USER: it starts as root and drops to USER, so it
-// can run in the background, which asuser cannot).
+// does to fluxsched's socket, or an exec agent's, what no fluxq command
+// would, as another user when asked (-as USER: it starts as root and
+// drops to USER, so it can run in the background, which asuser cannot).
+// A SOCKET that is a folder names the one socket in it (the agent's, in
+// $FLUXQ_STATE_DIR/agent, whose name is the build's).
 //
-//	guestprobe flood [-as USER] SOCKET N READYFILE   hold N connections that send nothing, until SIGINT
-//	                                                 (N under the descriptor limit: run several for more)
+//	guestprobe flood [-as USER] [-keep] SOCKET N READYFILE
+//	                                                 hold N connections that send nothing, until SIGINT
+//	                                                 (N under the descriptor limit: run several for more);
+//	                                                 -keep: when the server takes no more, hold those made
 //	guestprobe oversize [-as USER] SOCKET CONNS BYTES  send BYTES with no newline on CONNS connections at once
 //	guestprobe halfsend [-as USER] SOCKET READYFILE  send half a request and hold it until fluxsched hangs up
-//	guestprobe pid SOCKET                            print fluxsched's pid
-//	guestprobe rss SOCKET MAXMB WAIT                 wait until fluxsched's VmRSS is under MAXMB
+//	guestprobe pid SOCKET                            print the pid of the socket's server
+//	guestprobe rss SOCKET|PID MAXMB WAIT             wait until the server's (or PID's) VmRSS is under MAXMB
 //	guestprobe stop PIDFILE READYFILE MAX            SIGSTOP the pid; SIGCONT it on SIGINT, or after MAX
 func guestProbe() int {
 	if len(os.Args) < 2 {
@@ -37,14 +42,21 @@ func guestProbe() int {
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ContinueOnError)
 	as := fs.String("as", "", "run as this user")
+	keep := fs.Bool("keep", false, "flood: hold the connections made when no more can be")
 	if err := fs.Parse(os.Args[2:]); err != nil {
 		return 2
 	}
 	args := fs.Args()
 	var err error
+	if len(args) > 0 && os.Args[1] != "stop" {
+		if args[0], err = socketIn(args[0]); err != nil {
+			fmt.Fprintln(os.Stderr, "guestprobe:", err)
+			return 1
+		}
+	}
 	switch os.Args[1] {
 	case "flood":
-		err = probeFlood(*as, args)
+		err = probeFlood(*as, *keep, args)
 	case "oversize":
 		err = probeOversize(*as, args)
 	case "halfsend":
@@ -66,6 +78,22 @@ func guestProbe() int {
 		return 1
 	}
 	return 0
+}
+
+// socketIn is path, or the one socket in the folder path.
+func socketIn(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return path, nil
+	}
+	socks, err := filepath.Glob(filepath.Join(path, "*.sock"))
+	if err != nil {
+		return "", err
+	}
+	if len(socks) != 1 {
+		return "", fmt.Errorf("%d sockets in %s, want one", len(socks), path)
+	}
+	return socks[0], nil
 }
 
 // becomeUser drops root for name: groups, then gid, then uid.
@@ -102,7 +130,7 @@ func dialRetry(path string) (*net.UnixConn, error) {
 	}
 }
 
-func probeFlood(as string, args []string) error {
+func probeFlood(as string, keep bool, args []string) error {
 	if len(args) != 3 {
 		return errors.New("usage: flood [-as USER] SOCKET N READYFILE")
 	}
@@ -125,6 +153,12 @@ func probeFlood(as string, args []string) error {
 	conns := make([]*net.UnixConn, 0, n)
 	for len(conns) < n {
 		c, err := dialRetry(args[0])
+		if err != nil && keep {
+			// The server is out of room: what it took is held, as
+			// a flooder that gets what it can would.
+			fmt.Fprintf(os.Stderr, "connection %d: %v; holding the others\n", len(conns)+1, err)
+			break
+		}
 		if err != nil {
 			// Said in the ready file too: the script stops waiting.
 			err = fmt.Errorf("connection %d: %w", len(conns)+1, err)
@@ -252,11 +286,13 @@ func serverPID(path string) (int, error) {
 
 func probeRSS(args []string) error {
 	if len(args) != 3 {
-		return errors.New("usage: rss SOCKET MAXMB WAIT")
+		return errors.New("usage: rss SOCKET|PID MAXMB WAIT")
 	}
-	pid, err := serverPID(args[0])
+	pid, err := strconv.Atoi(args[0])
 	if err != nil {
-		return err
+		if pid, err = serverPID(args[0]); err != nil {
+			return err
+		}
 	}
 	maxMB, err := strconv.Atoi(args[1])
 	if err != nil {

@@ -40,9 +40,9 @@ import (
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/boot"
+	"github.com/fluxq/fluxq/internal/connlimit"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
-	"github.com/fluxq/fluxq/internal/peercred"
 	"github.com/fluxq/fluxq/internal/runner"
 )
 
@@ -115,6 +115,7 @@ type Agent struct {
 	run     jobRunner
 	jnl     *journal.Journal
 	ln      *net.UnixListener
+	lim     *connlimit.Tracker // what callers may hold (limits.go)
 	// syncLaunch: a launch record is synced before the fork, not only
 	// written, where the kernel does not name its boot (see start).
 	syncLaunch bool
@@ -177,6 +178,7 @@ func New(opts Options) (*Agent, error) {
 	if a.log == nil {
 		a.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	a.lim = connlimit.New("the exec agent", caps(a.log), a.log)
 	a.sock, a.pidFile = SocketPath(a.dir, opts.Build), PIDPath(a.dir, opts.Build)
 	var st unix.Stat_t
 	if err := unix.Stat(state, &st); err != nil {
@@ -287,8 +289,8 @@ func listen(path string) (*net.UnixListener, error) {
 		return nil, err
 	}
 	ln.SetUnlinkOnClose(false)
-	// The folder decides who reaches it; the peer's uid decides what
-	// it may ask.
+	// The folder decides who reaches it; the peer's uid decides whether
+	// it is let in (limits.go) and what it may ask.
 	if err := os.Chmod(path, 0o666); err != nil {
 		ln.Close()
 		return nil, err
@@ -386,19 +388,16 @@ func (a *Agent) accept() {
 			time.Sleep(100 * time.Millisecond)
 			continue
 		}
-		uid, err := peerUID(c)
+		cred, err := credentials(c)
 		if err != nil {
 			c.Close()
 			continue
 		}
-		a.serve(c, uid)
+		guest, why := a.admit(cred.uid)
+		if why != "" {
+			a.refuse(c, cred, why)
+			continue
+		}
+		a.serve(c, cred, guest)
 	}
-}
-
-func peerUID(c *net.UnixConn) (uint32, error) {
-	cred, err := peercred.Of(c)
-	if err != nil {
-		return 0, err
-	}
-	return cred.Uid, nil
 }

@@ -76,6 +76,12 @@ func Call(socket, topic string, payload any, timeout time.Duration) (wire.Messag
 		return wire.Message{}, err
 	}
 	if err := lc.Send(req); err != nil {
+		// An agent that does not let the caller in may have answered
+		// why and hung up before the request went: the answer is
+		// still there to read.
+		if m, rerr := lc.Recv(); rerr == nil && m.IsError() {
+			return m, nil
+		}
 		return wire.Message{}, err
 	}
 	for {
@@ -86,7 +92,9 @@ func Call(socket, topic string, payload any, timeout time.Duration) (wire.Messag
 		if err != nil {
 			return wire.Message{}, err
 		}
-		if m.Type == wire.Response && m.Topic == topic {
+		// A connection the agent does not let in is answered with an
+		// error of agent.cancel, whatever it was going to ask.
+		if m.Type == wire.Response && (m.Topic == topic || m.IsError() && m.Topic == agentproto.TopicCancel) {
 			return m, nil
 		}
 	}

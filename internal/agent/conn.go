@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +14,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/connlimit"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/wire"
@@ -27,12 +28,14 @@ const (
 )
 
 // conn is one connection to the agent: fluxsched's (the one that said
-// hello last is current), or a cancel from any user. Messages to it are
+// hello last is current), or a cancel from a job's user (a guest). Messages to it are
 // queued and written by its own writer goroutine, several per write, so
 // that nothing in the agent ever waits on a slow reader.
 type conn struct {
-	c   *net.UnixConn
-	uid uint32
+	c     *net.UnixConn
+	uid   uint32
+	pid   int32 // when it connected
+	guest bool  // counted as a guest in the agent's caps
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -43,13 +46,16 @@ type conn struct {
 	wrote   chan struct{} // closed when the writer returns
 }
 
-func (a *Agent) serve(c *net.UnixConn, uid uint32) {
-	cn := &conn{c: c, uid: uid, wrote: make(chan struct{})}
+// serve serves a connection a.admit let in, and counts it out once it
+// closes.
+func (a *Agent) serve(c *net.UnixConn, who caller, guest bool) {
+	cn := &conn{c: c, uid: who.uid, pid: who.pid, guest: guest, wrote: make(chan struct{})}
 	cn.cond = sync.NewCond(&cn.mu)
 	a.mu.Lock()
 	if a.exiting {
 		a.mu.Unlock()
 		c.Close()
+		a.lim.Forget(who.uid, guest)
 		return
 	}
 	a.conns[cn] = struct{}{}
@@ -63,6 +69,13 @@ func (a *Agent) serve(c *net.UnixConn, uid uint32) {
 		defer a.wg.Done()
 		a.read(cn)
 	}()
+}
+
+// queued is the size of what waits to be written.
+func (c *conn) queued() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.out)
 }
 
 // send queues one encoded line; it never blocks.
@@ -123,12 +136,19 @@ func (c *conn) closeAfterFlush(wait time.Duration) {
 }
 
 // read serves the messages of one connection, in order. Lines are read
-// as wire.NewLineConn reads them, but each is decoded once, its payload
-// kept as sent: a start's jobspec is not scanned again before the runner
-// parses it.
+// as wire.NewLineConn reads them, within the caller's bounds
+// (connlimit.Reader: a guest's line is short, a long start's is read into
+// memory of its own and handed back once handled), but each is decoded
+// once, its payload kept as sent: a start's jobspec is not scanned again
+// before the runner parses it.
 func (a *Agent) read(cn *conn) {
-	r := bufio.NewReaderSize(cn.c, 64<<10)
+	size := ownerBuffer
+	if cn.guest {
+		size = guestLineMax + 1 // a guest's line never outgrows it
+	}
+	r := a.lim.NewReader(cn.c, cn.guest, size)
 	defer func() {
+		r.Close()
 		a.mu.Lock()
 		delete(a.conns, cn)
 		if a.cur == cn {
@@ -136,14 +156,33 @@ func (a *Agent) read(cn *conn) {
 		}
 		a.mu.Unlock()
 		cn.closeAfterFlush(time.Second)
+		a.lim.Forget(cn.uid, cn.guest)
 	}()
 	for {
-		line, err := readLine(r)
+		if cn.guest {
+			if cn.queued() > guestOutMax {
+				a.lim.Refused(cn.uid, cn.pid, "its answers are not read")
+				return
+			}
+			cn.c.SetReadDeadline(time.Now().Add(guestRequestTimeout))
+		}
+		line, err := r.ReadLine()
 		if err != nil {
+			a.readFailed(cn, err)
 			return
 		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
 		var m wire.Message
-		if err := json.Unmarshal(line, &m); err != nil || m.Validate() != nil {
+		err = json.Unmarshal(line, &m) // copies what it keeps
+		size := len(line)
+		line = nil
+		r.Release()
+		if size >= freeAfter {
+			a.lim.FreeSoon()
+		}
+		if err != nil || m.Validate() != nil {
 			return // not agentproto: nothing more from this peer is trusted
 		}
 		if m.Type != wire.Request {
@@ -158,27 +197,23 @@ func (a *Agent) read(cn *conn) {
 	}
 }
 
-// readLine returns the next non-blank line, at most wire.MaxLine long.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(line)+len(chunk) > wire.MaxLine {
-			return nil, fmt.Errorf("message longer than %d bytes", wire.MaxLine)
-		}
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			line = line[:0]
-			continue
-		}
-		return line, nil
+// readFailed says why a connection's reading ended, when it was not an
+// ordinary hang-up: to a guest in an answer (of agent.cancel, all it may
+// send), and in the log, as a refusal.
+func (a *Agent) readFailed(cn *conn, err error) {
+	var tl *connlimit.TooLong
+	var ne net.Error
+	switch {
+	case errors.As(err, &tl), errors.Is(err, connlimit.ErrBusy):
+	case errors.As(err, &ne) && ne.Timeout():
+		err = errors.New("no request within " + guestRequestTimeout.String())
+	default:
+		return // EOF, or closed
 	}
+	if cn.guest {
+		cn.send(errorLine(agentproto.TopicCancel, wire.EPROTO, err.Error()))
+	}
+	a.lim.Refused(cn.uid, cn.pid, err.Error())
 }
 
 func (a *Agent) dispatch(cn *conn, m wire.Message) {

@@ -443,7 +443,9 @@ func TestOnlyOwnerSpeaks(t *testing.T) {
 	useScripted(t)
 	state := stateDir(t)
 	a := startAgent(t, state, "b1")
+	a.mu.Lock()
 	a.uid = 4242 // as if the test were a guest
+	a.mu.Unlock()
 	p := dial(t, state, "b1")
 	m := p.call(agentproto.TopicHello, agentproto.HelloRequest{})
 	if !m.IsError() || m.Errnum != errPerm {

@@ -8,7 +8,9 @@
 //
 // Who may send what is decided by the peer's uid (SO_PEERCRED): hello,
 // start, kill, exception, ack, retire and stop only from the agent's own
-// uid (the instance owner); cancel also from the job's user.
+// uid (the instance owner); cancel also from the job's user. Any uid but
+// the owner's and root's is let in only while it owns a job the agent
+// holds, within caps (docs/architecture.md, "The exec agent's socket").
 //
 // The conversation, fluxsched's side first:
 //
@@ -34,8 +36,10 @@
 //	                ended and been acknowledged (an agent of an older build).
 //	agent.stop      request, payload Stop; answered with an empty response
 //	                or an error (jobs still run and Force is false).
-//	agent.cancel    request, payload Cancel, from any local user (fluxq
-//	                cancel with no fluxsched): answered empty, or an error.
+//	agent.cancel    request, payload Cancel, from the owner or the job's
+//	                user (fluxq cancel with no fluxsched): answered empty,
+//	                or an error. A connection the agent does not let in
+//	                is answered with an error of agent.cancel, and closed.
 //
 // A job's end is durable in the agent's journal before its finish is sent;
 // until it is acknowledged it is reported again to every fluxsched that

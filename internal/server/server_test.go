@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/connlimit"
 	"github.com/fluxq/fluxq/internal/state"
 )
 
@@ -174,7 +175,9 @@ func TestShutdownClosesConnections(t *testing.T) {
 // instance owner still has room.
 func TestConnectionCaps(t *testing.T) {
 	s := &Server{Owner: 0}
-	s.tracker().lim = limits{total: 4, guests: 3, perGuest: 2}
+	caps := s.tracker().Caps()
+	caps.Conns, caps.GuestConns, caps.PerGuest = 4, 3, 2
+	s.tracker().SetCaps(caps)
 	guest := peer{uid: 1000}
 	var admitted []*conn
 	for range 2 {
@@ -246,15 +249,15 @@ func TestRequestBounds(t *testing.T) {
 	if _, err := readLine(s, big(1<<20), true); !errors.Is(err, errBusy) {
 		t.Errorf("guest, budget spent: %v, want %v", err, errBusy)
 	}
-	if _, err := readLine(s, big(freeRead), true); err != nil {
+	if _, err := readLine(s, big(connlimit.FreeRead), true); err != nil {
 		t.Errorf("small guest request, budget spent: %v", err)
 	}
 	if _, err := readLine(s, big(1<<20), false); err != nil {
 		t.Errorf("owner, guests' budget spent: %v", err)
 	}
 	s.giveBudget(guestBufferedMax, true)
-	if s.t.buffered != 0 || s.t.guestBuf != 0 {
-		t.Errorf("budget not given back: %d buffered, %d by guests", s.t.buffered, s.t.guestBuf)
+	if buffered, guestBuf := s.t.Buffered(); buffered != 0 || guestBuf != 0 {
+		t.Errorf("budget not given back: %d buffered, %d by guests", buffered, guestBuf)
 	}
 }
 
