@@ -1,0 +1,103 @@
+package fsd
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCheckDuration(t *testing.T) {
+	for _, tc := range []struct {
+		given string
+		sec   float64
+		bad   bool
+	}{
+		{"0", 0, false},
+		{"inf", math.Inf(1), false},
+		{"36525d", 36525 * day, false},
+		{"36525.0001d", 36525.0001 * day, true},
+		{"1e9d", 1e9 * day, true},
+		{"1e308s", 1e308, true},
+		{strings.Repeat("9", 100) + "s", 1e100, true},
+	} {
+		err := CheckDuration(tc.given, tc.sec)
+		if (err != nil) != tc.bad {
+			t.Errorf("CheckDuration(%q) = %v, want refused: %v", tc.given, err, tc.bad)
+			continue
+		}
+		if err != nil && len(err.Error()) > 140 {
+			t.Errorf("CheckDuration(%q): message of %d bytes: %s", tc.given, len(err.Error()), err)
+		}
+	}
+	err := CheckDuration("1e9d", 1e9*day)
+	if want := "duration 1e9d is longer than the longest allowed, 100 years (36525d)"; err == nil || err.Error() != want {
+		t.Errorf("CheckDuration(1e9d) = %v, want %q", err, want)
+	}
+}
+
+func TestParseBounded(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		limit bool // ParseTimeLimitBounded
+		want  float64
+		err   string
+	}{
+		{"36525d", false, MaxDuration, ""},
+		{"inf", false, math.Inf(1), ""},
+		{"1e9d", false, 0, "longer than the longest allowed"},
+		{"1e300d", true, 0, "duration 1e300d is longer"},
+		{"1e20", true, 0, "duration 1e20 is longer"},
+		{"52596000", true, MaxDuration, ""}, // minutes
+		{"-1s", false, 0, "must not be negative"},
+	} {
+		parse := ParseBounded
+		if tc.limit {
+			parse = ParseTimeLimitBounded
+		}
+		got, err := parse(tc.s)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("parse(%q): %v", tc.s, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("parse(%q) = %v, %v; want error containing %q", tc.s, got, err, tc.err)
+		case tc.err == "" && got != tc.want:
+			t.Errorf("parse(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestCheckTime(t *testing.T) {
+	if err := CheckTime("x", LatestTime); err != nil {
+		t.Errorf("CheckTime(LatestTime): %v", err)
+	}
+	for _, v := range []float64{LatestTime + 1, 1e300, math.Inf(1)} {
+		if err := CheckTime("x", v); err == nil {
+			t.Errorf("CheckTime(%v) accepted", v)
+		}
+	}
+	err := CheckTime("9999-12-31", 253402214400)
+	if want := "time 9999-12-31 is later than the latest allowed, 9000-01-01T00:00:00Z"; err == nil || err.Error() != want {
+		t.Errorf("CheckTime = %v, want %q", err, want)
+	}
+}
+
+// TestBoundsEncode is why the bounds are what they are: the latest time
+// plus the longest duration is a time every encoder of a job's record
+// prints, in every time zone, and LatestTime is the instant it names.
+func TestBoundsEncode(t *testing.T) {
+	latest := time.Unix(LatestTime, 0).UTC()
+	if got := latest.Format(time.RFC3339); got != latestTimeText {
+		t.Errorf("LatestTime is %s, its text says %s", got, latestTimeText)
+	}
+	if Duration(MaxDuration) == time.Duration(math.MaxInt64) {
+		t.Errorf("MaxDuration saturates a time.Duration")
+	}
+	end := latest.Add(Duration(MaxDuration))
+	for _, loc := range []*time.Location{time.UTC, time.FixedZone("east", 14*3600), time.FixedZone("west", -12*3600)} {
+		if _, err := json.Marshal(end.In(loc)); err != nil {
+			t.Errorf("the latest end in %s does not encode: %v", loc, err)
+		}
+	}
+}
