@@ -25,11 +25,12 @@ const MaxDuration = 100 * 365.25 * day
 // zone.
 const LatestTime = 221845392000
 
-// The bounds as a user reads them. FSD has no unit of years, so the
-// duration is said in days too: a value a user can give back.
+// The bounds as a user reads them, for messages. FSD has no unit of
+// years, so the duration is said in days too: a value a user can give
+// back.
 const (
-	maxDurationText = "100 years (36525d)"
-	latestTimeText  = "9000-01-01T00:00:00Z"
+	MaxDurationText = "100 years (36525d)"
+	LatestTimeText  = "9000-01-01T00:00:00Z"
 )
 
 // CheckDuration refuses a duration sec longer than MaxDuration, naming it
@@ -38,7 +39,7 @@ const (
 // to refuse.
 func CheckDuration(given string, sec float64) error {
 	if sec > MaxDuration && !math.IsInf(sec, 1) {
-		return fmt.Errorf("duration %s is longer than the longest allowed, %s", shorten(given), maxDurationText)
+		return fmt.Errorf("duration %s is longer than the longest allowed, %s", shorten(given), MaxDurationText)
 	}
 	return nil
 }
@@ -47,7 +48,7 @@ func CheckDuration(given string, sec float64) error {
 // LatestTime, naming it as the user wrote it (given).
 func CheckTime(given string, t float64) error {
 	if t > LatestTime || math.IsInf(t, 1) {
-		return fmt.Errorf("time %s is later than the latest allowed, %s", shorten(given), latestTimeText)
+		return fmt.Errorf("time %s is later than the latest allowed, %s", shorten(given), LatestTimeText)
 	}
 	return nil
 }

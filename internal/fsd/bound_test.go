@@ -88,8 +88,8 @@ func TestCheckTime(t *testing.T) {
 // prints, in every time zone, and LatestTime is the instant it names.
 func TestBoundsEncode(t *testing.T) {
 	latest := time.Unix(LatestTime, 0).UTC()
-	if got := latest.Format(time.RFC3339); got != latestTimeText {
-		t.Errorf("LatestTime is %s, its text says %s", got, latestTimeText)
+	if got := latest.Format(time.RFC3339); got != LatestTimeText {
+		t.Errorf("LatestTime is %s, its text says %s", got, LatestTimeText)
 	}
 	if Duration(MaxDuration) == time.Duration(math.MaxInt64) {
 		t.Errorf("MaxDuration saturates a time.Duration")
