@@ -85,6 +85,7 @@ type jobRunner interface {
 	Containment() string
 	Prepare(runner.Spec) (*runner.Record, error)
 	Launch(*runner.Record, runner.Spec) error
+	Discard(fluid.ID)
 	Adopt(runner.Record)
 	Signal(fluid.ID, syscall.Signal)
 	Terminate(fluid.ID)
