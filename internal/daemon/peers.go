@@ -76,6 +76,7 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 		Build:      agent.BuildID(),
 		Command:    opts.AgentCommand,
 		AllowGuest: opts.Config.Access.AllowGuestUser,
+		Log:        opts.Log,
 	})
 	if err != nil {
 		return nil, err
