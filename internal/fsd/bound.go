@@ -3,6 +3,7 @@ package fsd
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // The bounds on every duration and time fluxq takes from a user: a time
@@ -86,4 +87,22 @@ func shorten(s string) string {
 		return s[:maxQuoted] + "..."
 	}
 	return s
+}
+
+// Time converts t, seconds since the Unix epoch, to a time.Time, for any
+// time up to LatestTime and beyond: time.Unix(0, t*1e9), which callers
+// wrote, wraps around past year 2262 (a begin time in year 3000 came out
+// in 1677, due at once). NaN is the epoch; infinities are the latest or
+// earliest second a float64 of seconds can name within int64.
+func Time(t float64) time.Time {
+	switch {
+	case math.IsNaN(t):
+		return time.Unix(0, 0)
+	case t >= 1<<62:
+		return time.Unix(1<<62, 0)
+	case t <= -(1 << 62):
+		return time.Unix(-(1 << 62), 0)
+	}
+	sec, frac := math.Modf(t)
+	return time.Unix(int64(sec), int64(frac*1e9))
 }

@@ -101,3 +101,21 @@ func TestBoundsEncode(t *testing.T) {
 		}
 	}
 }
+
+func TestTime(t *testing.T) {
+	for _, tc := range []struct {
+		in   float64
+		want time.Time
+	}{
+		{0, time.Unix(0, 0)},
+		{1.5, time.Unix(1, 5e8)},
+		{LatestTime, time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{32503680000, time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)}, // past UnixNano's range
+		{math.NaN(), time.Unix(0, 0)},
+		{math.Inf(1), time.Unix(1<<62, 0)},
+	} {
+		if got := Time(tc.in); !got.Equal(tc.want) {
+			t.Errorf("Time(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
