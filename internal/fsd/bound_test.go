@@ -119,3 +119,36 @@ func TestTime(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseBounded: whatever a user writes, the bounded parsers accept
+// exactly what Parse (or ParseTimeLimit) accepts within MaxDuration, the
+// bound's refusal is one line of bounded length, and what they accept is a
+// duration whose end, from the latest time, encodes.
+func FuzzParseBounded(f *testing.F) {
+	for _, s := range []string{"36525d", "36525.0000001d", "1e9d", "1e300d", "1e308s", "inf", "52596000", "52596001", "0", strings.Repeat("9", 200) + "s"} {
+		f.Add(s)
+	}
+	latest := time.Unix(LatestTime, 0)
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, p := range []struct {
+			bounded, plain func(string) (float64, error)
+		}{{ParseBounded, Parse}, {ParseTimeLimitBounded, ParseTimeLimit}} {
+			v, err := p.bounded(s)
+			w, perr := p.plain(s)
+			switch {
+			case perr != nil && err == nil:
+				t.Fatalf("%q: bounded accepts %v, plain refuses: %v", s, v, perr)
+			case perr == nil && (w <= MaxDuration || math.IsInf(w, 1)) && (err != nil || v != w):
+				t.Fatalf("%q: plain %v, bounded %v, %v", s, w, v, err)
+			case perr == nil && w > MaxDuration && !math.IsInf(w, 1) && err == nil:
+				t.Fatalf("%q: %v past the bound accepted", s, w)
+			case perr == nil && err != nil && (strings.ContainsAny(err.Error(), "\n\r") || len(err.Error()) > 200):
+				t.Fatalf("%q: the bound's refusal is not one short line: %q", s, err)
+			case err == nil && !math.IsInf(v, 1):
+				if _, jerr := json.Marshal(latest.Add(Duration(v))); jerr != nil {
+					t.Fatalf("%q: the latest end does not encode: %v", s, jerr)
+				}
+			}
+		}
+	})
+}
