@@ -197,6 +197,14 @@ func (l *local) pause(ctx context.Context) error {
 	return l.sleep(ctx, d)
 }
 
+// Failing says whether the agents started here are in a crash loop that
+// was logged: their callers then need not log each failure again.
+func (l *local) Failing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deaths.logged
+}
+
 // died records the end of an agent started here at started.
 func (l *local) died(started time.Time, err error, logPath string, reaped chan struct{}) {
 	l.mu.Lock()

@@ -277,6 +277,9 @@ func TestCrashLoopBackoff(t *testing.T) {
 		t.Errorf("pauses %v, want %v", pauses, want)
 	}
 	out := logged.String()
+	if !l.Failing() {
+		t.Error("in a logged crash loop, Failing is false")
+	}
 	if n := strings.Count(out, "keeps exiting"); n != 1 {
 		t.Errorf("crash loop logged %d times, want once:\n%s", n, out)
 	}
@@ -285,6 +288,9 @@ func TestCrashLoopBackoff(t *testing.T) {
 	}
 	// An agent that exits in order starts the count over.
 	l.died(time.Now(), nil, "", nil)
+	if l.Failing() {
+		t.Error("after an orderly exit, Failing is true")
+	}
 	pauses = nil
 	if err := l.pause(context.Background()); err != nil || len(pauses) != 0 {
 		t.Errorf("after an orderly exit: pause %v, %v; want none", pauses, err)
