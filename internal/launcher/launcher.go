@@ -218,7 +218,7 @@ func (l *local) died(started time.Time, err error, logPath string, reaped chan s
 		if l.deaths.logged {
 			l.opts.Log.Info("the exec agent had stayed up; a new crash loop would be logged again")
 		}
-		l.deaths = deaths{}
+		l.deaths = deaths{reaped: l.deaths.reaped} // a newer agent's, if any
 		return
 	}
 	l.deaths.young++
