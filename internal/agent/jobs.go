@@ -163,21 +163,24 @@ func (a *Agent) prepare(spec runner.Spec) (rec *runner.Record, data []byte, err 
 	defer func() {
 		if p := recover(); p != nil {
 			err = &startFailure{why: fmt.Sprint(p)}
-		}
-		var sf *startFailure
-		if errors.As(err, &sf) {
-			// Nothing was forked: whatever Prepare made goes back.
-			a.run.Discard(spec.ID)
-			// The agent's own failure, not the job's: said once in
-			// the log too, for the admin.
-			a.log.Error("a job could not be started", "job", spec.ID, "err", sf.why)
+			// Nothing was forked: whatever Prepare made goes back. On a
+			// goroutine of its own: a panic may have left a lock of
+			// the runner's held, and this connection must not wait on
+			// it.
+			go a.run.Discard(spec.ID)
+			a.log.Error("a job could not be started", "job", spec.ID, "err", err)
 		}
 	}()
 	if rec, err = a.run.Prepare(spec); err != nil {
 		return nil, nil, err
 	}
 	if data, err = json.Marshal(rec); err != nil {
-		return nil, nil, &startFailure{why: "its record does not encode: " + err.Error()}
+		// The agent's own failure, not the job's: said once in the log
+		// too, for the admin.
+		err = &startFailure{why: "its record does not encode: " + err.Error()}
+		a.run.Discard(spec.ID)
+		a.log.Error("a job could not be started", "job", spec.ID, "err", err)
+		return nil, nil, err
 	}
 	return rec, data, nil
 }
@@ -302,14 +305,15 @@ func (a *Agent) launch(j *job) {
 
 // launchOne forks one job's tasks; a panic in it fails that job alone, as
 // an exception, instead of ending the agent and every job it holds. What
-// the launch may have started is terminated: the job's end comes from the
-// runner if it still knows the job. Called without mu.
+// the launch may have started is terminated. Called without mu.
 func (a *Agent) launchOne(j *job) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &startFailure{why: fmt.Sprint(p)}
 			a.log.Error("a job could not be launched", "job", j.id, "err", err)
-			a.run.Terminate(j.id)
+			// On a goroutine of its own, as in prepare: the launches
+			// of the other jobs must not wait on a lock the panic left.
+			go a.run.Terminate(j.id)
 		}
 	}()
 	return a.run.Launch(j.rec, j.spec)

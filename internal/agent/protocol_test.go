@@ -572,10 +572,17 @@ func TestOneBadJobFailsAlone(t *testing.T) {
 			t.Errorf("job %d: stream %v, exceptions %+v; want one fatal exec exception %q", tc.id, types(rs), e, tc.note)
 		}
 	}
-	s.mu.Lock()
-	discarded := maps.Clone(s.discarded)
-	sigs := s.signals[4]
-	s.mu.Unlock()
+	// After a panic, the clean-up runs on a goroutine of its own.
+	var discarded map[fluid.ID]int
+	var sigs []syscall.Signal
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		discarded, sigs = maps.Clone(s.discarded), slices.Clone(s.signals[4])
+		s.mu.Unlock()
+		if discarded[3] > 0 && len(sigs) > 0 {
+			break
+		}
+	}
 	if discarded[2] != 1 || discarded[3] != 1 || discarded[1] != 0 || discarded[4] != 0 {
 		t.Errorf("discarded %v, want jobs 2 and 3 once (prepared, never launched)", discarded)
 	}
