@@ -91,6 +91,7 @@ type jobRunner interface {
 	Containment() string
 	Prepare(runner.Spec) (*runner.Record, error)
 	Launch(*runner.Record, runner.Spec) error
+	Discard(fluid.ID)
 	Adopt(runner.Record)
 	Strays(held func(fluid.ID) bool, named bool) []runner.Record
 	Limit(fluid.ID, runner.Spec) (runner.Record, bool)

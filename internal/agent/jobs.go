@@ -128,7 +128,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	a.jobs[req.ID] = j
 	a.mu.Unlock()
 
-	rec, err := a.run.Prepare(j.spec)
+	rec, data, err := a.prepare(j.spec)
 	if err != nil {
 		a.mu.Lock()
 		delete(a.jobs, req.ID)
@@ -136,7 +136,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		a.mu.Unlock()
 		// Nothing was started: the exception says why (the time limit
 		// passed already, the user does not exist, the folder could not
-		// be written...).
+		// be written, its record could not be made...).
 		typ := typeExec
 		var re *runner.Error
 		if errors.As(err, &re) && re.Type != "" {
@@ -144,11 +144,6 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		}
 		refuse(cn, req.ID, typ, err.Error())
 		return
-	}
-	data, err := json.Marshal(rec)
-	if err != nil {
-		// Never: a Record always encodes.
-		panic(fmt.Sprintf("agent: encoding a job record: %v", err))
 	}
 	j.rec = rec
 	// Written before the fork, so that a later agent finds the processes.
@@ -164,6 +159,44 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		}
 	})
 }
+
+// prepare has the runner prepare a job and encodes the record to journal.
+// It is the boundary of one job's start: whatever goes wrong in it, a
+// record that does not encode or a panic of the runner, fails that job
+// alone, which is refused, and the agent goes on serving the others
+// (issue 24: one guest's record that did not encode killed the agent,
+// and with it every other user's running job). Called without mu.
+func (a *Agent) prepare(spec runner.Spec) (rec *runner.Record, data []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &startFailure{why: fmt.Sprint(p)}
+			// Nothing was forked: whatever Prepare made goes back. On a
+			// goroutine of its own: a panic may have left a lock of
+			// the runner's held, and this connection must not wait on
+			// it.
+			go a.run.Discard(spec.ID)
+			a.log.Error("a job could not be started", "job", spec.ID, "err", err)
+		}
+	}()
+	if rec, err = a.run.Prepare(spec); err != nil {
+		return nil, nil, err
+	}
+	if data, err = json.Marshal(rec); err != nil {
+		// The agent's own failure, not the job's: said once in the log
+		// too, for the admin.
+		err = &startFailure{why: "its record does not encode: " + err.Error()}
+		a.run.Discard(spec.ID)
+		a.log.Error("a job could not be started", "job", spec.ID, "err", err)
+		return nil, nil, err
+	}
+	return rec, data, nil
+}
+
+// startFailure is a start that failed in the agent itself, rather than for
+// a reason of the job's (a bad R, an unknown user...).
+type startFailure struct{ why string }
+
+func (e *startFailure) Error() string { return "the exec agent cannot start the job: " + e.why }
 
 func (a *Agent) holds(id fluid.ID) bool {
 	a.mu.Lock()
@@ -245,7 +278,7 @@ func (a *Agent) launcher() {
 }
 
 func (a *Agent) launch(j *job) {
-	if err := a.run.Launch(j.rec, j.spec); err != nil {
+	if err := a.launchOne(j); err != nil {
 		a.mu.Lock()
 		j.launched, j.startOwed, j.spec = true, false, runner.Spec{}
 		a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: err.Error()})
@@ -275,6 +308,22 @@ func (a *Agent) launch(j *job) {
 	if terminate {
 		a.run.Terminate(j.id)
 	}
+}
+
+// launchOne forks one job's tasks; a panic in it fails that job alone, as
+// an exception, instead of ending the agent and every job it holds. What
+// the launch may have started is terminated. Called without mu.
+func (a *Agent) launchOne(j *job) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = &startFailure{why: fmt.Sprint(p)}
+			a.log.Error("a job could not be launched", "job", j.id, "err", err)
+			// On a goroutine of its own, as in prepare: the launches
+			// of the other jobs must not wait on a lock the panic left.
+			go a.run.Terminate(j.id)
+		}
+	}()
+	return a.run.Launch(j.rec, j.spec)
 }
 
 // event receives the runner's events. It never blocks on I/O.
@@ -334,7 +383,14 @@ func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
-		panic(fmt.Sprintf("agent: encoding a job end: %v", err))
+		// Only a usage figure can fail (NaN): the end is journaled
+		// without it, rather than the agent dying with every job.
+		a.log.Error("a job's usage does not encode", "job", j.id, "err", err)
+		rec.Usage = nil
+		if data, err = json.Marshal(rec); err != nil {
+			rec = &endRecord{Status: e.Status, Known: e.Known}
+			data, _ = json.Marshal(rec)
+		}
 	}
 	a.jnl.Append([]journal.Entry{{Op: journal.OpEnd, ID: j.id, Data: data}}, true, func(err error) {
 		if err != nil {

@@ -8,9 +8,11 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -41,6 +43,10 @@ type scripted struct {
 	// strays given a limit.
 	strays []runner.Record
 	limits map[fluid.ID]runner.Spec
+	// onPrepare, if set, makes a job's record (or panics) in Prepare;
+	// discarded counts Discard's calls.
+	onPrepare func(sp runner.Spec) *runner.Record
+	discarded map[fluid.ID]int
 }
 
 func useScripted(t *testing.T) *scripted {
@@ -61,7 +67,20 @@ func (s *scripted) Prepare(sp runner.Spec) (*runner.Record, error) {
 	if s.failPrep != nil {
 		return nil, s.failPrep
 	}
+	if s.onPrepare != nil {
+		if rec := s.onPrepare(sp); rec != nil {
+			return rec, nil
+		}
+	}
 	return &runner.Record{ID: sp.ID, UserID: sp.UserID, KillGrace: sp.KillGrace}, nil
+}
+func (s *scripted) Discard(id fluid.ID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.discarded == nil {
+		s.discarded = map[fluid.ID]int{}
+	}
+	s.discarded[id]++
 }
 func (s *scripted) Launch(rec *runner.Record, sp runner.Spec) error {
 	s.mu.Lock()
@@ -538,5 +557,82 @@ func TestReattachUnknownIsNotLaunched(t *testing.T) {
 	}
 	if s.launched(5) != 0 {
 		t.Error("a reattach of a job the agent never held launched it")
+	}
+}
+
+// One job's start that goes wrong in the agent itself, a record that does
+// not encode or a panic in the runner's Prepare or Launch, fails that job
+// alone with an exception (issue 24: the agent panicked encoding a
+// guest's record, and was restarted with every other job lost); the agent
+// goes on, and the job beside them runs to its end.
+func TestOneBadJobFailsAlone(t *testing.T) {
+	s := useScripted(t)
+	s.onPrepare = func(sp runner.Spec) *runner.Record {
+		switch sp.ID {
+		case 2:
+			// Past year 9999: encoding/json refuses it.
+			return &runner.Record{ID: sp.ID, Expiration: time.Date(20000, 1, 1, 0, 0, 0, 0, time.UTC)}
+		case 3:
+			panic("a bug in Prepare")
+		}
+		return nil
+	}
+	s.onLaunch = func(id fluid.ID) {
+		if id == 4 {
+			panic("a bug in Launch")
+		}
+	}
+	state := stateDir(t)
+	a := startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	p.hello()
+	js, r := makeJobspec(t, "true"), makeR(t)
+	p.start(1, false, js, r) // a good job, running meanwhile
+	p.wait("job 1's start", 5*time.Second, func() bool { return len(p.starts) >= 1 })
+	for _, tc := range []struct {
+		id   fluid.ID
+		note string
+	}{
+		{2, "the exec agent cannot start the job: its record does not encode: "},
+		{3, "the exec agent cannot start the job: a bug in Prepare"},
+		{4, "the exec agent cannot start the job: a bug in Launch"},
+	} {
+		p.start(tc.id, false, js, r)
+		rs := p.released(tc.id, 5*time.Second)
+		e := exceptions(t, rs)
+		if len(e) != 1 || !strings.HasPrefix(e[0].Note, tc.note) || e[0].Severity != 0 || e[0].Type != typeExec {
+			t.Errorf("job %d: stream %v, exceptions %+v; want one fatal exec exception %q", tc.id, types(rs), e, tc.note)
+		}
+	}
+	// After a panic, the clean-up runs on a goroutine of its own.
+	var discarded map[fluid.ID]int
+	var sigs []syscall.Signal
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		s.mu.Lock()
+		discarded, sigs = maps.Clone(s.discarded), slices.Clone(s.signals[4])
+		s.mu.Unlock()
+		if discarded[3] > 0 && len(sigs) > 0 {
+			break
+		}
+	}
+	if discarded[2] != 1 || discarded[3] != 1 || discarded[1] != 0 || discarded[4] != 0 {
+		t.Errorf("discarded %v, want jobs 2 and 3 once (prepared, never launched)", discarded)
+	}
+	if a.holds(2) || a.holds(3) || s.launched(2) != 0 || s.launched(3) != 0 {
+		t.Error("a job whose start failed is held or launched")
+	}
+	if len(sigs) == 0 {
+		t.Error("what job 4's broken launch may have started was not terminated")
+	}
+	// The agent serves on: the good job ends as ever, and a new one runs.
+	s.end(1, runner.End{Known: true})
+	if rs := p.released(1, 5*time.Second); !slices.Equal(types(rs), []string{"start", "finish", "release"}) {
+		t.Errorf("job 1: stream %v", types(rs))
+	}
+	p.start(5, false, js, r)
+	p.wait("job 5's start", 5*time.Second, func() bool { return s.launched(5) == 1 })
+	s.end(5, runner.End{Known: true})
+	if rs := p.released(5, 5*time.Second); !slices.Equal(types(rs), []string{"start", "finish", "release"}) {
+		t.Errorf("job 5: stream %v", types(rs))
 	}
 }

@@ -14,7 +14,7 @@ func (a *Access) checkAccess() error {
 		return fmt.Errorf("error parsing [access] config table: guest-reserved-nodes: %d is negative", a.GuestReservedNodes)
 	}
 	if a.GuestReservationTime != "" {
-		t, err := fsd.Parse(a.GuestReservationTime)
+		t, err := fsd.ParseBounded(a.GuestReservationTime)
 		if err != nil {
 			return fmt.Errorf("error parsing [access] config table: guest-reservation-time: %v", err)
 		}

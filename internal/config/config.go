@@ -235,7 +235,7 @@ func (c *Config) check() error {
 	if c.Exec.KillTimeout == "" {
 		c.Exec.KillTimeout = DefaultKillTimeout
 	}
-	if _, err := fsd.Parse(c.Exec.KillTimeout); err != nil {
+	if _, err := fsd.ParseBounded(c.Exec.KillTimeout); err != nil {
 		return fmt.Errorf("error parsing [exec] config table: kill-timeout: %v", err)
 	}
 	for i, e := range c.Resource.Config {

@@ -168,6 +168,11 @@ func TestRejects(t *testing.T) {
 		{"bad mode", "[sched]\nmode = \"limited=0\"\n", `error parsing [sched] config table: invalid mode "limited=0"`},
 		{"bad match policy", "[sched]\nmatch-policy = \"random\"\n", `unknown match-policy "random"`},
 		{"bad kill timeout", "[exec]\nkill-timeout = \"soon\"\n", "error parsing [exec] config table: kill-timeout"},
+		// Every duration in the config is held to fsd's bound (issue 24).
+		{"kill timeout beyond the bound", "[exec]\nkill-timeout = \"1e9d\"\n", "error parsing [exec] config table: kill-timeout: duration 1e9d is longer than the longest allowed, 100 years (36525d)"},
+		{"guest reservation time beyond the bound", "[access]\nguest-reservation-time = \"1e308s\"\n", "guest-reservation-time: duration 1e308s is longer than the longest allowed"},
+		{"queue limit beyond the bound", "[queues.batch]\npolicy.limits.duration = \"36526d\"\n", "[queues.batch.policy.limits] config table: duration: duration 36526d is longer than the longest allowed"},
+		{"queue default beyond the bound", "[policy.jobspec.defaults.system]\nduration = \"1e300d\"\n", "duration: duration 1e300d is longer than the longest allowed"},
 		{"bad launcher", "[exec]\nlauncher = \"ssh\"\n", `unknown launcher "ssh"`},
 		{"not toml", "[sched\n", "a.toml:"},
 		{"entry without hosts", "[[resource.config]]\ncores = \"0\"\n", "entry 0 has no hosts"},

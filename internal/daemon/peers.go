@@ -76,6 +76,7 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 		Build:      agent.BuildID(),
 		Command:    opts.AgentCommand,
 		AllowGuest: opts.Config.Access.AllowGuestUser,
+		Log:        opts.Log,
 	})
 	if err != nil {
 		return nil, err
@@ -94,6 +95,9 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 				// The job manager's end went first: the loop is
 				// ending, or dropped the service and says why itself.
 				log.Debug("exec service", "err", err)
+			case err != nil && failing(l):
+				// Said once, with its cause, by the launcher.
+				log.Debug("exec service", "err", err)
 			case err != nil:
 				log.Error("exec service", "err", err)
 			}
@@ -103,4 +107,11 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 	}}
 	d.cleanup = append(d.cleanup, func() { p.Close() })
 	return p, nil
+}
+
+// failing says whether the launcher's agents are in a crash loop it has
+// logged.
+func failing(l launcher.Launcher) bool {
+	f, ok := l.(interface{ Failing() bool })
+	return ok && f.Failing()
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/job"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
@@ -72,7 +73,9 @@ func (m *Manager) NextWake() time.Time {
 	if wake == 0 {
 		return time.Time{}
 	}
-	return time.Unix(0, int64(wake*1e9))
+	// Not time.Unix(0, wake*1e9): past year 2262 it wraps around to a
+	// wake in the past, and the loop would spin on it.
+	return fsd.Time(wake)
 }
 
 // Tick re-checks time dependencies; the loop calls it at NextWake.

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,6 +63,9 @@ type Options struct {
 	// StartTimeout bounds the wait for a started agent's socket (10 s if
 	// zero).
 	StartTimeout time.Duration
+	// Log takes what is worth telling the operator: an agent that keeps
+	// dying (nothing if nil).
+	Log *slog.Logger
 }
 
 // New returns the launcher named kind.
@@ -74,7 +79,22 @@ func New(kind string, opts Options) (Launcher, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
-	return &local{opts: opts}, nil
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	return &local{opts: opts, sleep: sleep}, nil
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Files of the agents' folder.
@@ -109,7 +129,100 @@ func Sockets(stateDir string) ([]string, error) {
 }
 
 type local struct {
-	opts Options
+	opts  Options
+	sleep func(context.Context, time.Duration) error // tests see the pauses
+
+	mu     sync.Mutex
+	deaths deaths
+}
+
+// deaths follows the agents this launcher started. One that dies young
+// (fails, within restartStable of its start) is started again only after
+// a pause that doubles with each such death in a row, from restartMin to
+// restartMax, and a run of crashLoopAfter of them is logged once, with
+// the last one's cause (issue 24: an agent that panicked on every start
+// was restarted four times a second, for ever, without a word of why).
+type deaths struct {
+	young  int    // agents that died young, in a row
+	cause  string // why the last one ended: its exit status, its last words
+	logged bool   // this run was logged
+	// reaped is closed once the agent started last has been reaped;
+	// nil when none is running.
+	reaped chan struct{}
+}
+
+const (
+	restartMin     = 100 * time.Millisecond
+	restartMax     = 30 * time.Second
+	restartStable  = 10 * time.Second
+	crashLoopAfter = 3
+	// reapWait bounds how long a start waits for the previous agent's
+	// exit to be seen, so that its death is counted before the next.
+	reapWait = time.Second
+)
+
+// pause waits before an agent is started, as long as the agents started
+// before died young, and logs a crash loop once.
+func (l *local) pause(ctx context.Context) error {
+	l.mu.Lock()
+	reaped := l.deaths.reaped
+	l.mu.Unlock()
+	if reaped != nil {
+		// Not answering: it is dying, or dead and not yet reaped.
+		select {
+		case <-reaped:
+		case <-time.After(reapWait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	l.mu.Lock()
+	n, cause := l.deaths.young, l.deaths.cause
+	report := n >= crashLoopAfter && !l.deaths.logged
+	if report {
+		l.deaths.logged = true
+	}
+	l.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	d := restartMax
+	if n <= 20 {
+		d = min(restartMin<<(n-1), restartMax)
+	}
+	if report {
+		l.opts.Log.Error("the exec agent keeps exiting: it is started again after a pause that grows to "+restartMax.String(),
+			"exits", n, "cause", cause, "pause", d)
+	}
+	return l.sleep(ctx, d)
+}
+
+// Failing says whether the agents started here are in a crash loop that
+// was logged: their callers then need not log each failure again.
+func (l *local) Failing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.deaths.logged
+}
+
+// died records the end of an agent started here at started.
+func (l *local) died(started time.Time, err error, logPath string, reaped chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.deaths.reaped == reaped {
+		l.deaths.reaped = nil
+	}
+	if err == nil || time.Since(started) >= restartStable {
+		// An orderly exit (stopped, retired, its state directory gone),
+		// or one that was up: the next start is at once.
+		if l.deaths.logged {
+			l.opts.Log.Info("the exec agent had stayed up; a new crash loop would be logged again")
+		}
+		l.deaths = deaths{reaped: l.deaths.reaped} // a newer agent's, if any
+		return
+	}
+	l.deaths.young++
+	l.deaths.cause = err.Error() + ": " + lastWords(logPath)
 }
 
 func (l *local) Connect(ctx context.Context) ([]*Agent, error) {
@@ -139,6 +252,10 @@ func (l *local) Connect(ctx context.Context) ([]*Agent, error) {
 	}
 	ours := slices.IndexFunc(agents, func(a *Agent) bool { return a.Hello.Build == l.opts.Build && !a.Hello.Retiring })
 	if ours < 0 {
+		if err := l.pause(ctx); err != nil {
+			closeAll()
+			return nil, err
+		}
 		a, err := l.start(ctx)
 		if err != nil {
 			closeAll()
@@ -186,9 +303,19 @@ func (l *local) start(ctx context.Context) (*Agent, error) {
 		return nil, fmt.Errorf("starting the exec agent: %w", err)
 	}
 	exited := make(chan error, 1)
+	reaped := make(chan struct{})
+	started := time.Now()
+	l.mu.Lock()
+	l.deaths.reaped = reaped
+	l.mu.Unlock()
 	// Reaped here if it ends while fluxsched runs; it is not waited for
-	// otherwise.
-	go func() { exited <- cmd.Wait() }()
+	// otherwise. Its death is counted before anyone hears of it.
+	go func() {
+		err := cmd.Wait()
+		l.died(started, err, logPath, reaped)
+		close(reaped)
+		exited <- err
+	}()
 
 	path := SocketPath(l.opts.StateDir, l.opts.Build)
 	deadline := time.Now().Add(l.opts.StartTimeout)
@@ -223,6 +350,31 @@ func lastLine(path string) string {
 		return "nothing in " + path
 	}
 	return s
+}
+
+// lastWords is why an agent ended, from the agents' log: the line of its
+// panic or fatal error if it left one (the lines after are its trace),
+// else the last line.
+func lastWords(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "no log"
+	}
+	defer f.Close()
+	// The end of the log is enough: a trace is a few kilobytes.
+	const tail = 64 << 10
+	if fi, err := f.Stat(); err == nil && fi.Size() > tail {
+		f.Seek(fi.Size()-tail, io.SeekStart)
+	}
+	b, _ := io.ReadAll(f)
+	s := "\n" + string(b)
+	for _, mark := range []string{"\npanic: ", "\nfatal error: "} {
+		if i := strings.LastIndex(s, mark); i >= 0 {
+			line, _, _ := strings.Cut(s[i+1:], "\n")
+			return strings.TrimSpace(line)
+		}
+	}
+	return lastLine(path)
 }
 
 // Dial connects to the agent listening on path and says hello as the

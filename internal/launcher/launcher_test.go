@@ -1,11 +1,14 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +35,19 @@ func fakeAgent(build string) int {
 	if msg := os.Getenv("FAKE_AGENT_FAIL"); msg != "" {
 		fmt.Fprintln(os.Stderr, msg)
 		return 1
+	}
+	if os.Getenv("FAKE_AGENT_PANIC") != "" {
+		// Up, then a crash as Go reports one: the panic, then a trace.
+		// The socket of the one that died before is replaced, as a
+		// real agent replaces it.
+		os.Remove(SocketPath(os.Args[2], build))
+		if _, err := serveFake(os.Args[2], build); err != nil {
+			return 1
+		}
+		time.Sleep(300 * time.Millisecond) // long enough to be dialled
+		fmt.Fprintln(os.Stderr, "panic: agent: encoding a job record: year outside of range [0,9999]")
+		fmt.Fprintln(os.Stderr, "\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d")
+		return 2
 	}
 	if len(os.Args) != 3 || os.Args[1] != "--state-dir" {
 		fmt.Fprintln(os.Stderr, "fake agent: bad arguments", os.Args)
@@ -216,5 +232,67 @@ func TestCancel(t *testing.T) {
 func TestUnknownLauncher(t *testing.T) {
 	if _, err := New("ssh", Options{StateDir: "/x", Build: "b", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), `unknown launcher "ssh"`) {
 		t.Fatalf("New = %v", err)
+	}
+}
+
+// An agent that keeps dying young is started again after a pause that
+// doubles each time, and the crash loop is logged once, with the panic
+// that ended it (issue 24: it was restarted four times a second, for
+// ever); an agent that stays up starts the count over.
+func TestCrashLoopBackoff(t *testing.T) {
+	dir := stateDir(t)
+	t.Setenv("FAKE_AGENT_PANIC", "1")
+	var logged bytes.Buffer
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FAKE_AGENT_BUILD", "b1")
+	ln, err := New(Local, Options{StateDir: dir, Build: "b1", Command: []string{self}, StartTimeout: 5 * time.Second,
+		Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := ln.(*local)
+	var pauses []time.Duration
+	l.sleep = func(_ context.Context, d time.Duration) error { pauses = append(pauses, d); return nil }
+	for range 5 {
+		agents, err := l.Connect(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range agents {
+			a.Conn.Close()
+		}
+		// It dies; the next Connect finds its socket dead.
+		l.mu.Lock()
+		reaped := l.deaths.reaped
+		l.mu.Unlock()
+		if reaped != nil {
+			<-reaped
+		}
+	}
+	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond}
+	if !slices.Equal(pauses, want) {
+		t.Errorf("pauses %v, want %v", pauses, want)
+	}
+	out := logged.String()
+	if !l.Failing() {
+		t.Error("in a logged crash loop, Failing is false")
+	}
+	if n := strings.Count(out, "keeps exiting"); n != 1 {
+		t.Errorf("crash loop logged %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, `cause="exit status 2: panic: agent: encoding a job record: year outside of range [0,9999]"`) {
+		t.Errorf("the log does not give the cause:\n%s", out)
+	}
+	// An agent that exits in order starts the count over.
+	l.died(time.Now(), nil, "", nil)
+	if l.Failing() {
+		t.Error("after an orderly exit, Failing is true")
+	}
+	pauses = nil
+	if err := l.pause(context.Background()); err != nil || len(pauses) != 0 {
+		t.Errorf("after an orderly exit: pause %v, %v; want none", pauses, err)
 	}
 }

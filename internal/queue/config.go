@@ -315,8 +315,10 @@ func checkPolicy(where string, p Policy) error {
 }
 
 // parseDuration reads an FSD; 0 and "inf" mean unlimited (0 returned).
+// It is held to fsd's bound: a queue's default becomes every job's time
+// limit, so it must be one the CLI would have taken.
 func parseDuration(s string) (float64, error) {
-	d, err := fsd.Parse(s)
+	d, err := fsd.ParseBounded(s)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
 )
 
 // Op is the allocation directive of a request.
@@ -152,6 +153,9 @@ func (s *State) create(req Request, who Requester, now float64) (Change, error) 
 	if req.Time < 0 || math.IsNaN(req.Time) {
 		return Change{}, reject(BadParam, "invalid time %g", req.Time)
 	}
+	if err := checkTime(req.Time); err != nil {
+		return Change{}, err
+	}
 	if err := req.Quota.checkTarget(owner); err != nil {
 		return Change{}, err
 	}
@@ -263,6 +267,13 @@ func (s *State) extend(req Request, who Requester, now float64) (Change, error) 
 	}
 	if req.Time < 0 || math.IsNaN(req.Time) {
 		return Change{}, reject(BadParam, "invalid time %g", req.Time)
+	}
+	if err := checkTime(req.Time); err != nil {
+		return Change{}, err
+	}
+	// Extensions add up: each within the bound, their sum may not be.
+	if r.Expires > 0 && !math.IsInf(req.Time, 1) && r.Expires+req.Time > fsd.LatestTime {
+		return Change{}, reject(BadParam, "%s would end after %s, the latest time allowed", r.ID, fsd.LatestTimeText)
 	}
 	if err := req.Quota.checkExtend(r, req.Time, now); err != nil {
 		return Change{}, err
@@ -438,4 +449,15 @@ func (s *State) end(r *Reservation, reason string, returned bool, now float64) C
 	r.record(now, "ended", detail)
 	s.markRes(r)
 	return ch
+}
+
+// checkTime holds a reservation's time to fsd's bound on durations (the
+// CLI checks it first, in the user's words; this is the edge for any
+// client): past it, the reservation's end would be a time no record can
+// encode.
+func checkTime(t float64) error {
+	if err := fsd.CheckDuration(fsd.FormatExact(t), t); err != nil {
+		return reject(BadParam, "%v", err)
+	}
+	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -1027,10 +1029,27 @@ func TestExtendTime(t *testing.T) {
 		}
 	}
 	s := newTestState(t, Support{})
-	for _, bad := range []float64{-1, math.NaN()} {
+	// Beyond fsd's bound (100 years) a time is refused, however it came.
+	for _, bad := range []float64{-1, math.NaN(), fsd.MaxDuration + 1, 1e308} {
 		if _, err := s.Allocate(Request{Op: OpNew, Count: 1, Time: bad}, alice, 0); statusOf(err) != BadParam {
 			t.Errorf("time %v: %v, want BadParam", bad, err)
 		}
+	}
+	r := mustAlloc(t, s, Request{Op: OpNew, Count: 1, Time: fsd.MaxDuration}, alice, 0).Reservation
+	if _, err := s.Allocate(Request{Op: OpExtend, ID: r.ID, Time: 1e10}, alice, 1); statusOf(err) != BadParam {
+		t.Errorf("extend by 1e10s: %v, want BadParam", err)
+	}
+	// Extensions each within the bound may not add up past the latest
+	// time; what was refused changed nothing.
+	now := float64(fsd.LatestTime) - 2*fsd.MaxDuration
+	r = mustAlloc(t, s, Request{Op: OpNew, Count: 1, Time: fsd.MaxDuration}, alice, now).Reservation
+	mustAlloc(t, s, Request{Op: OpExtend, ID: r.ID, Time: fsd.MaxDuration}, alice, now)
+	_, err := s.Allocate(Request{Op: OpExtend, ID: r.ID, Time: 1}, alice, now)
+	if statusOf(err) != BadParam || !strings.Contains(err.Error(), "would end after 9000-01-01T00:00:00Z") {
+		t.Errorf("extend past the latest time: %v, want BadParam", err)
+	}
+	if r.Expires != fsd.LatestTime {
+		t.Errorf("expires %v after a refused extension, want %v", r.Expires, float64(fsd.LatestTime))
 	}
 }
 

@@ -98,6 +98,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cloexec"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
 	fjob "github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
@@ -571,6 +572,42 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	j.mu.Unlock()
 	rec.Cgroup = slices.Clone(rec.Cgroup)
 	return &rec, nil
+}
+
+// Discard undoes Prepare for a job that will not be launched (its record
+// could not be journaled): nothing of it was forked, so its cgroup, empty,
+// goes back, and a folder made for it is removed. A job whose launch
+// began is not Discard's to touch.
+func (r *Runner) Discard(id fluid.ID) {
+	r.mu.Lock()
+	j := r.jobs[id]
+	if j == nil {
+		r.mu.Unlock()
+		return
+	}
+	j.mu.Lock()
+	started := j.launching || j.launched
+	cgroup := slices.Clone(j.rec.Cgroup)
+	j.mu.Unlock()
+	if started {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.jobs, id)
+	r.mu.Unlock()
+	if j.slot != nil {
+		r.cg.release(j.slot)
+	} else {
+		for _, d := range cgroup {
+			removeCgroupDir(d)
+		}
+	}
+	j.folder.mu.Lock()
+	made := j.folder.made
+	j.folder.mu.Unlock()
+	if made {
+		os.RemoveAll(j.dir)
+	}
 }
 
 // folder is a job's folder, made once, at the first need: a guest's in
@@ -1215,8 +1252,16 @@ func (j *job) signal(sig syscall.Signal) {
 // expiration is when the job's time limit ends: R's expiration, else its
 // start time (or launched, without one) plus the jobspec's duration; zero
 // for none.
+//
+// Submission holds durations and times to fsd's bounds; a stored job from
+// before them, or an R a scheduler command wrote, may still name a time
+// past year 9999, which the journal's record could not encode. Such a
+// limit lies beyond any clock this runs on: it is none.
 func expiration(js *jobspec.Jobspec, r *rset.R, launched time.Time) time.Time {
 	if e := r.Expiration(); e > 0 {
+		if e > latestExpiration {
+			return time.Time{}
+		}
 		return fromSeconds(e)
 	}
 	d := js.Attributes.System.Duration
@@ -1224,14 +1269,23 @@ func expiration(js *jobspec.Jobspec, r *rset.R, launched time.Time) time.Time {
 		return time.Time{}
 	}
 	start := launched
-	if s := r.StartTime(); s > 0 {
+	if s := r.StartTime(); s > 0 && s <= latestExpiration {
 		start = fromSeconds(s)
 	}
 	if d > float64(math.MaxInt64/int64(time.Second)) {
 		return time.Time{} // beyond any clock: unlimited
 	}
-	return start.Add(time.Duration(d * float64(time.Second)))
+	exp := start.Add(time.Duration(d * float64(time.Second)))
+	if float64(exp.Unix()) > latestExpiration {
+		return time.Time{}
+	}
+	return exp
 }
+
+// latestExpiration is the latest time limit a job's record holds: a job
+// that begins at fsd.LatestTime and runs fsd.MaxDuration, centuries short
+// of year 9999.
+const latestExpiration = fsd.LatestTime + fsd.MaxDuration
 
 func fromSeconds(s float64) time.Time {
 	sec, frac := math.Modf(s)

@@ -86,6 +86,13 @@ func TestSubmitAllOrNothing(t *testing.T) {
 		{"unknown dependency", []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Dependencies: []string{"afterok:12345"}}), Urgency: 16}}, "unknown job id"},
 		// Flux: a guest submits with urgency 0-16; above is the owner's.
 		{"guest expedites", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 31}}, "only the instance owner may submit with urgency above 16"},
+		// A raw jobspec, as a hostile client sends it, is held to the
+		// bounds no CLI flag enforced for it (issue 24).
+		{"duration beyond 100 years", []SubmitRequest{{Jobspec: good, Urgency: 16}, {Jobspec: rawSpec(`"duration": 8.64e13`), Urgency: 16}},
+			"attributes.system: duration 8.64e+13 is longer than the longest allowed, 100 years (36525d)"},
+		{"duration 1e308", []SubmitRequest{{Jobspec: rawSpec(`"duration": 1e308`), Urgency: 16}}, "duration 1e+308 is longer"},
+		{"begin time past 9000", []SubmitRequest{{Jobspec: rawSpec(`"duration": 0, "dependencies": [{"scheme": "begin-time", "value": "1e12"}]`), Urgency: 16}},
+			"attributes.system.dependencies[0]: time 1e12 is later than the latest allowed, 9000-01-01T00:00:00Z"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,6 +116,13 @@ func TestSubmitAllOrNothing(t *testing.T) {
 			})
 		})
 	}
+}
+
+// rawSpec is a jobspec of one task written by hand, with system as the
+// members of attributes.system.
+func rawSpec(system string) []byte {
+	return []byte(`{"version": 1, "resources": [{"type": "slot", "count": 1, "label": "task", "with": [{"type": "core", "count": 1}]}],
+"tasks": [{"command": ["true"], "slot": "task", "count": {"per_slot": 1}}], "attributes": {"system": {` + system + `}}}`)
 }
 
 func TestDrain(t *testing.T) {

@@ -188,7 +188,8 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	return ids, recs, nil
 }
 
-// checkRequest is a request's first checks: its urgency, its jobspec.
+// checkRequest is a request's first checks: its urgency, its jobspec
+// and the bounds on its times.
 func checkRequest(req SubmitRequest, p parsed) error {
 	if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 		return fmt.Errorf("urgency value is out of range")
@@ -196,7 +197,12 @@ func checkRequest(req SubmitRequest, p parsed) error {
 	if req.Urgency > job.UrgencyGuestMax && !req.Owner {
 		return ErrGuestUrgency
 	}
-	return p.err
+	if p.err != nil {
+		return p.err
+	}
+	// The edge for a hostile raw jobspec: beyond the bounds, a job's
+	// expiration is past what its record can encode.
+	return p.js.CheckBounds()
 }
 
 // admitAll admits each jobspec to its queue and returns them as

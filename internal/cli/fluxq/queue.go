@@ -283,7 +283,7 @@ func (e *env) queueWait(idle bool) func(c *cli.Context) error {
 		}
 		ctx := c.Context
 		if t := c.String("timeout"); t != "" {
-			d, err := fsd.Parse(t)
+			d, err := fsd.ParseBounded(t)
 			if err != nil {
 				return exitcode.UsageErrorf("--timeout: %v", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -42,7 +43,7 @@ func dependsInfo(deps []string, now time.Time) string {
 // today ("14:05", with seconds when it has some), else with the date
 // ("Nov27 14:05", and the year when it is not this one).
 func beginTime(ts float64, now time.Time) string {
-	t := time.Unix(0, int64(ts*1e9)).In(now.Location()).Truncate(time.Second)
+	t := fsd.Time(ts).In(now.Location()).Truncate(time.Second)
 	clock := "15:04"
 	if t.Second() != 0 {
 		clock = "15:04:05"

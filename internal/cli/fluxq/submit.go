@@ -524,7 +524,7 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 		return api.SubmitJob{}, err
 	}
 	if tl := sub(in.timeLimit); tl != "" {
-		d, err := fsd.ParseTimeLimit(tl)
+		d, err := fsd.ParseTimeLimitBounded(tl)
 		if err != nil {
 			return api.SubmitJob{}, exitcode.UsageErrorf("--time-limit: %v", err)
 		}
@@ -714,19 +714,32 @@ func (e *env) jobspecSubmission(c *cli.Context, path string, copies []string, se
 // parseBeginTime reads --begin-time: "+FSD" from now, or a date and time
 // in local time; a time of day alone is its next occurrence.
 func parseBeginTime(s string, now time.Time) (float64, error) {
+	t, err := readBeginTime(s, now)
+	if err != nil {
+		return 0, err
+	}
+	// The edge of the time bound: a begin time past it would become an
+	// expiration no job record can encode.
+	if err := fsd.CheckTime(s, t); err != nil {
+		return 0, err
+	}
+	return t, nil
+}
+
+func readBeginTime(s string, now time.Time) (float64, error) {
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
-		d, err := fsd.Parse(rest)
+		d, err := fsd.ParseBounded(rest)
 		if err != nil {
 			return 0, err
 		}
 		return state.Timestamp(now) + d, nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return state.Timestamp(t), nil
+		return dateSeconds(t), nil
 	}
 	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
 		if t, err := time.ParseInLocation(layout, s, now.Location()); err == nil {
-			return state.Timestamp(t), nil
+			return dateSeconds(t), nil
 		}
 	}
 	for _, layout := range []string{"15:04:05", "15:04", "3pm", "3:04pm", "3PM", "3:04PM"} {
@@ -740,6 +753,18 @@ func parseBeginTime(s string, now time.Time) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("invalid time %q: want +FSD or a date and time", s)
+}
+
+// dateSeconds is a date a user wrote in seconds since the epoch. Within
+// the years UnixNano holds it is state.Timestamp, as every other time
+// fluxq stores; beyond them UnixNano is undefined (year 9999 came out as
+// a time in the past), so the seconds are taken whole, for the bound to
+// see.
+func dateSeconds(t time.Time) float64 {
+	if y := t.Year(); y > 1678 && y < 2262 {
+		return state.Timestamp(t)
+	}
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
 
 // exitCodeOf is the exit code a job's end stands for: its tasks' (128+N

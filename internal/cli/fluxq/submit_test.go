@@ -102,6 +102,17 @@ func TestParseBeginTime(t *testing.T) {
 		{"3pm", ts(time.Date(2024, 5, 6, 15, 0, 0, 0, time.UTC)), false},
 		{"+1x", 0, true},
 		{"soon", 0, true},
+		// The time bound (fsd.LatestTime): up to 9000-01-01, and no
+		// duration from now beyond 100 years. Past 2262, where UnixNano
+		// overflows, a date is still seen for what it is.
+		{"9000-01-01T00:00:00Z", 221845392000, false},
+		{"2500-01-01", float64(time.Date(2500, 1, 1, 0, 0, 0, 0, time.UTC).Unix()), false},
+		{"+36525d", ts(now) + 36525*86400, false},
+		{"9000-01-01T00:00:01Z", 0, true},
+		{"9999-12-31", 0, true},
+		{"+36526d", 0, true},
+		{"+1e9d", 0, true},
+		{"+1e308s", 0, true},
 	}
 	for _, tt := range tests {
 		got, err := parseBeginTime(tt.in, now)

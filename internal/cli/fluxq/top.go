@@ -79,7 +79,7 @@ func (e *env) top(c *cli.Context) error {
 	if c.NArg() > 0 {
 		return exitcode.UsageErrorf("unexpected argument %q", c.Args().First())
 	}
-	sec, err := fsd.Parse(c.String("delay"))
+	sec, err := fsd.ParseBounded(c.String("delay"))
 	if err != nil {
 		return exitcode.UsageErrorf("--delay: %v", err)
 	}

@@ -267,7 +267,7 @@ func reserveParams(c *cli.Context, op string) (api.ReserveParams, error) {
 			// An extension always adds: "+30m" and "30m" are the same.
 			s = strings.TrimPrefix(s, "+")
 		}
-		sec, err := fsd.Parse(s)
+		sec, err := fsd.ParseBounded(s)
 		if err != nil {
 			return p, exitcode.UsageErrorf("--time: %v", err)
 		}

@@ -194,7 +194,7 @@ func simPlotFlags(c *cli.Context) (sim.Format, float64, error) {
 	if !c.IsSet("plot-window") {
 		return format, 0, nil
 	}
-	w, err := fsd.Parse(c.String("plot-window"))
+	w, err := fsd.ParseBounded(c.String("plot-window"))
 	switch {
 	case err != nil:
 		return format, 0, exitcode.UsageErrorf("--plot-window: %v", err)

@@ -113,6 +113,10 @@ SEE ALSO:
    mean no limit. Where a time is relative, a leading + says "from now"
    (--begin-time +30m, reservation extend --time +1h).
 
+   No duration may be longer than 100 years (36525d), and no time later
+   than 9000-01-01T00:00:00Z: beyond them a job's end could not be
+   recorded, so the option, the config key or the jobspec is refused.
+
 EXAMPLES:
    # Ten minutes, then the job is killed (result TIMEOUT)
    $ fluxq submit -t 10 ./sim

@@ -55,7 +55,7 @@ func StateDir(c *cli.Context) (string, error) {
 // drain) that means something else.
 func Timeout(c *cli.Context) (time.Duration, error) {
 	s := global(c).String(FlagTimeout)
-	sec, err := fsd.Parse(s)
+	sec, err := fsd.ParseBounded(s)
 	if err != nil {
 		return 0, exitcode.UsageErrorf("--timeout: %v", err)
 	}
