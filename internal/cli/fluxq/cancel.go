@@ -1,6 +1,7 @@
 package fluxq
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -156,13 +157,26 @@ func (e *env) cancelAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The count is of what was canceled, and each job that was not is
+	// named with why, as a cancel by ID does: a guest's --all -u all
+	// matches other users' jobs, which it may list but not cancel, and a
+	// count of every match would tell it that they were canceled.
 	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			failed++
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		if errors.Is(err, api.ErrPermission) {
+			notef(c, "%s: %v: it belongs to %s", e.fmtID(ids[i]), err, e.userName(jobs[i].UserID))
+		} else {
+			notef(c, "%s: %v", e.fmtID(ids[i]), err)
 		}
 	}
-	notef(c, "Canceled %s (%s)", plural(len(ids), "job"), plural(failed, "error"))
+	notef(c, "Canceled %s (%s)", plural(len(ids)-failed, "job"), plural(failed, "error"))
+	if failed > 0 {
+		return exitcode.Silent(exitcode.Failed)
+	}
 	return nil
 }
 
