@@ -11,7 +11,7 @@ import (
 // after now; with no time given, now.
 func TestEndedAt(t *testing.T) {
 	const now = 1000.0
-	ran := &job.Job{TRun: 100}
+	ran := &job.Job{TRun: 90, TStart: 100}
 	canceled := &job.Job{TRun: 100, Exception: &job.Exception{Occurred: 500}}
 	for _, tc := range []struct {
 		name  string

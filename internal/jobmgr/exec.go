@@ -187,7 +187,7 @@ func endedAt(ended float64, j *job.Job, now float64) float64 {
 	if ended <= 0 || ended > now {
 		return now
 	}
-	floor := j.TRun
+	floor := max(j.TRun, j.TStart)
 	if ex := j.Exception; ex != nil {
 		floor = max(floor, ex.Occurred)
 	}
