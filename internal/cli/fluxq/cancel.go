@@ -35,7 +35,9 @@ func (e *env) cancelCommand() *cli.Command {
 job never runs, a running one is stopped; either ends CANCELED. With
 --all (implied by -u, -S, --name and --queue), every active job of the
 caller (or of USER, or of all users) in the given states, named NAME, in
-QUEUES. Only a job's owner or the instance owner may cancel it.
+QUEUES. Only a job's owner or the instance owner may cancel it: each
+job that could not be canceled is named with why, is not counted in
+"Canceled N jobs", and makes the command exit 1.
 
 EXAMPLES:
   # Cancel two jobs

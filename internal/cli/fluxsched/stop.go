@@ -38,7 +38,8 @@ left alone unless --force is given: then its jobs are ended (SIGTERM,
 then SIGKILL after the kill grace) and their ends are kept for the next
 fluxsched, which records them. Stop fluxsched first: a running fluxsched
 starts a new agent when it needs one. Prints what it stopped; exits 1 if
-an agent refused or did not exit within --timeout.
+an agent refused or did not exit within --timeout. Only the instance
+owner (the state directory's owner) and root may stop the agents.
 
 EXAMPLES:
   # Stop the agents once no job runs
