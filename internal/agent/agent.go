@@ -192,6 +192,7 @@ func New(opts Options) (*Agent, error) {
 	if a.jnl, err = openJournal(JournalPath(a.dir, opts.Build)); err != nil {
 		return nil, err
 	}
+	a.jnl.OnWriteError(a.journalStuck)
 	ok := false
 	defer func() {
 		if !ok {
@@ -225,6 +226,21 @@ func New(opts Options) (*Agent, error) {
 	ok = true
 	go a.launcher()
 	return a, nil
+}
+
+// journalStuck logs, once each, that the journal cannot be written and
+// that it can again. Meanwhile nothing is lost and nothing is reported
+// early: a launch waits for its record, and an end is sent only once it
+// is durable, so the jobs whose processes have ended still show R until
+// then, with their run times kept (endRecord.Ended). Without this line
+// that wait was silent.
+func (a *Agent) journalStuck(err error) {
+	path := JournalPath(a.dir, a.opts.Build)
+	if err != nil {
+		a.log.Error("cannot write the journal: launches and job ends wait until it can be written (the jobs show R meanwhile)", "journal", path, "err", err)
+		return
+	}
+	a.log.Warn("the journal can be written again: the launches and job ends that waited go on", "journal", path)
 }
 
 // makeDir creates the agents' folder, the owner's alone. fluxsched's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -51,6 +52,11 @@ type endRecord struct {
 	Known      bool                  `json:"known"`
 	Usage      *agentproto.Usage     `json:"usage,omitempty"`
 	Exceptions []execproto.Exception `json:"exceptions,omitempty"`
+	// Ended is when the job's processes were found gone (seconds since
+	// the epoch): journaled with the end, so that however late the end is
+	// reported (a journal that could not be written, fluxsched down, a
+	// new agent), the job's run time is its processes'.
+	Ended float64 `json:"ended,omitempty"`
 }
 
 // sendTo sends a response line of j if its stream is the current
@@ -234,7 +240,7 @@ func (a *Agent) report(j *job) {
 		return
 	}
 	if j.end.Known {
-		b, _ := json.Marshal(agentproto.Finish{Status: j.end.Status, Usage: j.end.Usage})
+		b, _ := json.Marshal(agentproto.Finish{Status: j.end.Status, Usage: j.end.Usage, Timestamp: j.end.Ended})
 		a.sendTo(j, startLine(j.id, execproto.TypeFinish, b))
 	}
 	a.sendTo(j, startLine(j.id, execproto.TypeRelease, dataRelease))
@@ -373,7 +379,7 @@ func (a *Agent) handle(j *job, ev runner.Event) {
 // journal calls back on its committer.
 func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 	j.ending = true
-	rec := &endRecord{Status: e.Status, Known: e.Known, Exceptions: slices.Clone(j.exc)}
+	rec := &endRecord{Status: e.Status, Known: e.Known, Exceptions: slices.Clone(j.exc), Ended: timestamp(a.opts.Now())}
 	if e.Known {
 		u := e.Usage
 		rec.Usage = &u
@@ -430,3 +436,7 @@ func decodeStart(m wire.Message) (agentproto.Start, error) {
 	return agentproto.Start{Start: execproto.Start{ID: *w.ID, UserID: *w.UserID, Jobspec: w.Jobspec,
 		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace}, nil
 }
+
+// timestamp is t in seconds since the epoch, as RFC 18 eventlogs write
+// time.
+func timestamp(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }

@@ -107,10 +107,12 @@ type Start struct {
 // status, as "usage"; it is execproto's, since the job manager reads it.
 type Usage = execproto.Usage
 
-// Finish is the data of an agent's finish response: RFC 32's, with usage.
+// Finish is the data of an agent's finish response: RFC 32's, with usage
+// and when the job's processes ended (execproto.Finish).
 type Finish struct {
-	Status int    `json:"status"`
-	Usage  *Usage `json:"usage,omitempty"`
+	Status    int     `json:"status"`
+	Usage     *Usage  `json:"usage,omitempty"`
+	Timestamp float64 `json:"timestamp,omitempty"`
 }
 
 // Ack is the payload of agent.ack.

@@ -84,6 +84,15 @@ var (
 	// ErrNeedsInstance: reservations are answered by the scheduler, which
 	// runs in fluxsched.
 	ErrNeedsInstance = api.ErrNeedsInstance
+	// ErrOwnersSocket: the socket cannot be reached by this user (it is
+	// 0600, or in a folder closed to it): the instance lets no guest in,
+	// running or not, and nothing was sent.
+	ErrOwnersSocket = api.Errorf(api.CodePermission, "permission denied: only the instance owner can use this instance (fluxsched lets no guest in, or is not running)")
+	// ErrOwnersStore: no fluxsched serves the instance, and the store,
+	// the only other way in, is the instance owner's alone (0600): a
+	// guest can do nothing until fluxsched runs again. Said so, rather
+	// than as the file's EACCES, which reads as a broken installation.
+	ErrOwnersStore = api.Errorf(api.CodePermission, "fluxsched is not running, and until it does only the instance owner can use this instance (its store is theirs alone: permission denied)")
 )
 
 // transport is one way to the instance: it carries one exchange.

@@ -61,6 +61,9 @@ func (d *direct) with(write bool, fn func(tx *store.Tx) error) error {
 	if errors.Is(err, store.ErrBusy) {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	if errors.Is(err, os.ErrPermission) {
+		return ErrOwnersStore
+	}
 	if err != nil {
 		return api.Wire(err)
 	}

@@ -58,6 +58,9 @@ func dial(ctx context.Context, path string, deadline time.Time) (net.Conn, error
 		if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
 			return nil, errNotServing
 		}
+		if errors.Is(err, syscall.EACCES) {
+			return nil, ErrOwnersSocket
+		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
 			return nil, ErrUnavailable

@@ -47,6 +47,9 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 	if errors.Is(err, errNotServing) || errors.Is(err, ErrUnavailable) {
 		return s.noAnswer(err, api.Spec{})
 	}
+	if errors.Is(err, ErrOwnersSocket) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}

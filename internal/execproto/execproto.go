@@ -93,10 +93,15 @@ type ExceptionNotice struct {
 }
 
 // Finish is the data of a finish response: RFC 32's status, and what the
-// job's processes consumed when the exec service measured it.
+// job's processes consumed when the exec service measured it. Timestamp,
+// when given, is when the processes ended (seconds since the epoch): an
+// end may reach the job manager long after (a journal that could not be
+// written, a fluxsched that was down), and the finish event, and so the
+// job's run time, are the processes' own.
 type Finish struct {
-	Status int    `json:"status"`
-	Usage  *Usage `json:"usage,omitempty"`
+	Status    int     `json:"status"`
+	Usage     *Usage  `json:"usage,omitempty"`
+	Timestamp float64 `json:"timestamp,omitempty"`
 }
 
 // Usage is what a job's processes consumed, from the wait (rusage) of its

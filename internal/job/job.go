@@ -38,6 +38,9 @@ type Job struct {
 	// Times the job entered each state (RFC 21 names: t_submit ... t_inactive);
 	// zero until it does.
 	TSubmit, TDepend, TPriority, TSched, TRun, TCleanup, TInactive float64
+	// TStart is the start event's time (RUN is entered at alloc): a
+	// finish dated when the processes ended is kept after it.
+	TStart float64
 
 	Dependencies []string       // outstanding dependency-add descriptions
 	Annotations  map[string]any // as of the alloc event (RFC 27: volatile before)
@@ -175,7 +178,7 @@ func (j *Job) apply(e eventlog.Event) error {
 		if j.State != Run || j.Started {
 			return fmt.Errorf("start in state %s", j.State)
 		}
-		j.Started = true
+		j.Started, j.TStart = true, ts
 	case EventFinish:
 		status, err := ctxInt(e, "status", 0, math.MaxInt32)
 		if err != nil {

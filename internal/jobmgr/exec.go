@@ -157,7 +157,7 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 				return err
 			}
 		}
-		return m.post(tx, e, job.EventFinish, map[string]any{"status": d.Status})
+		return m.postAt(tx, e, job.EventFinish, map[string]any{"status": d.Status}, endedAt(d.Timestamp, j, m.now()))
 	case *execproto.Release:
 		ranks := d.Ranks
 		if strings.TrimSpace(ranks) == "" {
@@ -174,4 +174,22 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		}
 	}
 	return nil
+}
+
+// endedAt is the time of a job's finish event: when its processes ended,
+// as the exec service says, not when the end reached the job manager,
+// which may be much later (an agent whose journal could not be written
+// held its ends until it could), so that a job's run time is its
+// processes'. It is kept after the job's start and its exception, so
+// that the eventlog stays in order, and never later than now; without a
+// time from the exec service it is now.
+func endedAt(ended float64, j *job.Job, now float64) float64 {
+	if ended <= 0 || ended > now {
+		return now
+	}
+	floor := max(j.TRun, j.TStart)
+	if ex := j.Exception; ex != nil {
+		floor = max(floor, ex.Occurred)
+	}
+	return max(ended, floor)
 }

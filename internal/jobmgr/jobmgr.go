@@ -328,8 +328,14 @@ func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
 func (m *Manager) now() float64 { return ops.Timestamp(m.cfg.Now()) }
 
 func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) error {
+	return m.postAt(tx, e, name, ctx, m.now())
+}
+
+// postAt posts an event that happened at ts (a finish: when the
+// processes ended).
+func (m *Manager) postAt(tx *store.Tx, e *entry, name string, ctx map[string]any, ts float64) error {
 	m.touch(e)
-	err := ops.Append(tx, e.rec, eventlog.Event{Timestamp: m.now(), Name: name, Context: ctx})
+	err := ops.Append(tx, e.rec, eventlog.Event{Timestamp: ts, Name: name, Context: ctx})
 	m.track(e)
 	if err == nil {
 		err = m.saveSummary(tx, e)

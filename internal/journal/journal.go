@@ -11,7 +11,9 @@
 // appended since its last write with one write and one fdatasync, so a
 // burst of launches or ends costs one sync. A write that fails (a full
 // disk) is retried, with back-off, until it succeeds: an agent never drops
-// a record, and nothing waiting on one is told anything meanwhile. Since
+// a record, and nothing waiting on one is told anything meanwhile; the
+// journal's owner hears once that it cannot write, and once that it can
+// again (OnWriteError). Since
 // each retry writes the same bytes at the same offset, a short write leaves
 // no garbage behind.
 //
@@ -116,6 +118,12 @@ type Journal struct {
 	liveBytes int64
 	size      int64 // bytes of the file that hold whole entries
 	reserved  int64 // end of the room allocated for entries
+
+	// report hears of a write that failed, once, and of the first that
+	// succeeds after (nil): see OnWriteError. stuck is the committer's:
+	// the last write failed.
+	report func(err error)
+	stuck  bool
 
 	// For tests: called before each write; syncs counts the syncs done.
 	hookWrite func()
@@ -449,6 +457,18 @@ func (j *Journal) commit() {
 	}
 }
 
+// OnWriteError sets fn to hear that the journal cannot be written: once
+// with the error when a write or sync first fails, and once with nil when
+// one succeeds again. Meanwhile every entry waits, and so does whoever
+// waits on one (an end is not reported until it is durable), so whoever
+// runs the journal can say, once, why. fn runs on the committer and must
+// not block. Set before the first Append.
+func (j *Journal) OnWriteError(fn func(err error)) {
+	j.mu.Lock()
+	j.report = fn
+	j.mu.Unlock()
+}
+
 // write writes buf at the end of the file and syncs it if asked, retrying
 // until both succeed.
 func (j *Journal) write(buf []byte, sync bool) {
@@ -456,12 +476,29 @@ func (j *Journal) write(buf []byte, sync bool) {
 	for {
 		err := j.writeOnce(buf, sync)
 		if err == nil {
+			if j.stuck {
+				j.stuck = false
+				j.told(nil)
+			}
 			return
 		}
-		// Nothing to report to: the entries wait, as does everyone
-		// waiting on them, until the disk takes them.
+		if !j.stuck {
+			j.stuck = true
+			j.told(err)
+		}
+		// The entries wait, as does everyone waiting on them, until the
+		// disk takes them.
 		time.Sleep(wait)
 		wait = min(2*wait, retryMax)
+	}
+}
+
+func (j *Journal) told(err error) {
+	j.mu.Lock()
+	fn := j.report
+	j.mu.Unlock()
+	if fn != nil {
+		fn(err)
 	}
 }
 

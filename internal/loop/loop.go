@@ -308,10 +308,13 @@ func (l *Loop) turn(batch []input, calls []Call) error {
 
 // attempt runs one turn; held says that peer inputs still wait beside it.
 func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
-	batch, calls, results, err := l.try(batch, calls)
+	batch, calls, results, wrote, err := l.try(batch, calls)
 	if err == nil {
 		l.turns++
-		if l.failing != nil && !held {
+		// A turn that wrote nothing committed nothing (store.Update), so
+		// it says nothing of the store: the failure stands until a turn
+		// that wrote has committed, and is logged as over once, then.
+		if l.failing != nil && !held && wrote {
 			l.log.Warn("the store can be written again")
 			l.failing = nil
 		}
@@ -355,7 +358,8 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 
 // try runs a turn in one transaction, first saving the job manager's
 // memory so that a failed commit can be undone. It returns the inputs
-// and requests the turn took: more than it was given when it lingered.
+// and requests the turn took: more than it was given when it lingered,
+// and whether it wrote anything (a turn that did not commits nothing).
 //
 // A turn that has nothing to send and no one to answer does not commit
 // at once: it waits up to linger for more input and handles that in the
@@ -363,11 +367,13 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 // finish follows within a millisecond or two: so one commit (and its
 // fdatasyncs) covers both, and no one waits for the first meanwhile. A
 // turn stops lingering as soon as it has something to send or to answer.
-func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, error) {
+func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, bool, error) {
 	l.jm.Save(&l.saved)
 	l.exchanged = false
 	var results []Result
+	wrote := false
 	err := l.st.Update(func(tx *store.Tx) error {
+		defer func() { wrote = tx.Wrote() }()
 		results = l.apply(tx, batch, calls, results)
 		batch, results = l.exchange(tx, batch, results)
 		if l.failing != nil || len(calls) > 0 || !l.jm.Quiet() {
@@ -392,7 +398,7 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, erro
 		}
 		return nil
 	})
-	return batch, calls, results, err
+	return batch, calls, results, wrote, err
 }
 
 // exchange sends the scheduler of this process what the turn has for it

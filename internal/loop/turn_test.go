@@ -626,3 +626,41 @@ func TestDoContextEnds(t *testing.T) {
 		t.Errorf("%d active, want 0", n)
 	}
 }
+
+// TestFullStoreLoggedOnce: while the store cannot be written, turns that
+// write nothing (a read in the loop, a request that needs no write) go on
+// succeeding, for they commit nothing. They are no sign that the store
+// can be written again: the failure is logged once, and the recovery once,
+// when a turn that wrote has committed (issue 24: on a full disk the
+// recovery was logged 141 times, each before another failure).
+func TestFullStoreLoggedOnce(t *testing.T) {
+	h := newHarness(t)
+	h.run()
+	read := func(tx *store.Tx, jm *jobmgr.Manager) (any, error) { return nil, nil }
+	h.fail.Store(true)
+	for i := 0; i < 5; i++ {
+		if _, err := h.l.Do(context.Background(), submitOp(t, 1)); !store.NoSpace(err) {
+			t.Fatalf("submit while the store is full: %v, want ENOSPC", err)
+		}
+		if _, err := h.l.Do(context.Background(), read); err != nil {
+			t.Fatalf("a read while the store is full: %v", err)
+		}
+	}
+	if n := strings.Count(h.log.String(), "the store can be written again"); n != 0 {
+		t.Errorf("recovery logged %d times while every write failed:\n%s", n, h.log.String())
+	}
+	h.fail.Store(false)
+	if _, err := h.l.Do(context.Background(), read); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.l.Do(context.Background(), submitOp(t, 1)); err != nil {
+		t.Fatalf("submit once the store can be written: %v", err)
+	}
+	h.stop(t)
+	log := h.log.String()
+	for _, msg := range []string{"cannot commit: refusing work until the store can be written", "the store can be written again"} {
+		if n := strings.Count(log, msg); n != 1 {
+			t.Errorf("%q logged %d times, want once:\n%s", msg, n, log)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func readStore(t *testing.T) (*store.Store, []fluid.ID) {
 		}
 		var reqs []SubmitRequest
 		for i, uid := range []uint32{5, 5, 6} {
-			reqs = append(reqs, SubmitRequest{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Name: []string{"a", "b", "c"}[i]}), UserID: uid, Urgency: 16})
+			reqs = append(reqs, SubmitRequest{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Cwd: "/home/u", Name: []string{"a", "b", "c"}[i]}), UserID: uid, Urgency: 16})
 		}
 		var err error
 		var recs []*Record
@@ -46,7 +46,7 @@ func readStore(t *testing.T) (*store.Store, []fluid.ID) {
 		// The second ends canceled, as the job manager would post it.
 		now := Timestamp(time.Now())
 		for _, ev := range []eventlog.Event{
-			{Timestamp: now, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": ""}},
+			{Timestamp: now, Name: "exception", Context: map[string]any{"type": "cancel", "severity": 0, "note": "wrong input"}},
 			{Timestamp: now, Name: "clean"},
 		} {
 			if err := Post(tx, recs[1], ev); err != nil {
@@ -253,4 +253,63 @@ func TestAppendEndLineNoStoredSummary(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestListingRedacted: the listing a caller gets through the Jobs reader
+// (the one both transports run) carries the command line, working
+// directory and exception note of the caller's own jobs only, unless the
+// caller is the instance owner; everything else of other users' jobs stays.
+func TestListingRedacted(t *testing.T) {
+	st, _ := readStore(t)
+	r, ok := ReaderOf(api.Jobs.Name)
+	if !ok {
+		t.Fatal("no Jobs reader")
+	}
+	for _, tc := range []struct {
+		name   string
+		caller Caller
+		full   map[string]bool // job name -> shown whole
+	}{
+		{"guest 5", Caller{UID: 5}, map[string]bool{"a": true, "b": true, "c": false}},
+		{"guest 6", Caller{UID: 6}, map[string]bool{"a": false, "b": false, "c": true}},
+		{"instance owner", Caller{UID: 0, Owner: true}, map[string]bool{"a": true, "b": true, "c": true}},
+		{"stranger", Caller{UID: 7}, map[string]bool{"a": false, "b": false, "c": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := st.View(func(tx *store.Tx) error {
+				v, err := r.Run(tx, tc.caller, func(p any) error {
+					*p.(*api.JobsQuery) = api.JobsQuery{AllUsers: true, States: job.Active | job.Inactive}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+				list := v.([]api.JobSummary)
+				if len(list) != 3 {
+					t.Fatalf("listed %d jobs, want 3", len(list))
+				}
+				for _, s := range list {
+					whole := len(s.Command) > 0 && s.Cwd != ""
+					if whole != tc.full[s.Name] {
+						t.Errorf("job %s of uid %d: command %q cwd %q; want whole=%v", s.Name, s.UserID, s.Command, s.Cwd, tc.full[s.Name])
+					}
+					if s.Name == "b" {
+						if s.Exception == nil || s.Exception.Type != "cancel" {
+							t.Fatalf("job b lost its exception (only its note may go): %+v", s.Exception)
+						}
+						if got := s.Exception.Note != ""; got != tc.full["b"] {
+							t.Errorf("job b's note %q shown to %+v", s.Exception.Note, tc.caller)
+						}
+					}
+					if s.Name == "" || s.TSubmit == 0 || s.NCores == 0 {
+						t.Errorf("job %+v lost what everyone may see", s)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

@@ -56,6 +56,7 @@ func init() {
 	read(api.Jobs, func(tx *store.Tx, c Caller, q api.JobsQuery) ([]api.JobSummary, error) {
 		list, err := ListJobs(tx, c.UID, q)
 		ExplainPending(tx, list)
+		Redact(c, list)
 		return list, err
 	})
 	read(api.Job, func(tx *store.Tx, c Caller, p api.IDParams) (api.JobInfo, error) {
@@ -98,6 +99,30 @@ func MayRead(c Caller, owner uint32) error {
 		return nil
 	}
 	return ErrNotYours
+}
+
+// Redact strips from a listing what c may not see of other users' jobs:
+// the command line, the working directory and the exception's note (a
+// note is free text: a cancel's message, or a launch error that names a
+// path). What is left is what a shared machine shows everyone (id, user,
+// name, queue, state, resources, times), as squeue does. It is the one
+// place a listing is cut down for its reader, on both transports, so no
+// field or format of any command can show more. A job's name stays: Flux
+// shows it to all, and the owner chose it (by default the command's base
+// name).
+func Redact(c Caller, list []api.JobSummary) {
+	for i := range list {
+		s := &list[i]
+		if MayRead(c, s.UserID) == nil {
+			continue
+		}
+		s.Command, s.Cwd = nil, ""
+		if s.Exception != nil && s.Exception.Note != "" {
+			ex := *s.Exception // the stored one may be shared
+			ex.Note = ""
+			s.Exception = &ex
+		}
+	}
 }
 
 // ReadJob reads one job whole, for its owner or the instance owner.

@@ -36,3 +36,15 @@ func writeError(path string, err error) error {
 func NoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
+
+// Wrote reports whether a read-write transaction has written anything
+// so far. An Update that wrote nothing is rolled back, not committed: it
+// succeeds even while the file cannot be written, so only one that wrote
+// shows that the file can be (the loop's recovery is logged on that).
+func (t *Tx) Wrote() bool {
+	if !t.tx.Writable() {
+		return false
+	}
+	stats := t.tx.Stats()
+	return stats.GetNodeCount() > 0
+}

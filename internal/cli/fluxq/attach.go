@@ -287,11 +287,17 @@ func (j *jobEnd) apply(ev eventlog.Event) string {
 	return ""
 }
 
+// code is the tasks' exit code, or 1 for a job that a fatal exception
+// ended: before its tasks did, or after tasks that succeeded (its output
+// could not be written, say), for then the job FAILED, and a script that
+// reads 0 would take lost output for a success.
 func (j *jobEnd) code() int {
-	switch {
-	case j.finished:
-		return job.ExitCode(j.status)
-	case j.fatal:
+	if j.finished {
+		if code := job.ExitCode(j.status); code != 0 || !j.fatal {
+			return code
+		}
+	}
+	if j.fatal {
 		return 1
 	}
 	return 0

@@ -1,6 +1,7 @@
 package fluxq
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -34,7 +35,9 @@ func (e *env) cancelCommand() *cli.Command {
 job never runs, a running one is stopped; either ends CANCELED. With
 --all (implied by -u, -S, --name and --queue), every active job of the
 caller (or of USER, or of all users) in the given states, named NAME, in
-QUEUES. Only a job's owner or the instance owner may cancel it.
+QUEUES. Only a job's owner or the instance owner may cancel it: each
+job that could not be canceled is named with why, is not counted in
+"Canceled N jobs", and makes the command exit 1.
 
 EXAMPLES:
   # Cancel two jobs
@@ -156,13 +159,26 @@ func (e *env) cancelAll(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The count is of what was canceled, and each job that was not is
+	// named with why, as a cancel by ID does: a guest's --all -u all
+	// matches other users' jobs, which it may list but not cancel, and a
+	// count of every match would tell it that they were canceled.
 	failed := 0
-	for _, err := range errs {
-		if err != nil {
-			failed++
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		if errors.Is(err, api.ErrPermission) {
+			notef(c, "%s: %v: it belongs to %s", e.fmtID(ids[i]), err, e.userName(jobs[i].UserID))
+		} else {
+			notef(c, "%s: %v", e.fmtID(ids[i]), err)
 		}
 	}
-	notef(c, "Canceled %s (%s)", plural(len(ids), "job"), plural(failed, "error"))
+	notef(c, "Canceled %s (%s)", plural(len(ids)-failed, "job"), plural(failed, "error"))
+	if failed > 0 {
+		return exitcode.Silent(exitcode.Failed)
+	}
 	return nil
 }
 

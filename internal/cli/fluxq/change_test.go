@@ -35,7 +35,12 @@ func TestCancel(t *testing.T) {
 			want:      result{Stderr: "fluxq: cancel: Canceled 3 jobs (0 errors)\n"},
 			wantQuery: &api.JobsQuery{States: job.Active}},
 		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: jobmgr.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
-			want: result{Stderr: "fluxq: cancel: Canceled 3 jobs (1 error)\n"}},
+			want: result{Stderr: "fluxq: cancel: ƒ3xyZh: job is inactive\nfluxq: cancel: Canceled 2 jobs (1 error)\n", Code: 1}},
+		// Another user's job, which a guest may list but not cancel: not
+		// counted as canceled, named with its owner, exit 1.
+		{name: "all users, some not the caller's", jobs: []api.JobSummary{{ID: 1 << 24, State: job.Sched, UserID: 0}, {ID: 2 << 24, State: job.Run, UserID: 0}},
+			errs: map[fluid.ID]error{1 << 24: api.ErrPermission, 2 << 24: api.ErrPermission}, args: []string{"--all", "-u", "all"}, canceled: 2,
+			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: permission denied: it belongs to root\nfluxq: cancel: ƒ3xyZh: permission denied: it belongs to root\nfluxq: cancel: Canceled 0 jobs (2 errors)\n", Code: 1}},
 		{name: "one job", jobs: active[:1], args: []string{"--all"}, canceled: 1,
 			want: result{Stderr: "fluxq: cancel: Canceled 1 job (0 errors)\n"}},
 		{name: "none", args: []string{"--all"}, want: result{Stderr: "fluxq: cancel: Matched 0 jobs\n"}},

@@ -185,6 +185,9 @@ func TestJobEnd(t *testing.T) {
 		{"canceled pending", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(-128), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
 		{"denied", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(1), Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
 		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(-15), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		// Tasks that succeeded, output that could not be written: the job
+		// FAILED, and run, wait and submit --wait exit 1 saying why.
+		{"lost output", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(0), WaitStatus: intp(0), Exception: &api.Exception{Occurred: true, Type: "exec", Note: "error writing output file: no space left on device"}}, "F", "Exit 0", 0, true, 1, "Fatal exception type=exec error writing output file: no space left on device"},
 		{"running", api.JobSummary{State: job.Run}, "R", "", 0, false, 0, ""},
 		{"cleanup", api.JobSummary{State: job.Cleanup}, "C", "", 0, false, 0, ""},
 		{"depend", api.JobSummary{State: job.Depend}, "D", "", 0, false, 0, ""},

@@ -253,7 +253,7 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 	defer pl.done()
 	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
 		msg := failure(&s)
-		if msg != "" && s.WaitStatus == nil {
+		if msg != "" && !tasksSaid(&s) {
 			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
 		}
 		pl.add(msg != "")
@@ -769,21 +769,38 @@ func dateSeconds(t time.Time) float64 {
 
 // exitCodeOf is the exit code a job's end stands for: its tasks' (128+N
 // for signal N, as a shell's, not the job's returncode), or 1 for a job
-// that ended without running to the end.
+// that ended without running to the end, or that failed although its
+// tasks succeeded (an exec exception after them: lost output).
 func exitCodeOf(s *api.JobSummary) int {
 	if s.WaitStatus != nil {
-		return job.ExitCode(*s.WaitStatus)
+		if code := job.ExitCode(*s.WaitStatus); code != 0 || !failedAnyway(s) {
+			return code
+		}
+		return 1
 	}
-	if s.Result != 0 && s.Result != job.Completed {
+	if failedAnyway(s) {
 		return 1
 	}
 	return 0
 }
 
+// failedAnyway reports whether a job's result is not a success, whatever
+// its tasks' status.
+func failedAnyway(s *api.JobSummary) bool {
+	return s.Result != 0 && s.Result != job.Completed
+}
+
+// tasksSaid reports whether a job's failure is its tasks' own (a signal,
+// an exit code), which they have already shown: fluxq run, wait and
+// submit --wait name only the failures that the tasks' status does not.
+func tasksSaid(s *api.JobSummary) bool {
+	return s.WaitStatus != nil && job.ExitCode(*s.WaitStatus) != 0
+}
+
 // failure says why a job did not succeed, in the words of flux-core's job
 // wait: the fatal exception, the signal, or the exit code; "" if it did.
 func failure(s *api.JobSummary) string {
-	if ex := s.Exception; ex != nil && ex.Occurred && ex.Severity == 0 && s.WaitStatus == nil {
+	if ex := s.Exception; ex != nil && ex.Occurred && ex.Severity == 0 && !tasksSaid(s) {
 		return strings.TrimSpace("Fatal exception type=" + ex.Type + " " + ex.Note)
 	}
 	if ws := s.WaitStatus; ws != nil {

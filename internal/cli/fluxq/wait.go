@@ -68,8 +68,9 @@ func (e *env) wait(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Args().First(), err)
 		}
-		if s.WaitStatus == nil {
-			// No task finished: say why, as flux job wait does.
+		if !tasksSaid(s) {
+			// No task finished, or the job failed after tasks that
+			// succeeded: say why, as flux job wait does.
 			if msg := failure(s); msg != "" {
 				return exitcode.WithCode(exitCodeOf(s), errorString(e.fmtID(id)+": "+msg))
 			}

@@ -54,7 +54,7 @@ func AgentCommand() *cli.Command {
 			defer stop()
 			// Detached from any terminal; a hangup means nothing to it.
 			signal.Ignore(syscall.SIGHUP)
-			log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			log := slog.New(slog.NewTextHandler(agent.LogWriter(os.Stderr), &slog.HandlerOptions{Level: slog.LevelInfo}))
 			a, err := agent.New(agent.Options{StateDir: dir, Containment: c.String("containment"), Log: log.With("pid", os.Getpid())})
 			if err != nil {
 				return err

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -36,7 +38,8 @@ left alone unless --force is given: then its jobs are ended (SIGTERM,
 then SIGKILL after the kill grace) and their ends are kept for the next
 fluxsched, which records them. Stop fluxsched first: a running fluxsched
 starts a new agent when it needs one. Prints what it stopped; exits 1 if
-an agent refused or did not exit within --timeout.
+an agent refused or did not exit within --timeout. Only the instance
+owner (the state directory's owner) and root may stop the agents.
 
 EXAMPLES:
   # Stop the agents once no job runs
@@ -61,6 +64,9 @@ func stopAgents(c *cli.Context) error {
 	}
 	timeout, err := instance.Timeout(c)
 	if err != nil {
+		return err
+	}
+	if err := mayStop(dir, uint32(os.Geteuid())); err != nil {
 		return err
 	}
 	agents, err := agent.Find(dir)
@@ -104,6 +110,32 @@ func stopAgents(c *cli.Context) error {
 		fmt.Fprintln(c.App.Writer, "no exec agent is running")
 	}
 	return nil
+}
+
+// mayStop refuses anyone but the instance owner (the state directory's
+// owner, who runs fluxsched and its agents) and root. A guest cannot see
+// into the agents' folder, so without this it was told "no exec agent is
+// running", exit 0, while one ran: a refusal must say that it is one.
+func mayStop(dir string, me uint32) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // no instance: nothing runs, and it says so
+		}
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if me == 0 || me == st.Uid {
+		return nil
+	}
+	owner := strconv.FormatUint(uint64(st.Uid), 10)
+	if u, err := user.LookupId(owner); err == nil {
+		owner = u.Username
+	}
+	return fmt.Errorf("permission denied: only the instance owner (%s) may stop its exec agents", owner)
 }
 
 func pidNote(pid int) string {
