@@ -33,6 +33,12 @@ func submit(ctx context.Context, s *Server, c *caller, p api.SubmitParams, _ fun
 		}
 	}
 	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if !c.as.Owner && s.GuestMaxActive > 0 {
+			// Counted in the turn: submissions earlier in it count.
+			for i := range reqs {
+				reqs[i].MaxActive, reqs[i].Active = s.GuestMaxActive, jm.ActiveOf(c.uid)
+			}
+		}
 		ids, recs, err := state.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err

@@ -86,6 +86,8 @@ func TestSubmitAllOrNothing(t *testing.T) {
 		{"unknown dependency", []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Dependencies: []string{"afterok:12345"}}), Urgency: 16}}, "unknown job id"},
 		// Flux: a guest submits with urgency 0-16; above is the owner's.
 		{"guest expedites", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 31}}, "only the instance owner may submit with urgency above 16"},
+		// [access] guest-max-active-jobs: the batch counts whole.
+		{"guest over its active cap", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}, {Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}}, "2 jobs would give user "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,5 +203,55 @@ func TestChangeQueues(t *testing.T) {
 	})
 	if err == nil || err.Error() != "job submission is disabled: maintenance" {
 		t.Fatalf("submit to a disabled queue: %v", err)
+	}
+}
+
+// [access] guest-max-active-jobs: a batch is taken when it brings the
+// guest to the cap at most, refused whole past it, in one line naming the
+// key; a request with no cap (the owner's) is not counted.
+func TestSubmitActiveCap(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	req := func(uid uint32, max, active int) SubmitRequest {
+		return SubmitRequest{Jobspec: good, UserID: uid, Urgency: 16, MaxActive: max, Active: active}
+	}
+	for _, tc := range []struct {
+		name string
+		reqs []SubmitRequest
+		want string // "" accepted
+	}{
+		{"under", []SubmitRequest{req(5, 5, 0), req(5, 5, 0)}, ""},
+		{"to the cap", []SubmitRequest{req(5, 5, 3), req(5, 5, 3)}, ""},
+		{"one over", []SubmitRequest{req(5, 5, 5)}, "1 job would give user "},
+		{"batch over", []SubmitRequest{req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0)}, "6 jobs would give user "},
+		{"no cap", []SubmitRequest{req(5, 0, 100000)}, ""},
+		{"others' jobs not counted", []SubmitRequest{req(5, 1, 0), req(6, 1, 0), req(7, 0, 0)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n int
+			err := st.Update(func(tx *store.Tx) error {
+				before := tx.LastJobID()
+				ids, _, err := Submit(tx, time.Now(), tc.reqs, nil)
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("Submit err = %v, want accepted", err)
+				case tc.want != "":
+					if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasSuffix(err.Error(), "active jobs, over [access] guest-max-active-jobs = 5") {
+						t.Errorf("Submit err = %v, want %q ... over [access] guest-max-active-jobs = 5", err, tc.want)
+					}
+					if tx.LastJobID() != before {
+						t.Errorf("a refused batch moved the last job id")
+					}
+				}
+				n = len(ids)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && n != 0 {
+				t.Errorf("%d ids from a refused batch", n)
+			}
+		})
 	}
 }
