@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -86,6 +87,9 @@ func TestSubmitAllOrNothing(t *testing.T) {
 		{"unknown dependency", []SubmitRequest{{Jobspec: spec(t, jobspec.Options{Command: []string{"true"}, Dependencies: []string{"afterok:12345"}}), Urgency: 16}}, "unknown job id"},
 		// Flux: a guest submits with urgency 0-16; above is the owner's.
 		{"guest expedites", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16}, {Jobspec: good, UserID: 5, Urgency: 31}}, "only the instance owner may submit with urgency above 16"},
+		// output.limit: a size; a guest's at most 10M.
+		{"bad output.limit", []SubmitRequest{{Jobspec: good, Urgency: 16, Owner: true}, {Jobspec: withShellOption(t, good, "limit", "lots"), Urgency: 16, Owner: true}}, `output.limit: invalid size "lots"`},
+		{"guest output.limit over 10M", []SubmitRequest{{Jobspec: withShellOption(t, good, "limit", "20M"), UserID: 5, Urgency: 16}}, "output.limit: 20M is over the 10M of output a guest's job may keep"},
 		// [access] guest-max-active-jobs: the batch counts whole.
 		{"guest over its active cap", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}, {Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}}, "2 jobs would give user "},
 	}
@@ -252,6 +256,51 @@ func TestSubmitActiveCap(t *testing.T) {
 			if tc.want != "" && n != 0 {
 				t.Errorf("%d ids from a refused batch", n)
 			}
+		})
+	}
+}
+
+// withShellOption returns the jobspec with shell option output.KEY set.
+func withShellOption(t *testing.T, spec []byte, key string, v any) []byte {
+	t.Helper()
+	var js map[string]any
+	if err := json.Unmarshal(spec, &js); err != nil {
+		t.Fatal(err)
+	}
+	sys := js["attributes"].(map[string]any)["system"].(map[string]any)
+	sys["shell"] = map[string]any{"options": map[string]any{"output": map[string]any{key: v}}}
+	b, err := json.Marshal(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// output.limit: the owner may set any size up to 1G, a guest up to 10M.
+func TestSubmitOutputLimit(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	for _, tc := range []struct {
+		name  string
+		limit any
+		owner bool
+		want  string
+	}{
+		{"guest lowers", "1M", false, ""},
+		{"guest at 10M", "10M", false, ""},
+		{"guest in bytes", float64(4096), false, ""},
+		{"guest over", "10.5M", false, "output.limit: 10752k is over the 10M"},
+		{"owner raises", "1G", true, ""},
+		{"owner over 1G", "2G", true, "output.limit: 2G is over the largest allowed, 1G"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = st.Update(func(tx *store.Tx) error {
+				_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: withShellOption(t, good, "limit", tc.limit), UserID: 5, Owner: tc.owner, Urgency: 16}}, nil)
+				if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+					t.Errorf("Submit err = %v, want %q", err, tc.want)
+				}
+				return nil
+			})
 		})
 	}
 }

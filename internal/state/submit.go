@@ -238,7 +238,22 @@ func checkRequest(req SubmitRequest, p parsed) error {
 	if req.Urgency > job.UrgencyGuestMax && !req.Owner {
 		return ErrGuestUrgency
 	}
-	return p.err
+	if p.err != nil {
+		return p.err
+	}
+	return checkOutputLimit(p.js, req.Owner)
+}
+
+// checkOutputLimit refuses a shell option output.limit that is not a size,
+// or that would let a guest's job keep more output in the state directory
+// than jobspec.GuestOutputLimit (the exec agent holds a guest's job to it
+// whatever the jobspec says; a refusal at submission says so in time).
+func checkOutputLimit(js *jobspec.Jobspec, owner bool) error {
+	n, set, err := jobspec.OutputLimit(js.Attributes.System.Shell.Options)
+	if err != nil || !set || owner || n <= jobspec.GuestOutputLimit {
+		return err
+	}
+	return fmt.Errorf("output.limit: %v is over the 10M of output a guest's job may keep", jobspec.FormatSize(n))
 }
 
 // admitAll admits each jobspec to its queue and returns them as
