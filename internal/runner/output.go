@@ -288,7 +288,8 @@ func (f *outFile) roomFor(n int) (bool, uint64) {
 		return true, 0 // cannot tell: the write says what happens
 	}
 	bsize := uint64(st.Bsize)
-	reserve := min(st.Blocks*bsize*guestReservePercent/100, guestReserveMax)
+	// In whole KiB, as the note says it.
+	reserve := min(st.Blocks*bsize*guestReservePercent/100, guestReserveMax) &^ 1023
 	avail := st.Bavail * bsize
 	return avail >= reserve && avail-reserve >= uint64(n), reserve
 }

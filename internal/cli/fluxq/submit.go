@@ -141,7 +141,7 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now (+30m, +2h), or a time (2006-01-02T15:04:05, 15:04)", DefaultText: "now"},
 		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
 		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
-		&cli.GenericFlag{Name: flagSetopt, Aliases: []string{"o"}, Value: aliasList{&st.setopts}, Usage: "set shell option `KEY[=VAL]` (repeatable; dots nest keys; VAL is JSON or a string, 1 when left out), e.g. output.limit=1M", DefaultText: "none"},
+		&cli.GenericFlag{Name: flagSetopt, Aliases: []string{"o"}, Value: aliasList{&st.setopts}, Usage: "set shell option `OPT`, KEY[=VAL] (repeatable; dots nest keys; VAL is JSON or a string, 1 when left out), e.g. output.limit=1M", DefaultText: "none"},
 		&cli.StringFlag{Name: flagInput, Usage: "read stdin from `FILE`, each task from its start (relative to the job's working directory)", DefaultText: "none; run forwards its own stdin"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTarget, Usage: "run only on the nodes of these reservations, `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
