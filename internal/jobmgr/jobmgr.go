@@ -111,14 +111,15 @@ type Outbox struct {
 type Manager struct {
 	cfg    Config
 	active map[fluid.ID]*entry
+	sched  schedLink
+	exec   execLink
+	out    Outbox
+	dirty  bool // the SCHED queue needs another scheduling pass
+	down   idset.Set
+
 	// perUser counts the active jobs of each user (see ActiveOf), kept
-	// with active.
+	// with active; nil until the first job.
 	perUser map[uint32]int
-	sched   schedLink
-	exec    execLink
-	out     Outbox
-	dirty   bool // the SCHED queue needs another scheduling pass
-	down    idset.Set
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
@@ -191,7 +192,7 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, perUser: map[uint32]int{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
 }
 
 // Take returns and clears the outbox.

@@ -20,6 +20,9 @@ func (m *Manager) ActiveOf(uid uint32) int { return m.perUser[uid] }
 // so the map holds only the users with active jobs.
 func (m *Manager) countActive(uid uint32, d int) {
 	if n := m.perUser[uid] + d; n > 0 {
+		if m.perUser == nil {
+			m.perUser = map[uint32]int{}
+		}
 		m.perUser[uid] = n
 	} else {
 		delete(m.perUser, uid)

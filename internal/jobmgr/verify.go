@@ -47,7 +47,7 @@ func (f *fullCopy) check(m *Manager) {
 	for _, e := range m.active {
 		perUser[e.j().UserID]++
 	}
-	if !reflect.DeepEqual(perUser, m.perUser) {
+	if len(m.perUser) != len(perUser) || len(perUser) > 0 && !reflect.DeepEqual(perUser, m.perUser) {
 		panic(fmt.Sprintf("jobmgr: restore: active jobs per user %v, want %v", m.perUser, perUser))
 	}
 	if !reflect.DeepEqual(now.waiters, f.waiters) {
