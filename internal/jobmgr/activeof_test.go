@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/execproto"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	ops "github.com/fluxq/fluxq/internal/state"
@@ -66,5 +68,27 @@ func TestActiveOf(t *testing.T) {
 	h.start()
 	if n := active(100); n != 2 {
 		t.Fatalf("after a restart ActiveOf = %d, want 2", n)
+	}
+}
+
+// A non-fatal exception the exec service reports again (an agent taking
+// the job back after a restart reports all its exceptions) is posted
+// once; another note is posted, and the job runs on.
+func TestNoteOnce(t *testing.T) {
+	h := newHarness(t)
+	id := h.startedJob()
+	h.execRespond(id, execproto.TypeStart, nil)
+	note := execproto.Exception{Type: "output", Severity: 1, Note: "stdout: output.limit of 1k reached: the rest of the job's stdout is dropped"}
+	h.execRespond(id, execproto.TypeException, note)
+	h.execRespond(id, execproto.TypeException, note)
+	other := note
+	other.Note = "stderr: output.limit of 1k reached: the rest of the job's stderr is dropped"
+	h.execRespond(id, execproto.TypeException, other)
+	h.execRespond(id, execproto.TypeException, note)
+	h.finishJob(id, 0)
+	h.expectFree(id)
+	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "alloc", "start", "exception", "exception", "finish", "release", "free", "clean")
+	if r := h.record(id).Summary.Result; r != job.Completed {
+		t.Errorf("result = %q, want COMPLETED", r)
 	}
 }
