@@ -170,7 +170,7 @@ func TestGuestOutputReserve(t *testing.T) {
 	if err := syscall.Statfs(jobs, &st); err != nil {
 		t.Fatal(err)
 	}
-	reserve := uint64(st.Blocks) * uint64(st.Bsize) * 5 / 100 &^ 1023
+	reserve := uint64(st.Blocks) * uint64(st.Bsize) * 5 / 100 &^ 1023 // diskspace.Reserve, worked out
 	want := []summary{
 		{Exc: "output: stdout: the filesystem of the job's output keeps " + jobspec.FormatSize(reserve) + " free for the instance: the rest of the job's stdout is dropped"},
 		{Status: fjob.WaitStatusExited(2), Known: true},

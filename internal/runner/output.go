@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/fluxq/fluxq/internal/diskspace"
 	"github.com/fluxq/fluxq/internal/jobspec"
 )
 
@@ -224,7 +225,7 @@ type outFile struct {
 	// cap): output.limit, for the files of the job folder, which are
 	// stored output as Flux's KVS output is. guest: a guest's job, whose
 	// output is written only while the file's filesystem keeps
-	// guestReserve free (see roomFor). Past either, output is dropped,
+	// diskspace.Reserve free (see roomFor). Past either, output is dropped,
 	// and the first drop gives the note the job's eventlog gets, once.
 	limit   int64
 	guest   bool
@@ -264,34 +265,15 @@ func (f *outFile) writeOutput(b []byte) (note string, err error) {
 	return note, nil
 }
 
-// The reserve a guest's output leaves on its filesystem: 5% of it, at
-// most 1G. The runner writes a guest's output with the agent's rights,
-// which may use the blocks a filesystem keeps for root, and the state
-// directory, its store and the owner's submissions need room; so a
-// guest's output stops short of that room, as if the guest wrote it
-// with rights lesser than its own.
-const (
-	guestReservePercent = 5
-	guestReserveMax     = 1 << 30
-)
-
-// roomFor reports whether n more bytes leave the file's filesystem its
-// reserve for unprivileged writers (f_bavail), and what that reserve is.
-// Asked at every write of a guest's output, a system call per 64 KiB at
-// most: a filesystem shared with others fills between two writes.
+// roomFor reports whether n more bytes of a guest's output leave the
+// file's filesystem its reserve (internal/diskspace), and what that
+// reserve is. Asked at every write, a system call per 64 KiB at most: a
+// filesystem shared with others fills between two writes.
 func (f *outFile) roomFor(n int) (bool, uint64) {
 	if f.fd < 0 {
 		return true, 0 // not open: the write fails and says so
 	}
-	var st unix.Statfs_t
-	if err := unix.Fstatfs(f.fd, &st); err != nil {
-		return true, 0 // cannot tell: the write says what happens
-	}
-	bsize := uint64(st.Bsize)
-	// In whole KiB, as the note says it.
-	reserve := min(st.Blocks*bsize*guestReservePercent/100, guestReserveMax) &^ 1023
-	avail := st.Bavail * bsize
-	return avail >= reserve && avail-reserve >= uint64(n), reserve
+	return diskspace.RoomFD(f.fd, uint64(n))
 }
 
 func (f *outFile) Write(b []byte) (int, error) {
