@@ -182,3 +182,43 @@ func TestGuestOutputReserve(t *testing.T) {
 		t.Errorf("%d bytes left free, want at least the reserve, %d", free, reserve)
 	}
 }
+
+// Past the reserve, a guest's job is not launched, and nothing of it is
+// made: its folder would be written with the runner's rights.
+func TestGuestFolderReserve(t *testing.T) {
+	guest := nobody(t)
+	dir := guestTree(t)
+	jobs := filepath.Join(dir, "jobs")
+	if err := syscall.Mount("tmpfs", jobs, "tmpfs", 0, "size=4m,mode=0711"); err != nil {
+		t.Skipf("mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(jobs, syscall.MNT_DETACH) })
+	h := newHarness(t, "auto")
+	h.t = t
+	h.jobs = jobs
+	h.r.opts.JobsDir = jobs
+	// Leave 100k free: under the reserve of 5% of 4m.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(jobs, &st); err != nil {
+		t.Fatal(err)
+	}
+	fill := int64(st.Bavail)*int64(st.Bsize) - 100<<10
+	if err := os.WriteFile(filepath.Join(jobs, "filler"), make([]byte, fill), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := spec(t, 1430, jobspec.Options{Command: []string{"true"}, Cwd: filepath.Join(dir, "work")}, 1, "0")
+	s.UserID = guest.Uid
+	_, err := h.r.Prepare(s)
+	want := "cannot launch the job shell: the filesystem of the job folders keeps 204k free for the instance: no room for a guest's job"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Prepare err = %v, want %q", err, want)
+	}
+	if _, err := os.Stat(h.dir(1430)); err == nil {
+		t.Errorf("a refused guest job left a folder")
+	}
+	// The owner's jobs still run.
+	h.launch(spec(t, 1431, jobspec.Options{Command: sh("echo ok")}, 1, "0"))
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(1431))); diff != "" {
+		t.Errorf("owner's job: events (-want +got):\n%s", diff)
+	}
+}

@@ -95,6 +95,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/diskspace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	fjob "github.com/fluxq/fluxq/internal/job"
@@ -126,6 +127,10 @@ const (
 	noteBadJobspec = "invalid jobspec: %v"
 	noteLaunch     = "cannot launch the job shell: %v"
 )
+
+// guestFolderRoom is what a guest's job needs beyond the reserve to be
+// launched: its folder and a first write of output.
+const guestFolderRoom = 64 << 10
 
 // DefaultKillGrace is flux-core job-exec's default kill-timeout.
 const DefaultKillGrace = 5 * time.Second
@@ -478,6 +483,14 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	cred, note := credentialFor(r.euid, s.UserID, lookupUser)
 	if note != "" {
 		return nil, errors.New(note)
+	}
+	if cred != nil {
+		// A guest's folder, and its output, are written with the
+		// runner's rights: not past the filesystem's reserve, which
+		// queued guest jobs would otherwise eat a folder at a time.
+		if ok, reserve := diskspace.RoomPath(r.opts.JobsDir, guestFolderRoom); !ok {
+			return nil, fmt.Errorf(noteLaunch, fmt.Sprintf("the filesystem of the job folders keeps %s free for the instance: no room for a guest's job", jobspec.FormatSize(reserve)))
+		}
 	}
 	now := r.opts.Now()
 	launched := s.Launched
