@@ -34,15 +34,16 @@ type Server struct {
 	JobsDir    string
 	Owner      uint32 // the instance owner
 	AllowGuest bool   // [access] allow-guest-user
+	Log        *slog.Logger
+	wg         sync.WaitGroup
+	once       sync.Once
+	t          *tracker
+	// readTimeout replaces requestTimeout in tests.
+	readTimeout time.Duration
+
 	// GuestMaxActive is [access] guest-max-active-jobs: the active jobs
 	// a guest may hold (0: no cap).
 	GuestMaxActive int
-	Log            *slog.Logger
-	wg             sync.WaitGroup
-	once           sync.Once
-	t              *tracker
-	// readTimeout replaces requestTimeout in tests.
-	readTimeout time.Duration
 }
 
 // Listen creates the socket, replacing a stale one, private to the owner
