@@ -13,6 +13,9 @@ func (a *Access) checkAccess() error {
 	if a.GuestReservedNodes < 0 {
 		return fmt.Errorf("error parsing [access] config table: guest-reserved-nodes: %d is negative", a.GuestReservedNodes)
 	}
+	if n := a.GuestMaxActiveJobs; n != nil && *n < 0 {
+		return fmt.Errorf("error parsing [access] config table: guest-max-active-jobs: %d is negative (0 is no limit)", *n)
+	}
 	if a.GuestReservationTime != "" {
 		t, err := fsd.ParseBounded(a.GuestReservationTime)
 		if err != nil {
@@ -34,4 +37,13 @@ func (a *Access) GuestLimits() reservation.Limits {
 		l.Time = t
 	}
 	return l
+}
+
+// GuestMaxActive is the number of active jobs each guest may hold, from
+// [access] guest-max-active-jobs (0: no cap).
+func (a *Access) GuestMaxActive() int {
+	if a.GuestMaxActiveJobs == nil {
+		return DefaultGuestMaxActiveJobs
+	}
+	return *a.GuestMaxActiveJobs
 }

@@ -39,3 +39,36 @@ func TestGuestLimits(t *testing.T) {
 		})
 	}
 }
+
+// [access] guest-max-active-jobs: 10,000 by default, 0 is no cap, a
+// negative value is refused in one line naming the key.
+func TestGuestMaxActive(t *testing.T) {
+	for _, tc := range []struct {
+		name, content string
+		want          int
+		err           string
+	}{
+		{"default", "", DefaultGuestMaxActiveJobs, ""},
+		{"default is 10000", "[access]\nallow-guest-user = true\n", 10000, ""},
+		{"set", "[access]\nguest-max-active-jobs = 5\n", 5, ""},
+		{"zero is no cap", "[access]\nguest-max-active-jobs = 0\n", 0, ""},
+		{"negative", "[access]\nguest-max-active-jobs = -1\n", 0, "error parsing [access] config table: guest-max-active-jobs: -1 is negative"},
+		{"not a number", "[access]\nguest-max-active-jobs = \"many\"\n", 0, "guest-max-active-jobs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
+					t.Fatalf("Load err = %v, want one line with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Access.GuestMaxActive(); got != tc.want {
+				t.Errorf("GuestMaxActive = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

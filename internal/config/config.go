@@ -74,6 +74,9 @@ type Access struct {
 	// node reservations (access.go).
 	GuestReservedNodes   int    `toml:"guest-reserved-nodes"`
 	GuestReservationTime string `toml:"guest-reservation-time" kind:"a duration string"` // FSD
+	// GuestMaxActiveJobs caps each guest's active jobs (nil: the
+	// default; 0: no cap). See GuestMaxActive.
+	GuestMaxActiveJobs *int `toml:"guest-max-active-jobs"`
 }
 
 // Defaults fluxsched uses for what a config leaves out.
@@ -82,6 +85,10 @@ const (
 	DefaultMode        = "limited=8" // for fcfs; backfilling policies default to unlimited
 	DefaultLauncher    = "local"
 	DefaultKillTimeout = "5s"
+	// DefaultGuestMaxActiveJobs is [access] guest-max-active-jobs when
+	// unset: room for any honest use, and a bound on what one guest can
+	// make fluxsched hold in memory and the store.
+	DefaultGuestMaxActiveJobs = 10000
 )
 
 // Load reads a config file or a directory of *.toml files (merged; a key

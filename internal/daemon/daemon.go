@@ -297,7 +297,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 		return fmt.Errorf("socket: %w", err)
 	}
 	d.cleanup = append(d.cleanup, func() { os.Remove(sock) })
-	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, state.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, Log: opts.Log}
+	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, state.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, GuestMaxActive: cfg.Access.GuestMaxActive(), Log: opts.Log}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

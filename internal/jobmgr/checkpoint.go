@@ -88,6 +88,7 @@ func (m *Manager) touch(e *entry) {
 // activate makes a job active, noting it for Restore.
 func (m *Manager) activate(e *entry) {
 	m.active[e.id()] = e
+	m.countActive(e.j().UserID, 1)
 	m.track(e)
 	if m.cp != nil {
 		m.cp.added = append(m.cp.added, e.id())
@@ -113,14 +114,20 @@ func (m *Manager) touchWaiters(id fluid.ID) {
 // reads the store as of the last commit.
 func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 	for _, id := range c.added {
-		delete(m.active, id)
+		if e, ok := m.active[id]; ok {
+			delete(m.active, id)
+			m.countActive(e.j().UserID, -1)
+		}
 	}
 	for i := range c.entries {
 		s := &c.entries[i]
 		*s.e = s.v
 		*s.e.rec = s.rec
 		*s.e.rec.Job = s.job
-		m.active[s.e.id()] = s.e // it may have ended in the turn
+		if _, ok := m.active[s.e.id()]; !ok {
+			m.countActive(s.job.UserID, 1) // it ended in the turn
+		}
+		m.active[s.e.id()] = s.e
 	}
 	for id, w := range c.waiters {
 		if w.had {

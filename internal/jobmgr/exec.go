@@ -132,6 +132,13 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		}
 		return m.post(tx, e, job.EventStart, nil)
 	case *execproto.Exception:
+		if d.Severity > 0 {
+			// Taken back after a restart, a job's exceptions are
+			// reported again: a note is posted once.
+			if dup, err := ops.HasException(tx, e.id(), d.Type, d.Severity, d.Note); err != nil || dup {
+				return err
+			}
+		}
 		ctx := map[string]any{"type": d.Type, "severity": d.Severity, "note": d.Note}
 		if err := m.post(tx, e, job.EventException, ctx); err != nil {
 			return err

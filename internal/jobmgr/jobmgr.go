@@ -117,6 +117,10 @@ type Manager struct {
 	dirty  bool // the SCHED queue needs another scheduling pass
 	down   idset.Set
 
+	// perUser counts the active jobs of each user (see ActiveOf), kept
+	// with active; nil until the first job.
+	perUser map[uint32]int
+
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
 	wake    float64                 // the earliest begin-time still awaited (0: none)
@@ -263,6 +267,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 			e.exec = execReleased
 		}
 		m.active[id] = e
+		m.countActive(j.UserID, 1)
 		m.track(e)
 	}
 	rebooted, err := m.rebooted(tx)
@@ -429,6 +434,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	}
 	m.touch(e) // Restore brings it back
 	delete(m.active, e.id())
+	m.countActive(e.j().UserID, -1)
 	return true, m.jobEnded(tx, e.id())
 }
 

@@ -11,6 +11,24 @@ import (
 // owner (checked on the caller's real uid by whoever calls us).
 func (m *Manager) may(uid uint32, j *job.Job) bool { return uid == j.UserID || uid == m.cfg.Owner }
 
+// ActiveOf is how many active jobs uid has. A submission is checked
+// against [access] guest-max-active-jobs with it, so it is a count kept
+// as jobs become active and inactive, not a walk over every job.
+func (m *Manager) ActiveOf(uid uint32) int { return m.perUser[uid] }
+
+// countActive adds d to uid's active jobs; a user with none has no entry,
+// so the map holds only the users with active jobs.
+func (m *Manager) countActive(uid uint32, d int) {
+	if n := m.perUser[uid] + d; n > 0 {
+		if m.perUser == nil {
+			m.perUser = map[uint32]int{}
+		}
+		m.perUser[uid] = n
+	} else {
+		delete(m.perUser, uid)
+	}
+}
+
 // find returns the active job, or the reason it cannot be changed.
 func (m *Manager) find(tx *store.Tx, id fluid.ID) (*entry, error) {
 	if e, ok := m.lookup(id); ok {

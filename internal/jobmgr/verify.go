@@ -43,6 +43,13 @@ func (f *fullCopy) check(m *Manager) {
 			panic(fmt.Sprintf("jobmgr: restore: job %s differs:\n got %+v %+v %+v\nwant %+v %+v %+v", id, got.v, got.rec, got.job, want.v, want.rec, want.job))
 		}
 	}
+	perUser := map[uint32]int{}
+	for _, e := range m.active {
+		perUser[e.j().UserID]++
+	}
+	if len(m.perUser) != len(perUser) || len(perUser) > 0 && !reflect.DeepEqual(perUser, m.perUser) {
+		panic(fmt.Sprintf("jobmgr: restore: active jobs per user %v, want %v", m.perUser, perUser))
+	}
 	if !reflect.DeepEqual(now.waiters, f.waiters) {
 		panic(fmt.Sprintf("jobmgr: restore: waiters %v, want %v", now.waiters, f.waiters))
 	}

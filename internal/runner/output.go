@@ -1,11 +1,15 @@
 package runner
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fluxq/fluxq/internal/diskspace"
+	"github.com/fluxq/fluxq/internal/jobspec"
 )
 
 // Tasks write their output into pipes, one per output file, and the runner
@@ -36,7 +40,8 @@ type outPipe struct {
 	fd    int
 	token uint32
 	file  *outFile
-	err   error // the first write that failed
+	err   error  // the first write that failed
+	note  string // why output is dropped from here on, to report
 }
 
 // watchPidfd has the poller reap the children when the process of pidfd
@@ -147,6 +152,7 @@ func pollLoop() {
 func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
 	reap := false
 	poller.mu.Lock()
+	var noted []*outPipe
 	for _, ev := range events {
 		p := poller.pipes[uint32(ev.Fd)]
 		if p == nil {
@@ -162,8 +168,13 @@ func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
 		// Level-triggered and read only here: one read cannot block.
 		m, err := unix.Read(p.fd, poller.buf)
 		if m > 0 && p.err == nil {
-			if _, werr := p.file.Write(poller.buf[:m]); werr != nil {
+			note, werr := p.file.writeOutput(poller.buf[:m])
+			if werr != nil {
 				p.err = werr
+			}
+			if note != "" {
+				p.note = note
+				noted = append(noted, p)
 			}
 			// After a failure the rest is read and dropped, so that
 			// no task blocks on a full pipe.
@@ -175,6 +186,11 @@ func handle(events []unix.EpollEvent, closed []*outPipe) []*outPipe {
 		}
 	}
 	poller.mu.Unlock()
+	// Notes before ends: a job's note comes before its finish. Sent
+	// outside the poller's lock, as the ends are.
+	for _, p := range noted {
+		p.j.outputDropped(p.note)
+	}
 	// Reaped first: a job then ends at its last pipe's end, without
 	// waiting for a drain.
 	if reap {
@@ -204,6 +220,60 @@ type outFile struct {
 	direct bool
 	lazy   bool
 	folder *folder // a lazy file's, made before it
+
+	// limit caps what the job's tasks may write to the file (-1: no
+	// cap): output.limit, for the files of the job folder, which are
+	// stored output as Flux's KVS output is. guest: a guest's job, whose
+	// output is written only while the file's filesystem keeps
+	// diskspace.Reserve free (see roomFor). Past either, output is dropped,
+	// and the first drop gives the note the job's eventlog gets, once.
+	limit   int64
+	guest   bool
+	name    string // the stream, for the note: stdout, stderr or the path
+	written int64
+	dropped bool
+}
+
+// writeOutput writes what the job's tasks wrote, as far as the file's
+// limit and, for a guest, its filesystem's reserve allow, and drops the
+// rest. It returns the note to report, once: at the first drop.
+func (f *outFile) writeOutput(b []byte) (note string, err error) {
+	if f.dropped {
+		return "", nil
+	}
+	keep := b
+	if f.limit >= 0 && f.written+int64(len(b)) > f.limit {
+		keep = b[:f.limit-f.written]
+		note = fmt.Sprintf("%s: output.limit of %s reached: the rest of the job's %s is dropped", f.name, jobspec.FormatSize(uint64(f.limit)), f.name)
+	}
+	if f.guest && len(keep) > 0 {
+		if ok, reserve := f.roomFor(len(keep)); !ok {
+			keep = nil
+			note = fmt.Sprintf("%s: the filesystem of the job's output keeps %s free for the instance: the rest of the job's %s is dropped", f.name, jobspec.FormatSize(reserve), f.name)
+		}
+	}
+	if len(keep) > 0 {
+		n, err := f.Write(keep)
+		f.written += int64(n)
+		if err != nil {
+			return "", err
+		}
+	}
+	if note != "" {
+		f.dropped = true
+	}
+	return note, nil
+}
+
+// roomFor reports whether n more bytes of a guest's output leave the
+// file's filesystem its reserve (internal/diskspace), and what that
+// reserve is. Asked at every write, a system call per 64 KiB at most: a
+// filesystem shared with others fills between two writes.
+func (f *outFile) roomFor(n int) (bool, uint64) {
+	if f.fd < 0 {
+		return true, 0 // not open: the write fails and says so
+	}
+	return diskspace.RoomFD(f.fd, uint64(n))
 }
 
 func (f *outFile) Write(b []byte) (int, error) {

@@ -96,6 +96,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/cloexec"
+	"github.com/fluxq/fluxq/internal/diskspace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
@@ -110,7 +111,12 @@ import (
 const (
 	TypeTimeout = "timeout"
 	TypeExec    = "exec"
-	NoteTimeout = "resource allocation expired"
+	// TypeOutput is the note that a job's output is dropped past its
+	// output.limit or its filesystem's reserve; SeverityOutput makes it
+	// non-fatal (RFC 21: severity 0 alone ends a job).
+	TypeOutput     = "output"
+	SeverityOutput = 1
+	NoteTimeout    = "resource allocation expired"
 	// NoteStatusLost is an adopted job's end: its processes are gone, but
 	// their wait status went with the runner that forked them.
 	NoteStatusLost = "job status lost: the exec agent was restarted"
@@ -123,6 +129,10 @@ const (
 	noteBadJobspec = "invalid jobspec: %v"
 	noteLaunch     = "cannot launch the job shell: %v"
 )
+
+// guestFolderRoom is what a guest's job needs beyond the reserve to be
+// launched: its folder and a first write of output.
+const guestFolderRoom = 64 << 10
 
 // DefaultKillGrace is flux-core job-exec's default kill-timeout.
 const DefaultKillGrace = 5 * time.Second
@@ -499,6 +509,14 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	if note != "" {
 		return nil, errors.New(note)
 	}
+	if cred != nil {
+		// A guest's folder, and its output, are written with the
+		// runner's rights: not past the filesystem's reserve, which
+		// queued guest jobs would otherwise eat a folder at a time.
+		if ok, reserve := diskspace.RoomPath(r.opts.JobsDir, guestFolderRoom); !ok {
+			return nil, fmt.Errorf(noteLaunch, fmt.Sprintf("the filesystem of the job folders keeps %s free for the instance: no room for a guest's job", jobspec.FormatSize(reserve)))
+		}
+	}
 	now := r.opts.Now()
 	launched := s.Launched
 	if launched.IsZero() {
@@ -762,6 +780,17 @@ func (j *job) lookup() (*setup, error) {
 		}
 		index := map[string]int{}
 		defaultOut, defaultErr := filepath.Join(j.dir, shell.StdoutFile), filepath.Join(j.dir, shell.StderrFile)
+		limit := j.outputLimit()
+		capped := func(f *outFile, path string) *outFile {
+			f.guest, f.limit, f.name = j.cred != nil, -1, path
+			switch path {
+			case defaultOut:
+				f.limit, f.name = limit, shell.StdoutFile
+			case defaultErr:
+				f.limit, f.name = limit, shell.StderrFile
+			}
+			return f
+		}
 		open := func(path string) int {
 			if i, ok := index[path]; ok {
 				return i
@@ -772,7 +801,7 @@ func (j *job) lookup() (*setup, error) {
 			if j.cred == nil && (path == defaultOut || path == defaultErr) {
 				index[path] = len(su.files)
 				su.paths = append(su.paths, path)
-				su.files = append(su.files, &outFile{fd: -1, path: path, lazy: true, folder: &j.folder})
+				su.files = append(su.files, capped(&outFile{fd: -1, path: path, lazy: true, folder: &j.folder}, path))
 				return len(su.files) - 1
 			}
 			j.folder.need(path)
@@ -781,7 +810,7 @@ func (j *job) lookup() (*setup, error) {
 				su.openErr = &fs.PathError{Op: "open", Path: path, Err: err}
 				return -1
 			}
-			f := &outFile{fd: fd, path: path}
+			f := capped(&outFile{fd: fd, path: path}, path)
 			var st unix.Stat_t
 			if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG || j.cred != nil && onFUSE(fd) {
 				// Not a file of a filesystem (/dev/null, a terminal, a
@@ -813,6 +842,34 @@ func (j *job) lookup() (*setup, error) {
 		}
 	})
 	return su, err
+}
+
+// outputLimit is the cap of each of the job folder's output files (-1:
+// none): the shell option output.limit; for a guest's job at most
+// jobspec.GuestOutputLimit, which is also its default, as Flux keeps 10M
+// of a job's output in a multi-user instance. A limit the submission
+// should have refused counts as none given.
+func (j *job) outputLimit() int64 {
+	n, set, err := jobspec.OutputLimit(j.plan.Jobspec.Attributes.System.Shell.Options)
+	if err != nil {
+		set = false
+	}
+	if j.cred != nil && (!set || n > jobspec.GuestOutputLimit) {
+		return jobspec.GuestOutputLimit
+	}
+	if !set {
+		return -1
+	}
+	return int64(n)
+}
+
+// outputDropped reports, once per file, that the job's output is dropped
+// from here on: a non-fatal exception, so that the eventlog says so and
+// the job goes on (flux-shell logs "N of M bytes truncated").
+func (j *job) outputDropped(note string) {
+	j.mu.Lock()
+	defer j.unlock()
+	j.r.emit(j, Event{Exception: &execproto.Exception{Type: TypeOutput, Severity: SeverityOutput, Note: note}})
 }
 
 // start opens the job's output and forks its tasks; it returns the status

@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"fmt"
+	"syscall"
 
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/diskspace"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
@@ -18,8 +21,15 @@ import (
 
 func submit(ctx context.Context, s *Server, c *caller, p api.SubmitParams, _ func(api.None) error) ([]fluid.ID, error) {
 	reqs := make([]state.SubmitRequest, len(p.Jobs))
+	var size uint64
 	for i, j := range p.Jobs {
 		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: c.uid, Owner: c.as.Owner, Urgency: j.Urgency}
+		size += uint64(len(j.Jobspec))
+	}
+	if !c.as.Owner {
+		if err := s.guestRoom(size, len(p.Jobs)); err != nil {
+			return nil, err
+		}
 	}
 	// A plain submission is a tool's, and Submit names the tool only if
 	// the job targets a reservation.
@@ -33,6 +43,12 @@ func submit(ctx context.Context, s *Server, c *caller, p api.SubmitParams, _ fun
 		}
 	}
 	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		if !c.as.Owner && s.GuestMaxActive > 0 {
+			// Counted in the turn: submissions earlier in it count.
+			for i := range reqs {
+				reqs[i].MaxActive, reqs[i].Active = s.GuestMaxActive, jm.ActiveOf(c.uid)
+			}
+		}
 		ids, recs, err := state.Submit(tx, jm.Now(), reqs, jm.Reservations())
 		if err != nil {
 			return nil, err
@@ -329,4 +345,22 @@ func toolEvents(ctx context.Context, s *Server, c *caller, p api.ToolEventsParam
 		case <-changed:
 		}
 	}
+}
+
+// guestRoom refuses a guest's submission that would leave the store's
+// filesystem less than its reserve (internal/diskspace): fluxsched
+// stores a guest's jobs with root's rights, and a guest must not fill
+// the state directory's filesystem through it (a guest may hold 10,000
+// jobs of up to 1 MiB of jobspec each). The estimate is generous: the
+// jobspecs twice (bbolt copies a page it changes) and a page per job for
+// its eventlog and summary. A no-space error: exit 74, as a full store.
+func (s *Server) guestRoom(jobspecs uint64, jobs int) error {
+	if s.Store == nil {
+		return nil
+	}
+	if ok, reserve := diskspace.RoomPath(s.Store.Path(), 2*jobspecs+4096*uint64(jobs)); !ok {
+		return &api.Error{Code: api.CodeSystem, Errno: int(syscall.ENOSPC),
+			Message: fmt.Sprintf("the filesystem of the store %s keeps %s free for the instance: a guest's jobs are not stored until there is room", s.Store.Path(), jobspec.FormatSize(reserve))}
+	}
+	return nil
 }

@@ -40,6 +40,10 @@ type Server struct {
 	t          *tracker
 	// readTimeout replaces requestTimeout in tests.
 	readTimeout time.Duration
+
+	// GuestMaxActive is [access] guest-max-active-jobs: the active jobs
+	// a guest may hold (0: no cap).
+	GuestMaxActive int
 }
 
 // Listen creates the socket, replacing a stale one, private to the owner

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,11 @@ func TestSubmitAllOrNothing(t *testing.T) {
 		{"duration 1e308", []SubmitRequest{{Jobspec: rawSpec(`"duration": 1e308`), Urgency: 16}}, "duration 1e+308 is longer"},
 		{"begin time past 9000", []SubmitRequest{{Jobspec: rawSpec(`"duration": 0, "dependencies": [{"scheme": "begin-time", "value": "1e12"}]`), Urgency: 16}},
 			"attributes.system.dependencies[0]: time 1e12 is later than the latest allowed, 9000-01-01T00:00:00Z"},
+		// output.limit: a size; a guest's at most 10M.
+		{"bad output.limit", []SubmitRequest{{Jobspec: good, Urgency: 16, Owner: true}, {Jobspec: withShellOption(t, good, "limit", "lots"), Urgency: 16, Owner: true}}, `output.limit: invalid size "lots"`},
+		{"guest output.limit over 10M", []SubmitRequest{{Jobspec: withShellOption(t, good, "limit", "20M"), UserID: 5, Urgency: 16}}, "output.limit: 20M is over the 10M of output a guest's job may keep"},
+		// [access] guest-max-active-jobs: the batch counts whole.
+		{"guest over its active cap", []SubmitRequest{{Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}, {Jobspec: good, UserID: 5, Urgency: 16, MaxActive: 5, Active: 4}}, "2 jobs would give user "},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,5 +221,100 @@ func TestChangeQueues(t *testing.T) {
 	})
 	if err == nil || err.Error() != "job submission is disabled: maintenance" {
 		t.Fatalf("submit to a disabled queue: %v", err)
+	}
+}
+
+// [access] guest-max-active-jobs: a batch is taken when it brings the
+// guest to the cap at most, refused whole past it, in one line naming the
+// key; a request with no cap (the owner's) is not counted.
+func TestSubmitActiveCap(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	req := func(uid uint32, max, active int) SubmitRequest {
+		return SubmitRequest{Jobspec: good, UserID: uid, Urgency: 16, MaxActive: max, Active: active}
+	}
+	for _, tc := range []struct {
+		name string
+		reqs []SubmitRequest
+		want string // "" accepted
+	}{
+		{"under", []SubmitRequest{req(5, 5, 0), req(5, 5, 0)}, ""},
+		{"to the cap", []SubmitRequest{req(5, 5, 3), req(5, 5, 3)}, ""},
+		{"one over", []SubmitRequest{req(5, 5, 5)}, "1 job would give user "},
+		{"batch over", []SubmitRequest{req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0), req(5, 5, 0)}, "6 jobs would give user "},
+		{"no cap", []SubmitRequest{req(5, 0, 100000)}, ""},
+		{"others' jobs not counted", []SubmitRequest{req(5, 1, 0), req(6, 1, 0), req(7, 0, 0)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var n int
+			err := st.Update(func(tx *store.Tx) error {
+				before := tx.LastJobID()
+				ids, _, err := Submit(tx, time.Now(), tc.reqs, nil)
+				switch {
+				case tc.want == "" && err != nil:
+					t.Errorf("Submit err = %v, want accepted", err)
+				case tc.want != "":
+					if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasSuffix(err.Error(), "active jobs, over [access] guest-max-active-jobs = 5") {
+						t.Errorf("Submit err = %v, want %q ... over [access] guest-max-active-jobs = 5", err, tc.want)
+					}
+					if tx.LastJobID() != before {
+						t.Errorf("a refused batch moved the last job id")
+					}
+				}
+				n = len(ids)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != "" && n != 0 {
+				t.Errorf("%d ids from a refused batch", n)
+			}
+		})
+	}
+}
+
+// withShellOption returns the jobspec with shell option output.KEY set.
+func withShellOption(t *testing.T, spec []byte, key string, v any) []byte {
+	t.Helper()
+	var js map[string]any
+	if err := json.Unmarshal(spec, &js); err != nil {
+		t.Fatal(err)
+	}
+	sys := js["attributes"].(map[string]any)["system"].(map[string]any)
+	sys["shell"] = map[string]any{"options": map[string]any{"output": map[string]any{key: v}}}
+	b, err := json.Marshal(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// output.limit: the owner may set any size up to 1G, a guest up to 10M.
+func TestSubmitOutputLimit(t *testing.T) {
+	st := openStore(t)
+	good := spec(t, jobspec.Options{Command: []string{"true"}})
+	for _, tc := range []struct {
+		name  string
+		limit any
+		owner bool
+		want  string
+	}{
+		{"guest lowers", "1M", false, ""},
+		{"guest at 10M", "10M", false, ""},
+		{"guest in bytes", float64(4096), false, ""},
+		{"guest over", "10.5M", false, "output.limit: 10752k is over the 10M"},
+		{"owner raises", "1G", true, ""},
+		{"owner over 1G", "2G", true, "output.limit: 2G is over the largest allowed, 1G"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_ = st.Update(func(tx *store.Tx) error {
+				_, _, err := Submit(tx, time.Now(), []SubmitRequest{{Jobspec: withShellOption(t, good, "limit", tc.limit), UserID: 5, Owner: tc.owner, Urgency: 16}}, nil)
+				if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+					t.Errorf("Submit err = %v, want %q", err, tc.want)
+				}
+				return nil
+			})
+		})
 	}
 }

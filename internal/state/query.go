@@ -174,6 +174,49 @@ func NewEvents(tx *store.Tx, id fluid.ID, n int) ([]eventlog.Event, bool, error)
 	return evs[n:], done, nil
 }
 
+// HasException reports whether the job's eventlog already holds this
+// exception: an exec agent that takes a job back reports the job's
+// exceptions again, not knowing which the last fluxsched committed, and
+// a non-fatal one (an output note) must not be posted twice.
+func HasException(tx *store.Tx, id fluid.ID, typ string, severity int, note string) (bool, error) {
+	raw, err := tx.JobValue(uint64(id), store.JobEventlog)
+	if err != nil {
+		return false, ErrUnknownJob
+	}
+	evs, err := eventlog.Parse(raw)
+	if err != nil {
+		return false, err
+	}
+	for _, ev := range evs {
+		if ev.Name != job.EventException {
+			continue
+		}
+		t, _ := ev.Context["type"].(string)
+		n, _ := ev.Context["note"].(string)
+		if t != typ || n != note {
+			continue
+		}
+		if sev, ok := severityOf(ev.Context["severity"]); ok && sev == severity {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// severityOf reads an exception's severity, decoded as any JSON number.
+func severityOf(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int(n), true
+	case int:
+		return n, true
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
+}
+
 // decodeSummaries decodes stored summaries on every core: listing 100,000
 // jobs is mostly JSON decoding, and each summary stands alone.
 func decodeSummaries(raws [][]byte) ([]api.JobSummary, error) {

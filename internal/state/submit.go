@@ -31,6 +31,11 @@ type SubmitRequest struct {
 	// satisfy the job: a simulation replays a trace's denials as the
 	// scheduler's, rather than refusing the trace.
 	Unjudged bool
+	// MaxActive caps the active jobs the submitter may hold once the
+	// batch is stored ([access] guest-max-active-jobs, for a guest; 0 is
+	// no cap), and Active is how many it holds now (the job manager's
+	// count: the store is not walked per submission).
+	MaxActive, Active int
 }
 
 // ErrGuestUrgency refuses a guest's submission above the default
@@ -49,6 +54,11 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	gen, err := fluid.NewGenerator(tx.Epoch(), 0, fluid.ID(tx.LastJobID()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("job id generator: %w", err)
+	}
+	// First, and for the batch whole: a guest over its cap is refused
+	// before 50,000 jobspecs are parsed.
+	if err := checkActiveCap(reqs); err != nil {
+		return nil, nil, err
 	}
 	// Check every request before writing anything, so a refused batch
 	// leaves nothing behind even inside a larger transaction.
@@ -188,8 +198,40 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	return ids, recs, nil
 }
 
-// checkRequest is a request's first checks: its urgency, its jobspec
-// and the bounds on its times.
+// checkActiveCap refuses a batch that would take a submitter past its
+// cap of active jobs ([access] guest-max-active-jobs): the jobs of one
+// user in the batch are counted together, so a --cc submission is taken
+// or refused whole.
+func checkActiveCap(reqs []SubmitRequest) error {
+	var batch map[uint32]int
+	for _, req := range reqs {
+		if req.MaxActive <= 0 {
+			continue
+		}
+		if batch == nil {
+			batch = map[uint32]int{}
+		}
+		batch[req.UserID]++
+	}
+	for _, req := range reqs {
+		n, ok := batch[req.UserID]
+		if !ok {
+			continue
+		}
+		delete(batch, req.UserID) // said once per user
+		if total := req.Active + n; total > req.MaxActive {
+			jobs := "1 job"
+			if n != 1 {
+				jobs = fmt.Sprintf("%d jobs", n)
+			}
+			return fmt.Errorf("%s would give user %s %d active jobs, over [access] guest-max-active-jobs = %d", jobs, UserName(req.UserID), total, req.MaxActive)
+		}
+	}
+	return nil
+}
+
+// checkRequest is a request's first checks: its urgency, its jobspec,
+// the bounds on its times and its output limit.
 func checkRequest(req SubmitRequest, p parsed) error {
 	if req.Urgency < job.UrgencyMin || req.Urgency > job.UrgencyMax {
 		return fmt.Errorf("urgency value is out of range")
@@ -202,7 +244,22 @@ func checkRequest(req SubmitRequest, p parsed) error {
 	}
 	// The edge for a hostile raw jobspec: beyond the bounds, a job's
 	// expiration is past what its record can encode.
-	return p.js.CheckBounds()
+	if err := p.js.CheckBounds(); err != nil {
+		return err
+	}
+	return checkOutputLimit(p.js, req.Owner)
+}
+
+// checkOutputLimit refuses a shell option output.limit that is not a size,
+// or that would let a guest's job keep more output in the state directory
+// than jobspec.GuestOutputLimit (the exec agent holds a guest's job to it
+// whatever the jobspec says; a refusal at submission says so in time).
+func checkOutputLimit(js *jobspec.Jobspec, owner bool) error {
+	n, set, err := jobspec.OutputLimit(js.Attributes.System.Shell.Options)
+	if err != nil || !set || owner || n <= jobspec.GuestOutputLimit {
+		return err
+	}
+	return fmt.Errorf("output.limit: %v is over the 10M of output a guest's job may keep", jobspec.FormatSize(n))
 }
 
 // admitAll admits each jobspec to its queue and returns them as

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -58,11 +59,28 @@ type listValue struct{ list *[]string }
 func (l listValue) Set(v string) error { *l.list = append(*l.list, v); return nil }
 func (l listValue) String() string     { return "" }
 
+// aliasList is a listValue for a flag with an alias (-o, --setopt). Once
+// parsing ends, urfave/cli copies a flag's value to its unused names
+// through String and Set: the copy is aliasCopy, which no argument can
+// be (none holds a NUL), and is not taken for one more entry.
+type aliasList struct{ list *[]string }
+
+const aliasCopy = "\x00"
+
+func (l aliasList) Set(v string) error {
+	if v != aliasCopy {
+		*l.list = append(*l.list, v)
+	}
+	return nil
+}
+func (l aliasList) String() string { return aliasCopy }
+
 // submitState holds the options urfave/cli cannot keep in order or whole.
 type submitState struct {
 	envRules     []string
 	requires     []string
 	dependencies []string
+	setopts      []string // -o, --setopt KEY[=VAL], in order
 }
 
 // Flag names of submit and run, where they are read more than once.
@@ -93,12 +111,13 @@ const (
 	flagQuiet     = "quiet"
 	flagJobspec   = "jobspec"
 	flagTarget    = "target"
+	flagSetopt    = "setopt"
 )
 
 // jobFlags are the options that shape a job; --jobspec takes none of them.
 var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusive, flagTime, flagQueue,
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
-	flagOutput, flagError, flagInput, flagTarget}
+	flagOutput, flagError, flagInput, flagTarget, flagSetopt}
 
 // flags are submit's options (docs/cli.md's table); bulk adds those of a
 // submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
@@ -122,6 +141,7 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.StringFlag{Name: flagBegin, Usage: "do not start before `WHEN`: +FSD from now (+30m, +2h), or a time (2006-01-02T15:04:05, 15:04)", DefaultText: "now"},
 		&cli.StringFlag{Name: flagOutput, Usage: "write stdout to `FILE` ({{id}} expands)", DefaultText: "the job's folder, read with fluxq attach or output"},
 		&cli.StringFlag{Name: flagError, Usage: "write stderr to `FILE` ({{id}} expands)", DefaultText: "where stdout goes"},
+		&cli.GenericFlag{Name: flagSetopt, Aliases: []string{"o"}, Value: aliasList{&st.setopts}, Usage: "set shell option `OPT`, KEY[=VAL] (repeatable; dots nest keys; VAL is JSON or a string, 1 when left out), e.g. output.limit=1M", DefaultText: "none"},
 		&cli.StringFlag{Name: flagInput, Usage: "read stdin from `FILE`, each task from its start (relative to the job's working directory)", DefaultText: "none; run forwards its own stdin"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTarget, Usage: "run only on the nodes of these reservations, `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
@@ -393,6 +413,7 @@ type submitInputs struct {
 	deps      []string
 	environ   []string
 	targets   []string
+	setopts   []string // -o KEY[=VAL]
 }
 
 func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
@@ -452,7 +473,7 @@ func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
 		output: c.String(flagOutput), errorPath: c.String(flagError), input: c.String(flagInput),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
-		environ: e.environ(),
+		environ: e.environ(), setopts: st.setopts,
 	}, nil
 }
 
@@ -487,7 +508,7 @@ func (in *submitInputs) ccShapesJob() bool {
 
 // contains reports whether s appears in any input.
 func (in *submitInputs) contains(s string) bool {
-	all := [][]string{in.command, in.envRules, in.requires, in.deps, in.environ,
+	all := [][]string{in.command, in.envRules, in.requires, in.deps, in.environ, in.setopts,
 		{in.queue, in.timeLimit, in.urgency, in.name, in.output, in.errorPath, in.input, in.opts.Cwd}}
 	for _, list := range all {
 		for _, x := range list {
@@ -572,6 +593,11 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 	if input := sub(in.input); input != "" {
 		// Where flux run --input puts it.
 		shellOpts["input"] = shell.InputOptions(input)
+	}
+	for _, opt := range subAll(in.setopts) {
+		if err := setShellOption(shellOpts, opt); err != nil {
+			return api.SubmitJob{}, exitcode.UsageErrorf("--setopt: %v", err)
+		}
 	}
 	if len(shellOpts) > 0 {
 		o.Extra = map[string]any{"shell": map[string]any{"options": shellOpts}}
@@ -816,4 +842,42 @@ func failure(s *api.JobSummary) string {
 		return "job " + strings.ToLower(s.Result.String())
 	}
 	return ""
+}
+
+// setShellOption sets one shell option as flux submit's --setopt does:
+// KEY[=VAL], where dots in KEY nest (output.limit is options.output.limit),
+// VAL is taken as JSON when it is JSON and as a string otherwise, and a
+// KEY alone is 1.
+func setShellOption(opts map[string]any, opt string) error {
+	key, raw, hasVal := strings.Cut(opt, "=")
+	var val any = 1
+	if hasVal {
+		val = raw
+		// Numbers kept as written: 4096 stays an integer.
+		dec := json.NewDecoder(strings.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err == nil && !dec.More() {
+			if _, err := dec.Token(); err == io.EOF {
+				val = v
+			}
+		}
+	}
+	parts := strings.Split(key, ".")
+	for _, p := range parts {
+		if p == "" {
+			return fmt.Errorf("%q: a key is missing (want KEY[=VAL], e.g. output.limit=1M)", opt)
+		}
+	}
+	m := opts
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = val
+	return nil
 }

@@ -291,3 +291,41 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("-N 2 gave %v", res)
 	}
 }
+
+// -o, --setopt as flux submit: dots nest, VAL is JSON when it parses
+// whole (numbers as written), else a string, and a bare KEY is 1.
+func TestSetShellOption(t *testing.T) {
+	for _, tc := range []struct {
+		opts []string
+		want string
+		err  string
+	}{
+		{[]string{"output.limit=1M"}, `{"output":{"limit":"1M"}}`, ""},
+		{[]string{"output.limit=4096"}, `{"output":{"limit":4096}}`, ""},
+		{[]string{"verbose"}, `{"verbose":1}`, ""},
+		{[]string{"a=[1,2]", "b={\"c\":true}"}, `{"a":[1,2],"b":{"c":true}}`, ""},
+		{[]string{"a=1 2"}, `{"a":"1 2"}`, ""},
+		{[]string{"a=1", "a.b=2"}, `{"a":{"b":2}}`, ""},
+		{[]string{"output.mode=append", "output.limit=1k"}, `{"output":{"limit":"1k","mode":"append"}}`, ""},
+		{[]string{"=1"}, "", "a key is missing"},
+		{[]string{"a..b=1"}, "", "a key is missing"},
+	} {
+		opts := map[string]any{}
+		var err error
+		for _, o := range tc.opts {
+			if err = setShellOption(opts, o); err != nil {
+				break
+			}
+		}
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err = %v, want %q", tc.opts, err, tc.err)
+			}
+			continue
+		}
+		got, _ := json.Marshal(opts)
+		if err != nil || string(got) != tc.want {
+			t.Errorf("%q: %s, %v; want %s", tc.opts, got, err, tc.want)
+		}
+	}
+}
