@@ -108,6 +108,13 @@ type Options struct {
 	// FailCommit, for tests, is asked before each commit of Update; an
 	// error fails that commit as a full filesystem would.
 	FailCommit func() error
+	// FullCheck reads every page of the tree before the store is opened
+	// (CheckFile), not only its meta: what fluxsched does once at start,
+	// so that a damaged page is found before bbolt trips on it.
+	FullCheck bool
+	// Checked, when set, is given the report of the check made before
+	// the open, sound or not (fluxsched logs its notes).
+	Checked func(*Report)
 }
 
 // initialMmap is the address space mapped for the file when it opens. A
@@ -159,8 +166,16 @@ var migrations = []func(tx *bolt.Tx, now time.Time) error{
 
 // Open opens or creates the store at path (mode 0600: the instance is
 // private to its owner) and brings its schema up to date.
+//
+// Only a missing file is a new store. An existing file is checked first
+// (Precheck): an empty, short or damaged one is refused with a
+// *DamagedError, never given to bbolt, which would fault on it, panic, or
+// (an empty file) silently make a new store in its place.
 func Open(path string, opts Options) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+	if err := Precheck(path, opts); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -250,7 +265,8 @@ func (s *Store) Path() string { return s.db.Path() }
 // The loop calls it once per turn, so a turn's events cost one fsync. An
 // error of fn is returned as it is; a commit that fails (the file cannot
 // be written) is a *WriteError naming the file.
-func (s *Store) Update(fn func(*Tx) error) error {
+func (s *Store) Update(fn func(*Tx) error) (uerr error) {
+	defer guard(s.Path(), &uerr)()
 	var fnErr error
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if fnErr = fn(&Tx{tx: tx}); fnErr != nil {
@@ -273,6 +289,9 @@ func (s *Store) Update(fn func(*Tx) error) error {
 		return nil
 	}
 	if err != nil && fnErr == nil {
+		if errors.Is(err, ErrCorrupt) {
+			return err
+		}
 		return writeError(s.Path(), err)
 	}
 	return err
@@ -282,7 +301,8 @@ func (s *Store) Update(fn func(*Tx) error) error {
 var errNothingWritten = errors.New("nothing written")
 
 // View runs fn in a read-only transaction: a consistent snapshot.
-func (s *Store) View(fn func(*Tx) error) error {
+func (s *Store) View(fn func(*Tx) error) (err error) {
+	defer guard(s.Path(), &err)()
 	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
 }
 
