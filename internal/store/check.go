@@ -8,7 +8,10 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/fluid"
 )
@@ -243,11 +246,7 @@ func CheckFile(path string, full bool) (*Report, error) {
 	if !rep.OK() || !full {
 		return rep, nil
 	}
-	w := newWalker(f, m, rep)
-	w.freelist()
-	w.walk(nil)
-	w.unreached()
-	return rep, nil
+	return rep, walkFile(f, m, rep, nil)
 }
 
 // walker reads the tree page by page, checking each as bbolt's Tx.Check
@@ -258,7 +257,12 @@ type walker struct {
 	rep   *Report
 	seen  []uint64 // one bit per page: reached from the root or the freelist
 	freed []uint64 // one bit per page: in the freelist
-	buf   []byte
+	// data is the file's bytes: mapped (mapFile), so that reading a
+	// page costs what bbolt's reads cost, or the bytes themselves (the
+	// fuzz target). Every page number is checked against the meta's
+	// count, which CheckMeta checked against the file's size, before a
+	// page is read, so no read goes past the end of the file.
+	data []byte
 	// visit, when set, is given every key and value the walk reads,
 	// with the path of buckets it is in (Salvage).
 	visit func(path [][]byte, k, v []byte, bucket bool)
@@ -269,26 +273,66 @@ type walker struct {
 	onPage func(id uint64, leaf bool, path [][]byte)
 }
 
-func newWalker(r io.ReaderAt, m meta, rep *Report) *walker {
+func newWalker(data []byte, m meta, rep *Report) *walker {
 	words := (m.pgid + 63) / 64
-	return &walker{r: r, m: m, rep: rep, seen: make([]uint64, words), freed: make([]uint64, words)}
+	return &walker{data: data, m: m, rep: rep, seen: make([]uint64, words), freed: make([]uint64, words)}
+}
+
+// mapFile maps the first n bytes of f to read, and returns the mapping
+// and how to unmap it.
+func mapFile(f *os.File, n int64) ([]byte, func(), error) {
+	if n == 0 {
+		return nil, func() {}, nil
+	}
+	b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() { unix.Munmap(b) }, nil
+}
+
+// walkFile runs the full walk over f, mapped, with a fault while reading
+// it (an I/O error of the disk under the mapping) made a problem of the
+// report rather than a crash.
+func walkFile(f *os.File, m meta, rep *Report, setup func(*walker)) (err error) {
+	data, unmap, err := mapFile(f, int64(m.pgid)*int64(m.pageSize))
+	if err != nil {
+		return err
+	}
+	defer unmap()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(interface{ Addr() uintptr }); !ok {
+				panic(r)
+			}
+			rep.problem("the file cannot be read: %v", r)
+		}
+	}()
+	w := newWalker(data, m, rep)
+	if setup != nil {
+		setup(w)
+	}
+	w.freelist()
+	w.walk(nil)
+	w.unreached()
+	return nil
 }
 
 func bit(set []uint64, id uint64) bool { return set[id/64]&(1<<(id%64)) != 0 }
 func setBit(set []uint64, id uint64)   { set[id/64] |= 1 << (id % 64) }
 
 // page reads page id with its overflow pages. The error says what is
-// wrong with it; the page is then not marked reached.
+// wrong with it; the page is then not marked reached. The bytes are
+// valid until the next call (they may be the read window's): a caller
+// that reads more pages while it still needs them clones them.
 func (w *walker) page(id uint64, want uint16) ([]byte, error) {
 	if id < 2 || id >= w.m.pgid {
 		return nil, fmt.Errorf("page %d is outside the file's %d pages", id, w.m.pgid)
 	}
-	psz := int64(w.m.pageSize)
-	if cap(w.buf) < int(psz) {
-		w.buf = make([]byte, psz)
-	}
-	head := w.buf[:psz]
-	if _, err := w.r.ReadAt(head, int64(id)*psz); err != nil {
+	psz := uint64(w.m.pageSize)
+	head, err := w.read(id, 1)
+	if err != nil {
 		return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
 	}
 	if got := ne.Uint64(head); got != id {
@@ -313,14 +357,23 @@ func (w *walker) page(id uint64, want uint16) ([]byte, error) {
 	for i := id; i <= id+overflow; i++ {
 		setBit(w.seen, i)
 	}
-	p := make([]byte, (overflow+1)*uint64(psz))
-	copy(p, head)
-	if overflow > 0 {
-		if _, err := w.r.ReadAt(p[psz:], int64(id+1)*psz); err != nil {
-			return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
-		}
+	if overflow == 0 {
+		return head[:psz], nil
+	}
+	p, err := w.read(id, overflow+1)
+	if err != nil {
+		return nil, fmt.Errorf("page %d cannot be read: %v", id, err)
 	}
 	return p, nil
+}
+
+// read returns n pages from id on: a slice of the file's bytes.
+func (w *walker) read(id, n uint64) ([]byte, error) {
+	psz := uint64(w.m.pageSize)
+	if (id+n)*psz > uint64(len(w.data)) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return w.data[id*psz : (id+n)*psz], nil
 }
 
 func pageKind(flags uint16) string {
@@ -584,13 +637,15 @@ func Pages(path string) ([]PageInfo, error) {
 	if !rep.OK() {
 		return nil, rep.Err(path)
 	}
-	w := newWalker(f, m, rep)
 	var out []PageInfo
-	w.onPage = func(id uint64, leaf bool, path [][]byte) {
-		out = append(out, PageInfo{ID: id, Leaf: leaf, Bucket: where(path)})
+	err = walkFile(f, m, rep, func(w *walker) {
+		w.onPage = func(id uint64, leaf bool, path [][]byte) {
+			out = append(out, PageInfo{ID: id, Leaf: leaf, Bucket: where(path)})
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	w.freelist()
-	w.walk(nil)
 	if !rep.OK() {
 		return nil, rep.Err(path)
 	}

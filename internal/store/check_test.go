@@ -201,7 +201,7 @@ func FuzzCheck(f *testing.F) {
 		if !rep.OK() {
 			return
 		}
-		w := newWalker(r, m, rep)
+		w := newWalker(data, m, rep)
 		w.freelist()
 		w.walk(nil)
 		w.unreached()

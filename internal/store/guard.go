@@ -67,11 +67,7 @@ func checkOpen(f *os.File, size int64) (*Report, error) {
 	if !rep.OK() {
 		return rep, nil
 	}
-	w := newWalker(f, m, rep)
-	w.freelist()
-	w.walk(nil)
-	w.unreached()
-	return rep, nil
+	return rep, walkFile(f, m, rep, nil)
 }
 
 // lockShared takes a shared flock of f, trying again until timeout (zero:
