@@ -284,7 +284,7 @@ func mapFile(f *os.File, n int64) ([]byte, func(), error) {
 	if n == 0 {
 		return nil, func() {}, nil
 	}
-	b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED)
+	b, err := unix.Mmap(int(f.Fd()), 0, int(n), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 	if err != nil {
 		return nil, nil, err
 	}
