@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -169,6 +170,11 @@ func TestRejects(t *testing.T) {
 		{"bad match policy", "[sched]\nmatch-policy = \"random\"\n", `unknown match-policy "random"`},
 		{"bad kill timeout", "[exec]\nkill-timeout = \"soon\"\n", "error parsing [exec] config table: kill-timeout"},
 		{"bad launcher", "[exec]\nlauncher = \"ssh\"\n", `unknown launcher "ssh"`},
+		{"bad backup interval", "[store]\nbackup-interval = \"often\"\n", "error parsing [store] config table: backup-interval"},
+		{"backup interval too short", "[store]\nbackup-interval = \"0.5s\"\n", `backup-interval: "0.5s" is outside 1s to 30d`},
+		{"backup interval too long", "[store]\nbackup-interval = \"1e9d\"\n", `backup-interval: "1e9d" is outside 1s to 30d`},
+		{"backup interval never", "[store]\nbackup-interval = \"inf\"\n", `backup-interval: "inf" is outside`},
+		{"backup interval a number", "[store]\nbackup-interval = 60\n", "[store]: backup-interval must be a duration string"},
 		{"not toml", "[sched\n", "a.toml:"},
 		{"entry without hosts", "[[resource.config]]\ncores = \"0\"\n", "entry 0 has no hosts"},
 	}
@@ -183,6 +189,26 @@ func TestRejects(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+func TestBackupInterval(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		want    time.Duration
+	}{
+		{"", 30 * time.Minute},
+		{"[store]\nbackup-interval = \"0\"\n", 0},
+		{"[store]\nbackup-interval = \"90s\"\n", 90 * time.Second},
+		{"[store]\nbackup-interval = \"2h\"\n", 2 * time.Hour},
+	} {
+		cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.content, err)
+		}
+		if got, err := cfg.BackupInterval(); err != nil || got != tc.want {
+			t.Errorf("%q: backup interval %v, %v; want %v", tc.content, got, err, tc.want)
+		}
 	}
 }
 

@@ -322,11 +322,22 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 		}()
 	}
 	d.logStart(opts, s, sock, down)
+	interval, err := cfg.BackupInterval()
+	if err != nil {
+		return err
+	}
+	bk := newBackups(d.st, d.dir, interval, opts.Log)
+	bk.start(ctx)
 	go func() {
 		err := l.Run(ctx)
 		cancel(err)
 		// The loop has ended: its job manager is read from here alone.
 		logEnd(opts.Log, err, context.Cause(ctx), jm.Counts(nil))
+		bk.wait()
+		if err == nil {
+			// A clean stop: the store as this run leaves it.
+			bk.once("stop")
+		}
 		if serr := <-served; err == nil {
 			err = serr
 		}

@@ -43,6 +43,7 @@ EXAMPLES:
 			configCommand(),
 			simCommand(),
 			stopCommand(),
+			storeCommand(),
 			AgentCommand(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),
