@@ -56,5 +56,6 @@ func Restore(id fluid.ID, values map[string][]byte, stale bool, owner uint32, no
 		return nil, err
 	}
 	out[store.JobSummary] = sum
+	out[store.JobSummarySum] = store.SummarySum(sum)
 	return out, nil
 }

@@ -42,6 +42,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"time"
 
@@ -94,7 +95,39 @@ const (
 	// JobUsage is what the job's processes consumed (execproto.Usage as
 	// JSON), from its finish; absent until then, or when not measured.
 	JobUsage = "usage"
+	// JobSummarySum is the CRC-32C of the summary, written with it (a new
+	// key, no migration: a summary without one is read as it is). bbolt
+	// keeps no checksum of its values, and a flipped byte in a summary
+	// (its userid, its state) would quietly hide a job from a listing: a
+	// summary that fails its sum reads as absent, which every reader
+	// already takes as "make it again from the eventlog".
+	JobSummarySum = "summary-crc"
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// SummarySum is the stored sum of a summary (JobSummarySum).
+func SummarySum(summary []byte) []byte {
+	return binary.BigEndian.AppendUint32(nil, crc32.Checksum(summary, castagnoli))
+}
+
+// checkedSummary is the summary of a job bucket, or nil when it fails
+// its sum.
+func checkedSummary(b *bolt.Bucket) []byte {
+	v := b.Get([]byte(JobSummary))
+	if sum := b.Get([]byte(JobSummarySum)); v != nil && sum != nil && !bytes.Equal(sum, SummarySum(v)) {
+		return nil
+	}
+	return v
+}
+
+// jobGet is a value of a job bucket, the summary checked.
+func jobGet(b *bolt.Bucket, key string) []byte {
+	if key == JobSummary {
+		return checkedSummary(b)
+	}
+	return b.Get([]byte(key))
+}
 
 // Options tune Open.
 type Options struct {
@@ -351,6 +384,11 @@ func (t *Tx) CreateJob(id uint64, values map[string][]byte) error {
 		if err := b.Put([]byte(k), v); err != nil {
 			return fmt.Errorf("job %d: %s: %w", id, k, err)
 		}
+		if k == JobSummary {
+			if err := b.Put([]byte(JobSummarySum), SummarySum(v)); err != nil {
+				return fmt.Errorf("job %d: %s: %w", id, k, err)
+			}
+		}
 	}
 	return nil
 }
@@ -365,7 +403,7 @@ func (t *Tx) JobValue(id uint64, key string) ([]byte, error) {
 	if b == nil {
 		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
-	return clone(b.Get([]byte(key))), nil
+	return clone(jobGet(b, key)), nil
 }
 
 // PutJobValue sets one value of an existing job's record.
@@ -373,6 +411,11 @@ func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
 	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
 	if b == nil {
 		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if key == JobSummary {
+		if err := b.Put([]byte(JobSummarySum), SummarySum(value)); err != nil {
+			return err
+		}
 	}
 	return b.Put([]byte(key), value)
 }
@@ -399,7 +442,7 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 		if b == nil {
 			continue
 		}
-		get := func(key string) []byte { return clone(b.Get([]byte(key))) }
+		get := func(key string) []byte { return clone(jobGet(b, key)) }
 		more, err := fn(binary.BigEndian.Uint64(k), get)
 		if err != nil || !more {
 			return err
