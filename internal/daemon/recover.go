@@ -178,7 +178,9 @@ type Recovery struct {
 func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 	path := filepath.Join(dir, state.StoreFile)
 	out := &Recovery{Path: path}
-	lock, err := lockStore(path, true)
+	// Shared while the records are read through bbolt (whose own lock is
+	// shared too), then exclusive until the new store is in place.
+	lock, err := lockStore(path, false)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +196,9 @@ func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 				out.Sound = err == nil
 				return out, err
 			}
+		}
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			return nil, &HeldError{Path: path}
 		}
 		if cur, err = store.Salvage(path); err != nil {
 			return nil, err

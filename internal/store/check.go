@@ -72,7 +72,8 @@ func (e *DamagedError) Error() string {
 	if e.More > 0 {
 		more = fmt.Sprintf(", and %d more problem%s", e.More, plural(e.More))
 	}
-	return fmt.Sprintf("store %s is damaged (%s%s): fluxsched will not use it; run 'fluxsched store check' to see the damage and 'fluxsched store recover' to restore the jobs that can be read", e.Path, e.Problem, more)
+	// "store is corrupt" is ErrCorrupt's text, which scripts know.
+	return fmt.Sprintf("%s: %v (%s%s): fluxsched will not use it; run 'fluxsched store check' to see the damage and 'fluxsched store recover' to restore the jobs that can be read", e.Path, ErrCorrupt, e.Problem, more)
 }
 
 // Is makes a damaged store an ErrCorrupt.
