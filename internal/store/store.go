@@ -18,6 +18,8 @@
 //	        R                           R v1 JSON, once allocated
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
+//	        summary-crc                 uint32 BE CRC-32C of summary, written with it
+//	                                    (a new key, no migration; JobSummarySum)
 //	        usage                       what its processes consumed (CPU, peak memory),
 //	                                    JSON, from its finish; a new key, no migration
 //	queues/

@@ -44,7 +44,10 @@ yet), 1 when it is damaged, 69 while a fluxsched holds it.
 
 EXAMPLES:
   # Before a restart, or after a crash of the machine
-  $ fluxsched store check`,
+  $ fluxsched store check
+
+  # The store of another state directory
+  $ fluxsched --state-dir /var/lib/fluxq store check`,
 			Action: exitcode.Action(storeCheck),
 		}, {
 			Name:  "recover",
@@ -63,7 +66,10 @@ store, 1 when it could not, 69 while a fluxsched holds the store.
 
 EXAMPLES:
   # fluxsched said the store is damaged
-  $ fluxsched store recover`,
+  $ fluxsched store recover
+
+  # See the damage first, then recover and start again
+  $ fluxsched store check; fluxsched store recover && fluxsched run`,
 			Action: exitcode.Action(storeRecover),
 		}},
 	}
