@@ -220,6 +220,15 @@ func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 			out.BackupTime = fi.ModTime()
 		}
 	}
+	if cur != nil && bk == nil && len(cur.Root.Names) == 0 {
+		// Nothing to put in a new store: leave the file as it is for
+		// whoever can do better with it.
+		why := "no bucket reads"
+		if len(cur.Report.Problems) > 0 {
+			why = cur.Report.Problems[0]
+		}
+		return nil, fmt.Errorf("nothing in the store %s can be read (%s) and there is no backup %s: nothing to recover; the file is left as it is", path, why, backupPath)
+	}
 	if cur == nil && bk == nil {
 		return nil, fmt.Errorf("there is no store %s and no backup %s: nothing to recover", path, backupPath)
 	}
