@@ -150,7 +150,11 @@ func TestDamagedStoreRefused(t *testing.T) {
 				err = s.View(func(tx *Tx) error {
 					return tx.ForEachJob(0, func(uint64, func(string) []byte) (bool, error) { return true, nil })
 				})
-				if err != nil && !errors.Is(err, ErrCorrupt) {
+				// bbolt meets most of this damage as it reads: its panic or
+				// fault is then the damaged-store error (guard), never a
+				// crash. A branch key out of place it reads in silence:
+				// what the full check is for.
+				if !errors.Is(err, ErrCorrupt) && !(err == nil && tc.name == "branch key") {
 					t.Errorf("reading the damaged store: %v, want a damaged store", err)
 				}
 			}
