@@ -79,6 +79,24 @@ func TestListDamagedSummary(t *testing.T) {
 			if !slices.Contains(listed, ids[0]) || !slices.Contains(listed, ids[1]) || len(listed) != 2 {
 				t.Errorf("user 5's jobs listed: %v, want %v", listed, ids[:2])
 			}
+			// And counted, by fluxq stats and the queues' counts.
+			err = st.View(func(tx *store.Tx) error {
+				c, err := CountJobs(tx)
+				if err == nil && (c.Total != 3 || c.States["SCHED"]+c.States["DEPEND"]+c.States["PRIORITY"] != 2) {
+					t.Errorf("counts %+v, want 3 jobs, 2 pending", c)
+				}
+				if err != nil {
+					return err
+				}
+				q, err := CountedQueues(tx)
+				if err == nil && q.Total(nil).Active != 2 {
+					t.Errorf("queue counts %+v, want 2 active", q.Counts)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

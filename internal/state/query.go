@@ -81,17 +81,14 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		// A job whose record cannot be read either is an error that
 		// names it: a listing that leaves it out would say it is gone.
 		id := ids[i]
-		rec, err := Decode(id, func(key string) []byte {
-			if key == store.JobSummary {
-				return nil // the damaged part, made again below
-			}
+		sum, err := rebuiltSummary(id, func(key string) []byte {
 			v, _ := tx.JobValue(uint64(id), key)
 			return v
 		})
 		if err != nil {
-			return nil, damagedJob(id, err)
+			return nil, err
 		}
-		all[i] = *Summarize(rec)
+		all[i] = *sum
 	}
 	out := all[:0]
 	for i := range all {
@@ -158,12 +155,12 @@ func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*api.JobInfo, error
 // CountJobs answers fluxq stats.
 func CountJobs(tx *store.Tx) (*api.JobCounts, error) {
 	st := &api.JobCounts{States: map[string]int{}, Results: map[string]int{}}
-	err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
 			State  string `json:"state"`
 			Result string `json:"result"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err != nil {
+		if err := decodeSummary(fluid.ID(id), get, &s); err != nil {
 			return false, err
 		}
 		st.States[s.State]++
@@ -217,6 +214,39 @@ func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 	all := slices.Concat(bad...)
 	slices.Sort(all)
 	return out, all
+}
+
+// rebuiltSummary is a job's summary made again from its record (get
+// gives its stored values), for a stored one that is damaged: a
+// store-damaged error naming the job when the record cannot be read.
+func rebuiltSummary(id fluid.ID, get func(string) []byte) (*api.JobSummary, error) {
+	rec, err := Decode(id, func(key string) []byte {
+		if key == store.JobSummary {
+			return nil // the damaged part
+		}
+		return get(key)
+	})
+	if err != nil {
+		return nil, damagedJob(id, err)
+	}
+	return Summarize(rec), nil
+}
+
+// decodeSummary decodes a job's stored summary into v (a partial view of
+// api.JobSummary), or, when it is damaged, the one its record gives.
+func decodeSummary(id fluid.ID, get func(string) []byte, v any) error {
+	if json.Unmarshal(get(store.JobSummary), v) == nil {
+		return nil
+	}
+	sum, err := rebuiltSummary(id, get)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(sum)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // damagedJob is a job whose record cannot be read, as a listing reports
