@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 		"guestprobe": func() { os.Exit(guestProbe()) },
 		// Each job's event names, from the store (script_agent_test.go).
 		"eventnames": func() { os.Exit(eventNames()) },
+		// Damage a store file where its own tree says (script_store_test.go).
+		"storedamage": func() { os.Exit(storeDamage()) },
 	})
 }
 

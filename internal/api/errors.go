@@ -31,6 +31,9 @@ const (
 	// CodeSystem: a system call failed; Errno says which error (ENOSPC:
 	// the instance's filesystem is full).
 	CodeSystem Code = "system"
+	// CodeStoreDamaged: the store file, or a record in it, cannot be
+	// read; the message names the file or the job, and what to do.
+	CodeStoreDamaged Code = "store-damaged"
 )
 
 // Error is an error of a kind. A sentinel (ErrUnknownJob…) is one; an

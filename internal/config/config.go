@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/pelletier/go-toml/v2"
 
@@ -34,6 +35,9 @@ type Config struct {
 	// Reservation is the [reservation] table (docs/reservations.md decision 13).
 	Reservation Reservation `toml:"reservation"`
 
+	// Store is the [store] table: the store's backup.
+	Store Store `toml:"store"`
+
 	// QueueSet is Policy and Queues, checked and compiled by Load.
 	QueueSet *queue.Set `toml:"-"`
 	// Support is Reservation, checked by Load.
@@ -44,6 +48,13 @@ type Config struct {
 // node-reservation specification this instance behaves as if it lacked.
 type Reservation struct {
 	Unsupported []string `toml:"unsupported" json:"unsupported"`
+}
+
+// Store is the [store] table.
+type Store struct {
+	// BackupInterval is how often fluxsched writes its backup copy of
+	// the store (FSD; "0": only at clean stops).
+	BackupInterval string `toml:"backup-interval" kind:"a duration string"`
 }
 
 // Resource is the [resource] table.
@@ -89,6 +100,14 @@ const (
 	// unset: room for any honest use, and a bound on what one guest can
 	// make fluxsched hold in memory and the store.
 	DefaultGuestMaxActiveJobs = 10000
+	// DefaultBackupInterval: a backup of a store of a million jobs
+	// (4 GB) is a few seconds of reading beside the loop; every half
+	// hour bounds what a damaged store can lose to what that half hour
+	// wrote, and what the journal of the exec agents does not hold.
+	DefaultBackupInterval = "30m"
+	// MaxBackupInterval bounds backup-interval: a backup older than this
+	// is no longer one.
+	MaxBackupInterval = 30 * 24 * time.Hour
 )
 
 // Load reads a config file or a directory of *.toml files (merged; a key
@@ -245,6 +264,9 @@ func (c *Config) check() error {
 	if _, err := fsd.ParseBounded(c.Exec.KillTimeout); err != nil {
 		return fmt.Errorf("error parsing [exec] config table: kill-timeout: %v", err)
 	}
+	if _, err := c.BackupInterval(); err != nil {
+		return fmt.Errorf("error parsing [store] config table: backup-interval: %v", err)
+	}
 	for i, e := range c.Resource.Config {
 		if e.Hosts == "" {
 			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
@@ -281,6 +303,23 @@ func ParseMode(s string) (int, error) {
 		return 0, fmt.Errorf("invalid mode %q (want unlimited or limited=N, N 1-2147483647)", s)
 	}
 	return n, nil
+}
+
+// BackupInterval is [store] backup-interval: 0 for backups at clean
+// stops only.
+func (c *Config) BackupInterval() (time.Duration, error) {
+	v := c.Store.BackupInterval
+	if v == "" {
+		v = DefaultBackupInterval
+	}
+	s, err := fsd.Parse(v)
+	if err != nil {
+		return 0, err
+	}
+	if s != 0 && (s < 1 || s > MaxBackupInterval.Seconds()) {
+		return 0, fmt.Errorf("%q is outside 1s to %s (0 for backups at clean stops only)", v, fsd.Format(MaxBackupInterval.Seconds()))
+	}
+	return time.Duration(s * float64(time.Second)), nil
 }
 
 // KillTimeoutSeconds is the checked kill-timeout in seconds.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -174,6 +175,11 @@ func TestRejects(t *testing.T) {
 		{"queue limit beyond the bound", "[queues.batch]\npolicy.limits.duration = \"36526d\"\n", "[queues.batch.policy.limits] config table: duration: duration 36526d is longer than the longest allowed"},
 		{"queue default beyond the bound", "[policy.jobspec.defaults.system]\nduration = \"1e300d\"\n", "duration: duration 1e300d is longer than the longest allowed"},
 		{"bad launcher", "[exec]\nlauncher = \"ssh\"\n", `unknown launcher "ssh"`},
+		{"bad backup interval", "[store]\nbackup-interval = \"often\"\n", "error parsing [store] config table: backup-interval"},
+		{"backup interval too short", "[store]\nbackup-interval = \"0.5s\"\n", `backup-interval: "0.5s" is outside 1s to 30d`},
+		{"backup interval too long", "[store]\nbackup-interval = \"1e9d\"\n", `backup-interval: "1e9d" is outside 1s to 30d`},
+		{"backup interval never", "[store]\nbackup-interval = \"inf\"\n", `backup-interval: "inf" is outside`},
+		{"backup interval a number", "[store]\nbackup-interval = 60\n", "[store]: backup-interval must be a duration string"},
 		{"not toml", "[sched\n", "a.toml:"},
 		{"entry without hosts", "[[resource.config]]\ncores = \"0\"\n", "entry 0 has no hosts"},
 	}
@@ -188,6 +194,26 @@ func TestRejects(t *testing.T) {
 				t.Errorf("error is not one line: %q", err)
 			}
 		})
+	}
+}
+
+func TestBackupInterval(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		want    time.Duration
+	}{
+		{"", 30 * time.Minute},
+		{"[store]\nbackup-interval = \"0\"\n", 0},
+		{"[store]\nbackup-interval = \"90s\"\n", 90 * time.Second},
+		{"[store]\nbackup-interval = \"2h\"\n", 2 * time.Hour},
+	} {
+		cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.content, err)
+		}
+		if got, err := cfg.BackupInterval(); err != nil || got != tc.want {
+			t.Errorf("%q: backup interval %v, %v; want %v", tc.content, got, err, tc.want)
+		}
 	}
 }
 

@@ -208,7 +208,14 @@ func (d *Daemon) prepare(opts Options) (*setup, error) {
 	if err := guestAccess(cfg.Access.AllowGuestUser, d.dir, jobs); err != nil {
 		return nil, err
 	}
-	d.st, err = store.Open(filepath.Join(d.dir, state.StoreFile), store.Options{Timeout: opts.Timeout})
+	// The full check, every page, once at start (a million jobs: seconds,
+	// docs/architecture.md), so that a damaged store is refused in one
+	// line here rather than met by bbolt in the middle of a turn.
+	d.st, err = store.Open(filepath.Join(d.dir, state.StoreFile), store.Options{Timeout: opts.Timeout, FullCheck: true, Checked: func(rep *store.Report) {
+		for _, n := range rep.Notes {
+			opts.Log.Warn("store", "note", n)
+		}
+	}})
 	if errors.Is(err, store.ErrBusy) {
 		return nil, &BusyError{Dir: d.dir}
 	}
@@ -315,11 +322,22 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 		}()
 	}
 	d.logStart(opts, s, sock, down)
+	interval, err := cfg.BackupInterval()
+	if err != nil {
+		return err
+	}
+	bk := newBackups(d.st, d.dir, interval, opts.Log)
+	bk.start(ctx)
 	go func() {
 		err := l.Run(ctx)
 		cancel(err)
 		// The loop has ended: its job manager is read from here alone.
 		logEnd(opts.Log, err, context.Cause(ctx), jm.Counts(nil))
+		bk.wait()
+		if err == nil {
+			// A clean stop: the store as this run leaves it.
+			bk.once("stop")
+		}
 		if serr := <-served; err == nil {
 			err = serr
 		}

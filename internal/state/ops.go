@@ -67,11 +67,21 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 	if !tx.HasJob(uint64(id)) {
 		return nil, ErrUnknownJob
 	}
-	raw, _ := tx.JobValue(uint64(id), store.JobJobspec)
-	logb, _ := tx.JobValue(uint64(id), store.JobEventlog)
-	rawR, _ := tx.JobValue(uint64(id), store.JobR)
-	sum, _ := tx.JobValue(uint64(id), store.JobSummary)
-	usage, _ := tx.JobValue(uint64(id), store.JobUsage)
+	return Decode(id, func(key string) []byte {
+		v, _ := tx.JobValue(uint64(id), key)
+		return v
+	})
+}
+
+// Decode decodes a job's record from its stored values (get returns a
+// value by its key, nil when absent): what Load does with a store's,
+// and store recovery with values it salvaged.
+func Decode(id fluid.ID, get func(key string) []byte) (*Record, error) {
+	raw := get(store.JobJobspec)
+	logb := get(store.JobEventlog)
+	rawR := get(store.JobR)
+	sum := get(store.JobSummary)
+	usage := get(store.JobUsage)
 	events, err := eventlog.Parse(logb)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", id, err)

@@ -9,7 +9,11 @@ import (
 
 // The files of an instance's state directory (docs/architecture.md).
 const (
-	StoreFile  = "fluxq.db"
+	StoreFile = "fluxq.db"
+	// BackupFile is fluxsched's backup copy of the store: a whole,
+	// checked store, rotated at [store] backup-interval and at clean
+	// stops, that `fluxsched store recover` restores from.
+	BackupFile = "fluxq.db.backup"
 	SocketFile = "fluxsched.sock"
 	JobsFolder = "jobs"
 )

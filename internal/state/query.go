@@ -3,11 +3,11 @@ package state
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	gojson "github.com/goccy/go-json"
@@ -53,6 +53,7 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		return len(q.Queues) == 0 || slices.Contains(q.Queues, s.Queue)
 	}
 	var raws [][]byte
+	var ids []fluid.ID
 	if len(q.IDs) > 0 {
 		for _, id := range q.IDs {
 			raw, err := tx.JobValue(uint64(id), store.JobSummary)
@@ -61,18 +62,33 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 			}
 			raws = append(raws, raw)
 		}
+		ids = q.IDs
 	} else {
-		err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+		err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 			raws = append(raws, get(store.JobSummary))
+			ids = append(ids, fluid.ID(id))
 			return true, nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	all, err := decodeSummaries(raws)
-	if err != nil {
-		return nil, err
+	all, bad := decodeSummaries(raws, ids)
+	for _, i := range bad {
+		// A summary is derived from the job's eventlog and jobspec: one
+		// that does not decode, or names another job, is made again from
+		// them, so a damaged summary never hides a job from a listing.
+		// A job whose record cannot be read either is an error that
+		// names it: a listing that leaves it out would say it is gone.
+		id := ids[i]
+		sum, err := rebuiltSummary(id, func(key string) []byte {
+			v, _ := tx.JobValue(uint64(id), key)
+			return v
+		})
+		if err != nil {
+			return nil, err
+		}
+		all[i] = *sum
 	}
 	out := all[:0]
 	for i := range all {
@@ -139,12 +155,12 @@ func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*api.JobInfo, error
 // CountJobs answers fluxq stats.
 func CountJobs(tx *store.Tx) (*api.JobCounts, error) {
 	st := &api.JobCounts{States: map[string]int{}, Results: map[string]int{}}
-	err := tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
 			State  string `json:"state"`
 			Result string `json:"result"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err != nil {
+		if err := decodeSummary(fluid.ID(id), get, &s); err != nil {
 			return false, err
 		}
 		st.States[s.State]++
@@ -218,26 +234,68 @@ func severityOf(v any) (int, bool) {
 }
 
 // decodeSummaries decodes stored summaries on every core: listing 100,000
-// jobs is mostly JSON decoding, and each summary stands alone.
-func decodeSummaries(raws [][]byte) ([]api.JobSummary, error) {
+// jobs is mostly JSON decoding, and each summary stands alone. It returns
+// the indexes of those that do not decode or do not name their job
+// (ids[i]), in order.
+func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 	out := make([]api.JobSummary, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
-	errs := make([]error, workers)
+	bad := make([][]int, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(raws); i += workers {
-				if err := json.Unmarshal(raws[i], &out[i]); err != nil {
-					errs[w] = err
-					return
+				if err := json.Unmarshal(raws[i], &out[i]); err != nil || out[i].ID != ids[i] {
+					bad[w] = append(bad[w], i)
 				}
 			}
 		}(w)
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	all := slices.Concat(bad...)
+	slices.Sort(all)
+	return out, all
+}
+
+// rebuiltSummary is a job's summary made again from its record (get
+// gives its stored values), for a stored one that is damaged: a
+// store-damaged error naming the job when the record cannot be read.
+func rebuiltSummary(id fluid.ID, get func(string) []byte) (*api.JobSummary, error) {
+	rec, err := Decode(id, func(key string) []byte {
+		if key == store.JobSummary {
+			return nil // the damaged part
+		}
+		return get(key)
+	})
+	if err != nil {
+		return nil, damagedJob(id, err)
+	}
+	return Summarize(rec), nil
+}
+
+// decodeSummary decodes a job's stored summary into v (a partial view of
+// api.JobSummary), or, when it is damaged, the one its record gives.
+func decodeSummary(id fluid.ID, get func(string) []byte, v any) error {
+	if json.Unmarshal(get(store.JobSummary), v) == nil {
+		return nil
+	}
+	sum, err := rebuiltSummary(id, get)
+	if err != nil {
+		return err
+	}
+	raw, err := json.Marshal(sum)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// damagedJob is a job whose record cannot be read, as a listing reports
+// it: naming the job, of the store-damaged kind.
+func damagedJob(id fluid.ID, err error) error {
+	return &api.Error{Code: api.CodeStoreDamaged, Message: fmt.Sprintf("job %s cannot be read from the store (%v): run 'fluxsched store check' with fluxsched stopped", id, strings.TrimPrefix(err.Error(), "job "+id.String()+": "))}
 }
 
 // Ended reports whether a job is inactive: whether its eventlog's last

@@ -1,9 +1,8 @@
 package state
 
 import (
-	"encoding/json"
-
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -31,12 +30,12 @@ func CountedQueues(tx *store.Tx) (*api.QueueInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = tx.ForEachJob(0, func(_ uint64, get func(string) []byte) (bool, error) {
+	err = tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
 			State job.State `json:"state"`
 			Queue string    `json:"queue"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err != nil {
+		if err := decodeSummary(fluid.ID(id), get, &s); err != nil {
 			return false, err
 		}
 		if s.State == job.Inactive {

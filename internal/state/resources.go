@@ -20,7 +20,12 @@ func LoadResources(tx *store.Tx) (*api.ResourceInfo, error) {
 		var s struct {
 			State string `json:"state"`
 		}
-		if json.Unmarshal(get(store.JobSummary), &s) != nil || (s.State != "RUN" && s.State != "CLEANUP") {
+		// A damaged summary is made again from the record: a running
+		// job's cores never read as free.
+		if err := decodeSummary(fluid.ID(id), get, &s); err != nil {
+			return false, err
+		}
+		if s.State != "RUN" && s.State != "CLEANUP" {
 			return true, nil
 		}
 		rec, err := Load(tx, fluid.ID(id))

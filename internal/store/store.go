@@ -18,6 +18,8 @@
 //	        R                           R v1 JSON, once allocated
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
+//	        summary-crc                 uint32 BE CRC-32C of summary, written with it
+//	                                    (a new key, no migration; JobSummarySum)
 //	        usage                       what its processes consumed (CPU, peak memory),
 //	                                    JSON, from its finish; a new key, no migration
 //	queues/
@@ -42,6 +44,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"time"
 
@@ -94,7 +97,39 @@ const (
 	// JobUsage is what the job's processes consumed (execproto.Usage as
 	// JSON), from its finish; absent until then, or when not measured.
 	JobUsage = "usage"
+	// JobSummarySum is the CRC-32C of the summary, written with it (a new
+	// key, no migration: a summary without one is read as it is). bbolt
+	// keeps no checksum of its values, and a flipped byte in a summary
+	// (its userid, its state) would quietly hide a job from a listing: a
+	// summary that fails its sum reads as absent, which every reader
+	// already takes as "make it again from the eventlog".
+	JobSummarySum = "summary-crc"
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// SummarySum is the stored sum of a summary (JobSummarySum).
+func SummarySum(summary []byte) []byte {
+	return binary.BigEndian.AppendUint32(nil, crc32.Checksum(summary, castagnoli))
+}
+
+// checkedSummary is the summary of a job bucket, or nil when it fails
+// its sum.
+func checkedSummary(b *bolt.Bucket) []byte {
+	v := b.Get([]byte(JobSummary))
+	if sum := b.Get([]byte(JobSummarySum)); v != nil && sum != nil && !bytes.Equal(sum, SummarySum(v)) {
+		return nil
+	}
+	return v
+}
+
+// jobGet is a value of a job bucket, the summary checked.
+func jobGet(b *bolt.Bucket, key string) []byte {
+	if key == JobSummary {
+		return checkedSummary(b)
+	}
+	return b.Get([]byte(key))
+}
 
 // Options tune Open.
 type Options struct {
@@ -108,6 +143,13 @@ type Options struct {
 	// FailCommit, for tests, is asked before each commit of Update; an
 	// error fails that commit as a full filesystem would.
 	FailCommit func() error
+	// FullCheck reads every page of the tree before the store is opened
+	// (CheckFile), not only its meta: what fluxsched does once at start,
+	// so that a damaged page is found before bbolt trips on it.
+	FullCheck bool
+	// Checked, when set, is given the report of the check made before
+	// the open, sound or not (fluxsched logs its notes).
+	Checked func(*Report)
 }
 
 // initialMmap is the address space mapped for the file when it opens. A
@@ -159,8 +201,16 @@ var migrations = []func(tx *bolt.Tx, now time.Time) error{
 
 // Open opens or creates the store at path (mode 0600: the instance is
 // private to its owner) and brings its schema up to date.
+//
+// Only a missing file is a new store. An existing file is checked first
+// (Precheck): an empty, short or damaged one is refused with a
+// *DamagedError, never given to bbolt, which would fault on it, panic, or
+// (an empty file) silently make a new store in its place.
 func Open(path string, opts Options) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+	if err := Precheck(path, opts); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -250,7 +300,8 @@ func (s *Store) Path() string { return s.db.Path() }
 // The loop calls it once per turn, so a turn's events cost one fsync. An
 // error of fn is returned as it is; a commit that fails (the file cannot
 // be written) is a *WriteError naming the file.
-func (s *Store) Update(fn func(*Tx) error) error {
+func (s *Store) Update(fn func(*Tx) error) (uerr error) {
+	defer guard(s.Path(), &uerr)()
 	var fnErr error
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if fnErr = fn(&Tx{tx: tx}); fnErr != nil {
@@ -273,6 +324,9 @@ func (s *Store) Update(fn func(*Tx) error) error {
 		return nil
 	}
 	if err != nil && fnErr == nil {
+		if errors.Is(err, ErrCorrupt) {
+			return err
+		}
 		return writeError(s.Path(), err)
 	}
 	return err
@@ -282,7 +336,8 @@ func (s *Store) Update(fn func(*Tx) error) error {
 var errNothingWritten = errors.New("nothing written")
 
 // View runs fn in a read-only transaction: a consistent snapshot.
-func (s *Store) View(fn func(*Tx) error) error {
+func (s *Store) View(fn func(*Tx) error) (err error) {
+	defer guard(s.Path(), &err)()
 	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
 }
 
@@ -331,6 +386,11 @@ func (t *Tx) CreateJob(id uint64, values map[string][]byte) error {
 		if err := b.Put([]byte(k), v); err != nil {
 			return fmt.Errorf("job %d: %s: %w", id, k, err)
 		}
+		if k == JobSummary {
+			if err := b.Put([]byte(JobSummarySum), SummarySum(v)); err != nil {
+				return fmt.Errorf("job %d: %s: %w", id, k, err)
+			}
+		}
 	}
 	return nil
 }
@@ -345,7 +405,7 @@ func (t *Tx) JobValue(id uint64, key string) ([]byte, error) {
 	if b == nil {
 		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
 	}
-	return clone(b.Get([]byte(key))), nil
+	return clone(jobGet(b, key)), nil
 }
 
 // PutJobValue sets one value of an existing job's record.
@@ -353,6 +413,11 @@ func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
 	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
 	if b == nil {
 		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if key == JobSummary {
+		if err := b.Put([]byte(JobSummarySum), SummarySum(value)); err != nil {
+			return err
+		}
 	}
 	return b.Put([]byte(key), value)
 }
@@ -379,7 +444,7 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 		if b == nil {
 			continue
 		}
-		get := func(key string) []byte { return clone(b.Get([]byte(key))) }
+		get := func(key string) []byte { return clone(jobGet(b, key)) }
 		more, err := fn(binary.BigEndian.Uint64(k), get)
 		if err != nil || !more {
 			return err

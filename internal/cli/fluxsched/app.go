@@ -44,6 +44,7 @@ EXAMPLES:
 			configCommand(),
 			simCommand(),
 			stopCommand(),
+			storeCommand(),
 			AgentCommand(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),

@@ -17,7 +17,7 @@ func configCommand() *cli.Command {
 		ArgsUsage: "COMMAND",
 		Description: `Works with fluxsched's configuration: Flux's TOML, one file or a
 directory of *.toml, with [[resource.config]], [queues.NAME], [policy],
-[sched], [exec], [access] and [reservation] tables.
+[sched], [exec], [store], [access] and [reservation] tables.
 
 EXAMPLES:
   # Check a config before fluxsched reads it

@@ -8,6 +8,7 @@ package jobkinds
 import (
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/store"
 )
 
 func init() {
@@ -15,4 +16,7 @@ func init() {
 	api.Classify(jobmgr.ErrGuestUrgency, api.CodePermission)
 	api.Classify(jobmgr.ErrInactive, api.CodeInactive)
 	api.Classify(jobmgr.ErrUrgencyRunning, api.CodeUrgencyRunning)
+	// A damaged store (store.DamagedError, a record that does not
+	// decode) is its own kind, so a command can tell it from a refusal.
+	api.Classify(store.ErrCorrupt, api.CodeStoreDamaged)
 }
