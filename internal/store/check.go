@@ -229,21 +229,33 @@ func pickMeta(r io.ReaderAt, size int64, rep *Report) (meta, bool) {
 	return m0, true
 }
 
+// openMeta opens the store file at path for reading, unmapped, and checks
+// its metas (CheckMeta): the first step of every reader of a file that may
+// be damaged. The caller closes the file.
+func openMeta(path string) (*os.File, *Report, meta, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, meta{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, meta{}, err
+	}
+	rep, m := CheckMeta(f, fi.Size())
+	return f, rep, m, nil
+}
+
 // CheckFile checks the store file at path without mapping it: the meta
 // (CheckMeta) and, with full, every page of the tree (Walk's checks)
 // and the freelist. A missing file is an error (os.ErrNotExist); damage
 // is in the report.
 func CheckFile(path string, full bool) (*Report, error) {
-	f, err := os.Open(path)
+	f, rep, m, err := openMeta(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	rep, m := CheckMeta(f, fi.Size())
 	if !rep.OK() || !full {
 		return rep, nil
 	}
@@ -626,16 +638,11 @@ type PageInfo struct {
 // the order the walk reaches them: for tests that damage chosen pages,
 // and for an admin's curiosity. A damaged file is an error.
 func Pages(path string) ([]PageInfo, error) {
-	f, err := os.Open(path)
+	f, rep, m, err := openMeta(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	rep, m := CheckMeta(f, fi.Size())
 	if !rep.OK() {
 		return nil, rep.Err(path)
 	}

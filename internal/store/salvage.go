@@ -86,22 +86,17 @@ func (s *Salvaged) Jobs() *Node { return s.Root.Bucket(bucketJobs) }
 // cannot (each a Loss). It never writes the file. A file whose metas are
 // both damaged gives nothing (an empty Root).
 func Salvage(path string) (*Salvaged, error) {
-	f, err := os.Open(path)
+	f, rep, m, err := openMeta(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	rep, m := CheckMeta(f, fi.Size())
 	out := &Salvaged{Report: rep, Root: &Node{}}
 	if m.pgid == 0 {
 		return out, nil
 	}
 	// A short file: read the pages it still has.
-	data, unmap, err := mapFile(f, min(fi.Size(), int64(m.pgid)*int64(m.pageSize)))
+	data, unmap, err := mapFile(f, min(rep.Size, int64(m.pgid)*int64(m.pageSize)))
 	if err != nil {
 		return nil, err
 	}
