@@ -137,6 +137,22 @@ func init() {
 		return ids, err
 	})
 	serve(api.Cancel, cancel)
+	serve(api.Purge, func(_ context.Context, d *direct, p api.PurgeParams, _ func(api.None) error) (api.PurgeResult, error) {
+		var res api.PurgeResult
+		var purged []fluid.ID
+		var perr error
+		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+			res, purged, perr = jm.Purge(tx, d.uid, p)
+			return perr
+		})
+		if err != nil {
+			return api.PurgeResult{}, err
+		}
+		// Committed; a folder that cannot go now goes at the next
+		// fluxsched start (its orphan folders).
+		_ = state.RemoveJobFolders(filepath.Join(d.dir, state.JobsFolder), purged)
+		return res, nil
+	})
 	serve(api.Urgency, func(_ context.Context, d *direct, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
 		var uerr error
 		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
