@@ -278,6 +278,8 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	}
 	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits(), BootID: boot.ID()})
 	jm.SetQueues(cfg.QueueSet, s.qstates)
+	age, num := cfg.JobManager.Retention()
+	jm.SetRetention(jobmgr.Retention{AgeLimit: age, NumLimit: num})
 
 	s.sched.Limit = opts.Limit
 	schedPeer, err := d.startScheduler(opts.SchedCmd, s.sched, opts.Log)
@@ -290,6 +292,10 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	}
 	l := loop.New(d.st, jm, schedPeer, execPeer, opts.Log)
 	d.loop = l
+	remover := newFolderRemover(filepath.Join(d.dir, state.JobsFolder), opts.Log)
+	l.OnPurged(remover.add)
+	remover.sweep(d.st)
+	go remover.run(ctx)
 
 	sock := server.SocketPath(d.dir)
 	ln, err := server.Listen(sock, cfg.Access.AllowGuestUser)
