@@ -208,12 +208,30 @@ func (d *Daemon) prepare(opts Options) (*setup, error) {
 	if err := guestAccess(cfg.Access.AllowGuestUser, d.dir, jobs); err != nil {
 		return nil, err
 	}
-	d.st, err = store.Open(filepath.Join(d.dir, state.StoreFile), store.Options{Timeout: opts.Timeout})
+	path := filepath.Join(d.dir, state.StoreFile)
+	d.st, err = store.Open(path, store.Options{Timeout: opts.Timeout})
 	if errors.Is(err, store.ErrBusy) {
 		return nil, &BusyError{Dir: d.dir}
 	}
 	if err != nil {
 		return nil, err
+	}
+	// A store whose file is mostly free room (after a large purge) is
+	// compacted: bbolt reuses free pages but never returns them.
+	var c store.Compacted
+	d.st, c, err = store.CompactIfSparse(d.st, store.Options{Timeout: opts.Timeout})
+	switch {
+	case d.st == nil && errors.Is(err, store.ErrBusy):
+		return nil, &BusyError{Dir: d.dir}
+	case d.st == nil:
+		// Compacted, and the new file could not be opened.
+		return nil, err
+	case err != nil:
+		// The copy failed (a full filesystem): the store is as it was,
+		// and serves as it is.
+		opts.Log.Warn("cannot compact the store", "err", err)
+	case c.After < c.Before:
+		opts.Log.Info("store compacted", "path", path, "before", c.Before, "after", c.After)
 	}
 	st := d.st
 	d.cleanup = append(d.cleanup, func() { st.Close() })

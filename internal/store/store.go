@@ -160,7 +160,7 @@ var migrations = []func(tx *bolt.Tx, now time.Time) error{
 // Open opens or creates the store at path (mode 0600: the instance is
 // private to its owner) and brings its schema up to date.
 func Open(path string, opts Options) (*Store, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+	db, err := openCurrent(path, opts)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -174,6 +174,32 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openCurrent opens the file at path with bbolt and takes its lock, and
+// makes sure it is still the file at path once the lock is held: a
+// compaction (CompactIfSparse) renames a new file over the old one while
+// it holds the old one's lock, and a process that opened the old file
+// meanwhile would otherwise write where no one will ever read.
+func openCurrent(path string, opts Options) (*bolt.DB, error) {
+	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(path)
+		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+		if err != nil {
+			return nil, err
+		}
+		after, err := os.Stat(path)
+		if err == nil && (before == nil || os.SameFile(before, after)) {
+			return db, nil
+		}
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		if attempt == 8 {
+			return nil, fmt.Errorf("%s keeps being replaced while it is opened", path)
+		}
+	}
 }
 
 func openError(path string, err error) error {
