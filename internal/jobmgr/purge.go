@@ -221,6 +221,12 @@ func (m *Manager) Retain(tx *store.Tx) error {
 	if !r.On() {
 		return nil
 	}
+	// A job that ended earlier in this turn may have its summary still
+	// waiting (DeferSummaries); the store's must say INACTIVE before the
+	// job is judged by it.
+	if err := m.SaveSummaries(tx); err != nil {
+		return fmt.Errorf("retention: %w", err)
+	}
 	cand, _ := m.eligible(0, true, r.AgeLimit, r.NumLimit, RetainBatch)
 	if len(cand) == 0 {
 		return nil

@@ -287,3 +287,41 @@ func TestRetain(t *testing.T) {
 		t.Errorf("due %v, want %v", due, oldest.Add(time.Hour))
 	}
 }
+
+// A job that ends in the very turn retention runs, its summary still
+// deferred, is purged as any other, not skipped and forgotten.
+func TestRetainJobEndedThisTurn(t *testing.T) {
+	st, ids, clock := purgeFixture(t, []uint32{owner, owner}, true)
+	var jm *jobmgr.Manager
+	st.View(func(tx *store.Tx) error {
+		jm = manager(t, tx, clock)
+		return nil
+	})
+	jm.DeferSummaries()
+	jm.SetRetention(jobmgr.Retention{AgeLimit: -1, NumLimit: 0})
+	var cp jobmgr.Checkpoint
+	err := st.Update(func(tx *store.Tx) error {
+		jm.Save(&cp)
+		if err := jm.Cancel(tx, ids[1], owner, ""); err != nil {
+			return err
+		}
+		if err := jm.Retain(tx); err != nil {
+			return err
+		}
+		return jm.SaveSummaries(tx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := jm.Take().Purged; !slices.Equal(got, ids) {
+		t.Errorf("purged %v, want %v", got, ids)
+	}
+	st.View(func(tx *store.Tx) error {
+		for _, id := range ids {
+			if tx.HasJob(uint64(id)) {
+				t.Errorf("job %s is still in the store", id)
+			}
+		}
+		return nil
+	})
+}
