@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -100,10 +101,11 @@ func (m *Manager) markPurged(ids []fluid.ID) {
 // num of the caller's inactive jobs would remain with it. The walk stops
 // at the first job within both, as Flux's does, and after max (< 0: no
 // bound). visible is how many inactive jobs the caller may purge.
-func (m *Manager) eligible(uid uint32, all bool, age float64, num, max int) (ids []fluid.ID, visible int) {
+func (m *Manager) eligible(tx *store.Tx, uid uint32, all bool, age float64, num, max int) (ids []fluid.ID, visible int) {
 	mine := func(j ops.InactiveJob) bool {
 		return !m.inactive.gone[j.ID] && (all || j.UserID == uid)
 	}
+	var keep map[fluid.ID]bool // made at the first candidate
 	if all {
 		visible = m.inactive.live()
 	} else {
@@ -124,6 +126,12 @@ func (m *Manager) eligible(uid uint32, all bool, age float64, num, max int) (ids
 		}
 		if !(age >= 0 && now-j.T > age) && !(num >= 0 && left > num) {
 			break
+		}
+		if keep == nil {
+			keep = m.ancestors(tx)
+		}
+		if keep[j.ID] {
+			continue
 		}
 		ids = append(ids, j.ID)
 		left--
@@ -155,7 +163,7 @@ func (m *Manager) Purge(tx *store.Tx, uid uint32, p api.PurgeParams) (api.PurgeR
 	if p.Force {
 		max = batch
 	}
-	ids, visible := m.eligible(uid, owner, p.AgeLimit, p.NumLimit, max)
+	ids, visible := m.eligible(tx, uid, owner, p.AgeLimit, p.NumLimit, max)
 	res := api.PurgeResult{Count: len(ids), Inactive: visible}
 	if !p.Force || len(ids) == 0 {
 		return res, nil, nil
@@ -176,6 +184,7 @@ func (m *Manager) purgeIDs(tx *store.Tx, uid uint32, owner bool, p api.PurgePara
 	}
 	res := api.PurgeResult{Errors: make([]*api.Error, len(p.IDs))}
 	var ids []fluid.ID
+	var keep map[fluid.ID]bool
 	seen := map[fluid.ID]bool{}
 	for i, id := range p.IDs {
 		if seen[id] {
@@ -198,6 +207,13 @@ func (m *Manager) purgeIDs(tx *store.Tx, uid uint32, owner bool, p api.PurgePara
 			res.Errors[i] = api.Encode(err)
 			continue
 		}
+		if keep == nil {
+			keep = m.ancestors(tx)
+		}
+		if keep[id] {
+			res.Errors[i] = api.Encode(ErrPurgeAncestor)
+			continue
+		}
 		ids = append(ids, id)
 	}
 	res.Count = len(ids)
@@ -209,8 +225,36 @@ func (m *Manager) purgeIDs(tx *store.Tx, uid uint32, owner bool, p api.PurgePara
 	} else {
 		ids = nil
 	}
-	_, res.Inactive = m.eligible(uid, owner, -1, -1, 0)
+	_, res.Inactive = m.eligible(tx, uid, owner, -1, -1, 0)
 	return res, ids, nil
+}
+
+// ErrPurgeAncestor keeps an inactive job that jobs still active were
+// submitted from.
+var ErrPurgeAncestor = errors.New("cannot purge a job while jobs submitted from it are active")
+
+// ancestors are the jobs that active jobs were submitted from, at any
+// depth: purge keeps them, inactive or not, while a descendant is active,
+// because a reservation's derived children are found through the chain
+// (descendants), which may pass through jobs that have ended.
+func (m *Manager) ancestors(tx *store.Tx) map[fluid.ID]bool {
+	out := map[fluid.ID]bool{}
+	for _, e := range m.active {
+		// The visited set ends every walk, a cycle's too.
+		for p := e.j().Parent; p != 0 && !out[p]; {
+			out[p] = true
+			if a, ok := m.active[p]; ok {
+				p = a.j().Parent
+				continue
+			}
+			rec, err := ops.Load(tx, p)
+			if err != nil {
+				break
+			}
+			p = rec.Job.Parent
+		}
+	}
+	return out
 }
 
 // Retain applies retention: it purges up to RetainBatch of the oldest
@@ -227,7 +271,7 @@ func (m *Manager) Retain(tx *store.Tx) error {
 	if err := m.SaveSummaries(tx); err != nil {
 		return fmt.Errorf("retention: %w", err)
 	}
-	cand, _ := m.eligible(0, true, r.AgeLimit, r.NumLimit, RetainBatch)
+	cand, _ := m.eligible(tx, 0, true, r.AgeLimit, r.NumLimit, RetainBatch)
 	if len(cand) == 0 {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/jobspec"
+	"github.com/fluxq/fluxq/internal/reservation"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 )
@@ -324,4 +325,61 @@ func TestRetainJobEndedThisTurn(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A job that active jobs were submitted from (at any depth, through jobs
+// that ended) is kept while they run: reservations find a job's derived
+// children through the chain.
+func TestPurgeKeepsAncestorsOfActiveJobs(t *testing.T) {
+	// A ended; B, submitted from A, ended; C, submitted from B, runs.
+	st, ids, clock := purgeFixture(t, []uint32{owner}, false)
+	a := ids[0]
+	var b, c fluid.ID
+	js, _ := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, Cwd: "/tmp"})
+	raw, _ := js.MarshalJSON()
+	from := func(tx *store.Tx, parent fluid.ID) fluid.ID {
+		who := reservation.Requester{Class: reservation.Application, NS: reservation.JobNS(parent)}
+		got, _, err := ops.Submit(tx, *clock, []ops.SubmitRequest{{Jobspec: raw, UserID: owner, Owner: true, Who: &who}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[0]
+	}
+	err := st.Update(func(tx *store.Tx) error {
+		b = from(tx, a)
+		c = from(tx, b)
+		jm := manager(t, tx, clock)
+		return jm.Cancel(tx, b, owner, "")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	*clock = clock.Add(time.Minute) // B is past any age limit of a minute
+	purge := func(p api.PurgeParams) api.PurgeResult {
+		var res api.PurgeResult
+		err := st.Update(func(tx *store.Tx) error {
+			var err error
+			res, _, err = manager(t, tx, clock).Purge(tx, owner, p)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := purge(api.PurgeParams{AgeLimit: 0, NumLimit: -1, Force: true}); res.Count != 0 || res.Inactive != 2 {
+		t.Errorf("with C active, purged %d, %d left; want 0, 2", res.Count, res.Inactive)
+	}
+	res := purge(api.PurgeParams{AgeLimit: -1, NumLimit: -1, Force: true, IDs: []fluid.ID{a}})
+	if res.Count != 0 || res.Errors[0] == nil || res.Errors[0].Message != jobmgr.ErrPurgeAncestor.Error() {
+		t.Errorf("purging A by id with C active: %+v", res)
+	}
+	err = st.Update(func(tx *store.Tx) error { return manager(t, tx, clock).Cancel(tx, c, owner, "") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	*clock = clock.Add(time.Minute)
+	if res := purge(api.PurgeParams{AgeLimit: 0, NumLimit: -1, Force: true}); res.Count != 3 || res.Inactive != 0 {
+		t.Errorf("once C ended, purged %d, %d left; want 3, 0", res.Count, res.Inactive)
+	}
 }
