@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	json "github.com/goccy/go-json"
+	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -131,16 +132,91 @@ func PurgeJobs(tx *store.Tx, ids []fluid.ID) error {
 }
 
 // RemoveJobFolder removes a purged job's folder, <jobs>/<id>/, and all
-// in it. A guest's folder is the guest's, and so is what is in it:
-// os.RemoveAll unlinks a symbolic link rather than following it, and
-// walks the tree below with openat and O_NOFOLLOW, so nothing the guest
-// planted there leads it outside. A folder that is not there (a job that
+// in it. A guest's folder is the guest's, and so is what is in it: the
+// walk opens every folder relative to its parent with O_NOFOLLOW, so a
+// symbolic link is unlinked, never followed, and a folder renamed or
+// swapped for a link meanwhile leads nowhere else; it never crosses into
+// another filesystem (a FUSE mount the guest made there), whose mount
+// point is left, and reported. A folder that is not there (a job that
 // wrote nothing) is no error.
 func RemoveJobFolder(jobsDir string, id fluid.ID) error {
 	if jobsDir == "" || id == 0 {
 		return nil
 	}
-	return os.RemoveAll(JobDir(jobsDir, id))
+	parent, err := unix.Open(jobsDir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return &os.PathError{Op: "open", Path: jobsDir, Err: err}
+	}
+	defer unix.Close(parent)
+	var st unix.Stat_t
+	if err := unix.Fstat(parent, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: jobsDir, Err: err}
+	}
+	name := strconv.FormatUint(uint64(id), 10)
+	if err := removeAt(parent, name, st.Dev); err != nil {
+		return fmt.Errorf("removing %s: %w", JobDir(jobsDir, id), err)
+	}
+	return nil
+}
+
+// removeAt removes name in folder dir, and what it holds, on filesystem
+// dev only.
+func removeAt(dir int, name string, dev uint64) error {
+	err := unix.Unlinkat(dir, name, 0)
+	switch {
+	case err == nil, errors.Is(err, unix.ENOENT):
+		return nil
+	case !errors.Is(err, unix.EISDIR) && !errors.Is(err, unix.EPERM):
+		return err
+	}
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Dev != dev {
+		return fmt.Errorf("%s is another filesystem's mount point: left", name)
+	}
+	// Entries removed while the folder is read may make a filesystem skip
+	// some: it is read again, from the start, while it is not empty.
+	for pass := 0; ; pass++ {
+		var first error
+		for {
+			names, rerr := f.Readdirnames(1024)
+			for _, n := range names {
+				if err := removeAt(fd, n, dev); err != nil && first == nil {
+					first = fmt.Errorf("%s/%w", name, err)
+				}
+			}
+			if rerr != nil || len(names) == 0 {
+				break
+			}
+		}
+		if first != nil {
+			return first
+		}
+		err := unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+		switch {
+		case err == nil, errors.Is(err, unix.ENOENT):
+			return nil
+		case !errors.Is(err, unix.ENOTEMPTY) || pass == 2:
+			return err
+		}
+		if _, err := f.Seek(0, 0); err != nil {
+			return err
+		}
+	}
 }
 
 // OrphanFolders lists the job folders in jobsDir whose job the store no

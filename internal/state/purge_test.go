@@ -5,8 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -169,4 +173,66 @@ func TestOrphanFolders(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A big folder, and a deep one, go whole.
+func TestRemoveJobFolderLarge(t *testing.T) {
+	jobs := t.TempDir()
+	top := JobDir(jobs, 9)
+	deep := top
+	for range 60 {
+		deep = filepath.Join(deep, "d")
+	}
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		if err := os.WriteFile(filepath.Join(top, "f"+strconv.Itoa(i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(deep, "last"), []byte("x"), 0o400)
+	os.Chmod(filepath.Dir(deep), 0o500) // not writable by its owner: root removes it all the same, and others get an error
+	if err := RemoveJobFolder(jobs, 9); err != nil {
+		if os.Geteuid() == 0 {
+			t.Fatal(err)
+		}
+		os.Chmod(filepath.Dir(deep), 0o700)
+		return
+	}
+	if _, err := os.Lstat(top); !os.IsNotExist(err) {
+		t.Errorf("the folder is still there: %v", err)
+	}
+}
+
+// A filesystem mounted in a job folder (a guest's FUSE mount) is not
+// entered: its mount point is left, and reported.
+func TestRemoveJobFolderStopsAtMounts(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	jobs := t.TempDir()
+	mnt := filepath.Join(JobDir(jobs, 9), "mnt")
+	if err := os.MkdirAll(mnt, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	inside := filepath.Join(mnt, "theirs")
+	if err := os.WriteFile(inside, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(JobDir(jobs, 9), "stdout"), []byte("out"), 0o600)
+	err := RemoveJobFolder(jobs, 9)
+	if err == nil || !strings.Contains(err.Error(), "mount point") {
+		t.Errorf("removing a folder with a mount in it: %v", err)
+	}
+	if _, err := os.Stat(inside); err != nil {
+		t.Errorf("the mounted filesystem was entered: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(JobDir(jobs, 9), "stdout")); !os.IsNotExist(err) {
+		t.Errorf("the rest of the folder is left: %v", err)
+	}
 }
