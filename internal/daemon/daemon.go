@@ -362,22 +362,33 @@ func (d *Daemon) undo() {
 	d.cleanup = nil
 }
 
-// exitOnIdle ends the loop once no job is active.
+// exitOnIdle ends the loop once no job is active, and retention has
+// purged what is due (a batch a turn: it is asked again shortly).
 func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelCauseFunc) {
 	for {
 		changed := l.Changed()
-		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Active(), nil })
+		var retaining bool
+		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
+			due := jm.RetainDue()
+			retaining = !due.IsZero() && !due.After(jm.Now())
+			return jm.Active(), nil
+		})
 		if err != nil {
 			return
 		}
-		if v.(int) == 0 {
+		if v.(int) == 0 && !retaining {
 			stop(errIdle)
 			return
+		}
+		var soon <-chan time.Time
+		if v.(int) == 0 {
+			soon = time.After(20 * time.Millisecond)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-soon:
 		}
 	}
 }
