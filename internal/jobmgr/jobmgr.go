@@ -131,8 +131,9 @@ type Manager struct {
 	inv *rset.R            // the scheduler's inventory; grows as spares are added
 	res *reservation.State // nodes and reservations
 
-	inactive  inactiveIndex // the inactive jobs, oldest first (purge.go)
-	retention Retention
+	inactive    inactiveIndex // the inactive jobs, oldest first (purge.go)
+	retention   Retention
+	retainPause time.Time // retention waits until then (purge.go)
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far

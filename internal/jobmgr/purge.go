@@ -77,8 +77,13 @@ func (m *Manager) SetRetention(r Retention) { m.retention = r }
 // Inactive reports how many inactive jobs the instance holds.
 func (m *Manager) Inactive() int { return m.inactive.live() }
 
+// retainPause is how long retention waits, when every job beyond the
+// limits is kept, before it looks again.
+const retainPause = time.Second
+
 // becameInactive records a job that has just posted clean.
 func (m *Manager) becameInactive(e *entry) {
+	m.retainPause = time.Time{} // what was kept for it may go now
 	m.inactive.list = append(m.inactive.list, ops.InactiveJob{ID: e.id(), UserID: e.j().UserID, T: e.j().TInactive})
 }
 
@@ -273,6 +278,10 @@ func (m *Manager) Retain(tx *store.Tx) error {
 	}
 	cand, _ := m.eligible(tx, 0, true, r.AgeLimit, r.NumLimit, RetainBatch)
 	if len(cand) == 0 {
+		// Due, yet nothing may go (ancestors of active jobs are kept):
+		// looked at again after a pause, or when a job ends, not at
+		// every turn.
+		m.retainPause = m.cfg.Now().Add(retainPause)
 		return nil
 	}
 	ids := cand[:0:0]
@@ -309,6 +318,9 @@ func (m *Manager) RetainDue() time.Time {
 	r := m.retention
 	if !r.On() || m.inactive.live() == 0 {
 		return time.Time{}
+	}
+	if now := m.cfg.Now(); now.Before(m.retainPause) {
+		return m.retainPause
 	}
 	if r.NumLimit >= 0 && m.inactive.live() > r.NumLimit {
 		return m.cfg.Now()

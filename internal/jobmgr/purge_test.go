@@ -370,6 +370,21 @@ func TestPurgeKeepsAncestorsOfActiveJobs(t *testing.T) {
 	if res := purge(api.PurgeParams{AgeLimit: 0, NumLimit: -1, Force: true}); res.Count != 0 || res.Inactive != 2 {
 		t.Errorf("with C active, purged %d, %d left; want 0, 2", res.Count, res.Inactive)
 	}
+	// Retention keeps them too, and does not look again at every turn.
+	st.Update(func(tx *store.Tx) error {
+		jm := manager(t, tx, clock)
+		jm.SetRetention(jobmgr.Retention{AgeLimit: -1, NumLimit: 0})
+		if err := jm.Retain(tx); err != nil {
+			t.Fatal(err)
+		}
+		if got := jm.Take().Purged; len(got) != 0 {
+			t.Errorf("retention purged %v", got)
+		}
+		if due := jm.RetainDue(); !due.After(*clock) {
+			t.Errorf("retention due again at %v, now is %v: it would spin", due, *clock)
+		}
+		return nil
+	})
 	res := purge(api.PurgeParams{AgeLimit: -1, NumLimit: -1, Force: true, IDs: []fluid.ID{a}})
 	if res.Count != 0 || res.Errors[0] == nil || res.Errors[0].Message != jobmgr.ErrPurgeAncestor.Error() {
 		t.Errorf("purging A by id with C active: %+v", res)
