@@ -56,6 +56,19 @@ type PurgeParams struct {
 	IDs      []fluid.ID `json:"ids,omitempty"`
 }
 
+// UnmarshalJSON reads a limit a request leaves out as no limit: a purge
+// request that names neither purges nothing, rather than everything (a
+// zero age).
+func (p *PurgeParams) UnmarshalJSON(b []byte) error {
+	type plain PurgeParams
+	q := plain{AgeLimit: -1, NumLimit: -1}
+	if err := json.Unmarshal(b, &q); err != nil {
+		return err
+	}
+	*p = PurgeParams(q)
+	return nil
+}
+
 // Bounds of a purge request's batch, as flux job purge's: one request
 // removes at most PurgeBatchMax jobs, so a large purge is many short
 // turns of the loop, never one long one.
