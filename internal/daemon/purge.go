@@ -52,11 +52,15 @@ func (r *folderRemover) sweep(st *store.Store) {
 		r.log.Warn("listing the folders of purged jobs", "err", err)
 	}
 	if len(orphans) > 0 {
+		// Said, not done in silence: these are folders of jobs the
+		// store no longer has.
+		r.log.Info("removing the folders of purged jobs", "jobs", len(orphans), "first", orphans[0].String())
 		r.add(orphans)
 	}
 }
 
-// run removes folders until ctx ends. A folder that cannot be removed is
+// run removes folders until ctx ends; those still listed then are found
+// again at the next start (sweep). A folder that cannot be removed is
 // logged once per batch, and left.
 func (r *folderRemover) run(ctx context.Context) {
 	for {
