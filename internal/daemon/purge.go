@@ -38,9 +38,10 @@ func (r *folderRemover) add(ids []fluid.ID) {
 	}
 }
 
-// sweep queues the folders whose job the store no longer has: a purge
+// sweep removes the folders whose job the store no longer has: a purge
 // that a crash interrupted before its folders went. Called before the
-// loop runs.
+// loop runs, and done before it does (such folders are few: those of one
+// turn).
 func (r *folderRemover) sweep(st *store.Store) {
 	var orphans []fluid.ID
 	err := st.View(func(tx *store.Tx) error {
@@ -55,12 +56,14 @@ func (r *folderRemover) sweep(st *store.Store) {
 		// Said, not done in silence: these are folders of jobs the
 		// store no longer has.
 		r.log.Info("removing the folders of purged jobs", "jobs", len(orphans), "first", orphans[0].String())
-		r.add(orphans)
+		if err := state.RemoveJobFolders(r.dir, orphans); err != nil {
+			r.log.Warn("removing purged job folders", "jobs", len(orphans), "err", err)
+		}
 	}
 }
 
 // run removes folders until ctx ends; those still listed then are found
-// again at the next start (sweep). A folder that cannot be removed is
+// at the next start (sweep). A folder that cannot be removed is
 // logged once per batch, and left.
 func (r *folderRemover) run(ctx context.Context) {
 	for {
