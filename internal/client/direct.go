@@ -142,7 +142,7 @@ func init() {
 		var purged []fluid.ID
 		var perr error
 		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
-			res, purged, perr = jm.Purge(tx, d.uid, p)
+			res, purged, perr = jm.PurgeUpTo(tx, d.uid, p, directPurgeMax)
 			return perr
 		})
 		if err != nil {
@@ -241,6 +241,12 @@ func init() {
 		return api.None{}, d.with(true, func(tx *store.Tx) error { return state.RemoveSpareNodes(tx, p.Hosts) })
 	})
 }
+
+// directPurgeMax bounds the jobs one purge removes on the direct path,
+// in one transaction: far more than a socket request's batch, since
+// every call loads all the jobs, and few enough that the transaction
+// keeps the store only briefly from another command.
+const directPurgeMax = 10000
 
 // submitRequests makes the requests of the direct path, whose caller is
 // the instance owner: only the owner can open the store (it is 0600).

@@ -398,3 +398,26 @@ func TestPurgeKeepsAncestorsOfActiveJobs(t *testing.T) {
 		t.Errorf("once C ended, purged %d, %d left; want 3, 0", res.Count, res.Inactive)
 	}
 }
+
+// The direct path takes more than a batch at a time, and checks the
+// request as the socket's.
+func TestPurgeUpTo(t *testing.T) {
+	st, _, clock := purgeFixture(t, []uint32{owner, owner, owner, owner, owner}, false)
+	err := st.Update(func(tx *store.Tx) error {
+		jm := manager(t, tx, clock)
+		if _, _, err := jm.PurgeUpTo(tx, owner, api.PurgeParams{AgeLimit: 0, NumLimit: -1, Batch: 101, Force: true}, 1000); err == nil {
+			t.Error("a batch of 101 was taken")
+		}
+		res, ids, err := jm.PurgeUpTo(tx, owner, api.PurgeParams{AgeLimit: 0, NumLimit: -1, Batch: 2, Force: true}, 4)
+		if err != nil {
+			return err
+		}
+		if res.Count != 4 || len(ids) != 4 || res.Inactive != 1 {
+			t.Errorf("purged %d (%d ids), %d left; want 4, 1", res.Count, len(ids), res.Inactive)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
