@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// fill stores n jobs of size bytes each, then deletes those for which
+// fillJobs stores n jobs of size bytes each, then deletes those for which
 // del says so.
-func fill(t *testing.T, s *Store, n, size int, del func(i int) bool) {
+func fillJobs(t *testing.T, s *Store, n, size int, del func(i int) bool) {
 	t.Helper()
 	val := bytes.Repeat([]byte("x"), size)
 	for start := 0; start < n; start += 500 {
@@ -58,7 +58,7 @@ func TestCompactIfSparse(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fill(t, s, tc.n, 1024, tc.del)
+			fillJobs(t, s, tc.n, 1024, tc.del)
 			var kept int
 			s.View(func(tx *Tx) error {
 				return tx.ForEachJob(0, func(uint64, func(string) []byte) (bool, error) { kept++; return true, nil })
@@ -111,7 +111,7 @@ func TestOpenAfterCompactionReplacedTheFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fill(t, s, 4000, 1024, func(i int) bool { return i > 0 })
+	fillJobs(t, s, 4000, 1024, func(i int) bool { return i > 0 })
 	s.Close()
 
 	hold, err := Open(path, Options{Timeout: time.Second})
