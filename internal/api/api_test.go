@@ -231,3 +231,30 @@ func TestAppendProgressLine(t *testing.T) {
 		}
 	}
 }
+
+// A purge request that leaves a limit out has no such limit: it never
+// reads as an age limit of zero, which would purge every inactive job.
+func TestPurgeParamsDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		in       string
+		age      float64
+		num      int
+		force    bool
+		wantsErr bool
+	}{
+		{`{"force":true}`, -1, -1, true, false},
+		{`{"age_limit":0,"force":true}`, 0, -1, true, false},
+		{`{"num_limit":5}`, -1, 5, false, false},
+		{`{"num_limit":"x"}`, 0, 0, false, true},
+	} {
+		var p PurgeParams
+		err := json.Unmarshal([]byte(tc.in), &p)
+		if (err != nil) != tc.wantsErr {
+			t.Errorf("%s: %v", tc.in, err)
+			continue
+		}
+		if err == nil && (p.AgeLimit != tc.age || p.NumLimit != tc.num || p.Force != tc.force) {
+			t.Errorf("%s: %+v", tc.in, p)
+		}
+	}
+}

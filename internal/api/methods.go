@@ -17,6 +17,9 @@ var (
 	// Cancel raises a cancel exception on each job; the result has one
 	// error per id, nil where it worked.
 	Cancel = Method[CancelParams, CancelResult, None]{Spec{Name: "cancel", Access: Anyone}}
+	// Purge removes inactive jobs from the instance: their records and
+	// their job folders (flux job purge). Guests purge their own only.
+	Purge = Method[PurgeParams, PurgeResult, None]{Spec{Name: "purge", Access: Anyone}}
 	// Urgency sets a pending job's urgency.
 	Urgency = Method[UrgencyParams, None, None]{Spec{Name: "urgency", Access: Anyone}}
 	// Events streams a job's eventlog, and with Follow what comes until
@@ -64,7 +67,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

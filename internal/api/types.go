@@ -43,6 +43,50 @@ type CancelParams struct {
 // CancelResult has one entry per id of a cancel: nil when it worked.
 type CancelResult []*Error
 
+// PurgeParams select inactive jobs to purge (flux job purge). Without IDs,
+// the oldest inactive jobs (by the time each became inactive) beyond
+// AgeLimit or NumLimit, at most Batch of them in one request; with IDs,
+// those jobs. A guest's request selects among its own jobs only. Without
+// Force nothing is removed: the result counts what would be.
+type PurgeParams struct {
+	AgeLimit float64    `json:"age_limit"` // seconds; < 0: no age limit
+	NumLimit int        `json:"num_limit"` // inactive jobs to keep; < 0: no count limit
+	Batch    int        `json:"batch"`     // 1..PurgeBatchMax; 0: PurgeBatchDefault
+	Force    bool       `json:"force"`
+	IDs      []fluid.ID `json:"ids,omitempty"`
+}
+
+// UnmarshalJSON reads a limit a request leaves out as no limit: a purge
+// request that names neither purges nothing, rather than everything (a
+// zero age).
+func (p *PurgeParams) UnmarshalJSON(b []byte) error {
+	type plain PurgeParams
+	q := plain{AgeLimit: -1, NumLimit: -1}
+	if err := json.Unmarshal(b, &q); err != nil {
+		return err
+	}
+	*p = PurgeParams(q)
+	return nil
+}
+
+// Bounds of a purge request's batch, as flux job purge's: one request
+// removes at most PurgeBatchMax jobs, so a large purge is many short
+// turns of the loop, never one long one.
+const (
+	PurgeBatchDefault = 50
+	PurgeBatchMax     = 100
+)
+
+// PurgeResult is what one purge request did (or, without Force, would
+// do): Count jobs; Inactive is how many inactive jobs the caller may
+// purge remain after it; Errors has, for a request by IDs, one entry per
+// id, nil where that job was (or would be) purged.
+type PurgeResult struct {
+	Count    int      `json:"count"`
+	Inactive int      `json:"inactive"`
+	Errors   []*Error `json:"errors,omitempty"`
+}
+
 // UrgencyParams set a pending job's urgency.
 type UrgencyParams struct {
 	ID      fluid.ID `json:"id"`

@@ -517,6 +517,48 @@ func contractCases(t *testing.T) []contractCase {
 		{"node-remove/bad-hostlist", api.RemoveNodes.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			return nil, c.RemoveNodes(ctx, "spare[")
 		}, failsWith(nil, exitcode.Failed)},
+		// Last: they remove the canceled job the cases above read.
+		{"purge/count", api.Purge.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			r, err := Call(ctx, c, api.Purge, api.PurgeParams{AgeLimit: -1, NumLimit: 0}, nil)
+			return []int{r.Count, r.Inactive}, err
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.([]int); !slices.Equal(got, []int{2, 2}) {
+				t.Errorf("purge without force (count, inactive) = %v, want [2 2]", got)
+			}
+		})},
+		{"purge/ids", api.Purge.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			r, err := Call(ctx, c, api.Purge, api.PurgeParams{AgeLimit: -1, NumLimit: -1, IDs: []fluid.ID{f.held, unknownID}}, nil)
+			out := []outcome{outcomeOf(r.Count, nil)}
+			for _, e := range r.Errors {
+				if e == nil {
+					out = append(out, outcomeOf(nil, nil))
+					continue
+				}
+				out = append(out, outcomeOf(nil, e))
+			}
+			return out, err
+		}, succeeds(func(t *testing.T, r any) {
+			got := r.([]outcome)
+			if len(got) != 3 || got[0].Result != 1 || got[1].Err != "" || !slices.Equal(got[2].Kinds, []string{"unknown-job"}) {
+				t.Errorf("purge of an inactive and an unknown job, without force = %+v", got)
+			}
+		})},
+		{"purge/bad-batch", api.Purge.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
+			return Call(ctx, c, api.Purge, api.PurgeParams{AgeLimit: -1, NumLimit: 0, Batch: 101, Force: true}, nil)
+		}, failsWith(nil, exitcode.Failed)},
+		{"purge/force", api.Purge.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			r, err := Call(ctx, c, api.Purge, api.PurgeParams{AgeLimit: -1, NumLimit: -1, Force: true, IDs: []fluid.ID{f.held}}, nil)
+			if err != nil {
+				return nil, err
+			}
+			_, gone := c.Job(ctx, f.held)
+			st, err := c.Stats(ctx)
+			return []any{r.Count, r.Inactive, errors.Is(gone, api.ErrUnknownJob), st.Total}, err
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.([]any); !reflect.DeepEqual(got, []any{1, 1, true, 1}) {
+				t.Errorf("purge --force of the canceled job (count, inactive, gone, total) = %v, want [1 1 true 1]", got)
+			}
+		})},
 	}
 }
 

@@ -153,6 +153,22 @@ func init() {
 		return ids, err
 	})
 	serve(api.Cancel, cancel)
+	serve(api.Purge, func(_ context.Context, d *direct, p api.PurgeParams, _ func(api.None) error) (api.PurgeResult, error) {
+		var res api.PurgeResult
+		var purged []fluid.ID
+		var perr error
+		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
+			res, purged, perr = jm.PurgeUpTo(tx, d.uid, p, directPurgeMax)
+			return perr
+		})
+		if err != nil {
+			return api.PurgeResult{}, err
+		}
+		// Committed; a folder that cannot go now goes at the next
+		// fluxsched start (its orphan folders).
+		_ = state.RemoveJobFolders(filepath.Join(d.dir, state.JobsFolder), purged)
+		return res, nil
+	})
 	serve(api.Urgency, func(_ context.Context, d *direct, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
 		var uerr error
 		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
@@ -241,6 +257,12 @@ func init() {
 		return api.None{}, d.with(true, func(tx *store.Tx) error { return state.RemoveSpareNodes(tx, p.Hosts) })
 	})
 }
+
+// directPurgeMax bounds the jobs one purge removes on the direct path,
+// in one transaction: far more than a socket request's batch, since
+// every call loads all the jobs, and few enough that the transaction
+// keeps the store only briefly from another command.
+const directPurgeMax = 10000
 
 // submitRequests makes the requests of the direct path, whose caller is
 // the instance owner: only the owner can open the store (it is 0600).

@@ -28,6 +28,8 @@ type Config struct {
 	Sched    Sched    `toml:"sched"`
 	Exec     Exec     `toml:"exec"`
 	Access   Access   `toml:"access"`
+	// JobManager is Flux's [job-manager] table: retention of inactive jobs.
+	JobManager JobManager `toml:"job-manager"`
 	// Policy and Queues are RFC 33's [policy] and [queues] tables.
 	Policy queue.Policy            `toml:"policy"`
 	Queues map[string]queue.Config `toml:"queues"`
@@ -76,6 +78,47 @@ type Sched struct {
 type Exec struct {
 	Launcher    string `toml:"launcher"`                              // "local": every host's tasks run here
 	KillTimeout string `toml:"kill-timeout" kind:"a duration string"` // FSD between SIGTERM and SIGKILL
+}
+
+// JobManager is the [job-manager] table (flux-config-job-manager(5)): how
+// long, and how many, inactive jobs are kept.
+type JobManager struct {
+	InactiveAgeLimit string `toml:"inactive-age-limit" kind:"a duration string"` // FSD since the job became inactive
+	InactiveNumLimit *int   `toml:"inactive-num-limit"`                          // inactive jobs kept
+}
+
+// Retention is the checked [job-manager] limits, in seconds and jobs; -1
+// is no limit.
+func (j JobManager) Retention() (age float64, num int) {
+	age, num = -1, -1
+	if j.InactiveAgeLimit != "" {
+		age, _ = fsd.Parse(j.InactiveAgeLimit)
+	}
+	if j.InactiveNumLimit != nil {
+		num = *j.InactiveNumLimit
+	}
+	return age, num
+}
+
+// maxInactiveAge bounds inactive-age-limit: a century (36525d), beyond which
+// "keep for ever" is what is meant, and which every clock holds.
+const maxInactiveAge = 100 * 365.25 * 86400
+
+// check validates the [job-manager] keys.
+func (j JobManager) check() error {
+	if j.InactiveAgeLimit != "" {
+		age, err := fsd.Parse(j.InactiveAgeLimit)
+		if err != nil {
+			return fmt.Errorf("error parsing [job-manager] config table: inactive-age-limit: %v", err)
+		}
+		if age > maxInactiveAge {
+			return fmt.Errorf("error parsing [job-manager] config table: inactive-age-limit: %s is longer than the longest allowed, 36525d", j.InactiveAgeLimit)
+		}
+	}
+	if n := j.InactiveNumLimit; n != nil && *n < 0 {
+		return fmt.Errorf("error parsing [job-manager] config table: inactive-num-limit: must be >= 0")
+	}
+	return nil
 }
 
 // Access is the [access] table (as Flux's).
@@ -271,6 +314,9 @@ func (c *Config) check() error {
 		if e.Hosts == "" {
 			return fmt.Errorf("error parsing [resource.config] config table: entry %d has no hosts", i)
 		}
+	}
+	if err := c.JobManager.check(); err != nil {
+		return err
 	}
 	if err := c.Access.checkAccess(); err != nil {
 		return err

@@ -208,10 +208,11 @@ func (d *Daemon) prepare(opts Options) (*setup, error) {
 	if err := guestAccess(cfg.Access.AllowGuestUser, d.dir, jobs); err != nil {
 		return nil, err
 	}
+	path := filepath.Join(d.dir, state.StoreFile)
 	// The full check, every page, once at start (a million jobs: seconds,
 	// docs/architecture.md), so that a damaged store is refused in one
 	// line here rather than met by bbolt in the middle of a turn.
-	d.st, err = store.Open(filepath.Join(d.dir, state.StoreFile), store.Options{Timeout: opts.Timeout, FullCheck: true, Checked: func(rep *store.Report) {
+	d.st, err = store.Open(path, store.Options{Timeout: opts.Timeout, FullCheck: true, Checked: func(rep *store.Report) {
 		for _, n := range rep.Notes {
 			opts.Log.Warn("store", "note", n)
 		}
@@ -221,6 +222,23 @@ func (d *Daemon) prepare(opts Options) (*setup, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	// A store whose file is mostly free room (after a large purge) is
+	// compacted: bbolt reuses free pages but never returns them.
+	var c store.Compacted
+	d.st, c, err = store.CompactIfSparse(d.st, store.Options{Timeout: opts.Timeout})
+	switch {
+	case d.st == nil && errors.Is(err, store.ErrBusy):
+		return nil, &BusyError{Dir: d.dir}
+	case d.st == nil:
+		// Compacted, and the new file could not be opened.
+		return nil, err
+	case err != nil:
+		// The copy failed (a full filesystem): the store is as it was,
+		// and serves as it is.
+		opts.Log.Warn("cannot compact the store", "err", err)
+	case c.After < c.Before:
+		opts.Log.Info("store compacted", "path", path, "before", c.Before, "after", c.After)
 	}
 	st := d.st
 	d.cleanup = append(d.cleanup, func() { st.Close() })
@@ -285,6 +303,8 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	}
 	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits(), BootID: boot.ID()})
 	jm.SetQueues(cfg.QueueSet, s.qstates)
+	age, num := cfg.JobManager.Retention()
+	jm.SetRetention(jobmgr.Retention{AgeLimit: age, NumLimit: num})
 
 	s.sched.Limit = opts.Limit
 	schedPeer, err := d.startScheduler(opts.SchedCmd, s.sched, opts.Log)
@@ -297,6 +317,10 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	}
 	l := loop.New(d.st, jm, schedPeer, execPeer, opts.Log)
 	d.loop = l
+	remover := newFolderRemover(filepath.Join(d.dir, state.JobsFolder), opts.Log)
+	l.OnPurged(remover.add)
+	remover.sweep(d.st)
+	go remover.run(ctx)
 
 	sock := server.SocketPath(d.dir)
 	ln, err := server.Listen(sock, cfg.Access.AllowGuestUser)
@@ -356,22 +380,33 @@ func (d *Daemon) undo() {
 	d.cleanup = nil
 }
 
-// exitOnIdle ends the loop once no job is active.
+// exitOnIdle ends the loop once no job is active, and retention has
+// purged what is due (a batch a turn: it is asked again shortly).
 func exitOnIdle(ctx context.Context, l *loop.Loop, stop context.CancelCauseFunc) {
 	for {
 		changed := l.Changed()
-		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) { return jm.Active(), nil })
+		var retaining bool
+		v, err := l.Do(ctx, func(_ *store.Tx, jm *jobmgr.Manager) (any, error) {
+			due := jm.RetainDue()
+			retaining = !due.IsZero() && !due.After(jm.Now())
+			return jm.Active(), nil
+		})
 		if err != nil {
 			return
 		}
-		if v.(int) == 0 {
+		if v.(int) == 0 && !retaining {
 			stop(errIdle)
 			return
+		}
+		var soon <-chan time.Time
+		if v.(int) == 0 {
+			soon = time.After(20 * time.Millisecond)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		case <-soon:
 		}
 	}
 }

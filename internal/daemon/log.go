@@ -47,6 +47,16 @@ func (d *Daemon) logStart(opts Options, s *setup, sock string, down idset.Set) {
 		attrs = append(attrs, "spare_nodes", spares.Count())
 	}
 	log.Info("resources", attrs...)
+	if age, num := cfg.JobManager.Retention(); age >= 0 || num >= 0 {
+		attrs = []any{}
+		if age >= 0 {
+			attrs = append(attrs, "inactive_age_limit", cfg.JobManager.InactiveAgeLimit)
+		}
+		if num >= 0 {
+			attrs = append(attrs, "inactive_num_limit", num)
+		}
+		log.Info("retention", attrs...)
+	}
 	def := s.sched.Default
 	mode := "unlimited"
 	if opts.Limit > 0 {

@@ -38,6 +38,11 @@ type Checkpoint struct {
 	stopped map[string]bool
 	inv     *rset.R
 
+	// The inactive index before the turn: its length (the turn only
+	// appends to it), and the jobs the turn marked purged.
+	inactiveLen int
+	purged      []fluid.ID
+
 	full *fullCopy // tests: everything, to check Restore against
 }
 
@@ -68,6 +73,10 @@ func (m *Manager) Save(c *Checkpoint) {
 	clear(c.waiters)
 	c.sched, c.exec, c.dirty, c.down, c.wake = m.sched, m.exec, m.dirty, m.down, m.wake
 	c.queues, c.stopped, c.inv = m.queues, m.stopped, m.inv
+	// The last turn committed: what it purged can go from memory now.
+	m.inactive.compact()
+	c.inactiveLen = len(m.inactive.list)
+	c.purged = c.purged[:0]
 	c.full = nil
 	if verifyRestore {
 		c.full = m.copyAll()
@@ -139,6 +148,10 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 	m.queue.rebuild(m.active)
 	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
+	m.inactive.list = m.inactive.list[:c.inactiveLen]
+	for _, id := range c.purged {
+		delete(m.inactive.gone, id)
+	}
 	m.out = Outbox{}
 	clear(m.stale) // the store kept the summaries of the last commit
 	m.staleIDs = m.staleIDs[:0]

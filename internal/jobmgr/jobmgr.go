@@ -102,6 +102,10 @@ type Outbox struct {
 	// Exceptions are the exceptions the turn raised, for the log.
 	Exceptions []Exception
 
+	// Purged are the jobs retention removed from the store in the turn
+	// (Retain), whose folders go once it has committed.
+	Purged []fluid.ID
+
 	// acks are jobs whose end the turn committed, acknowledged to the
 	// exec service in one notification by Take.
 	acks []fluid.ID
@@ -130,6 +134,10 @@ type Manager struct {
 
 	inv *rset.R            // the scheduler's inventory; grows as spares are added
 	res *reservation.State // nodes and reservations
+
+	inactive    inactiveIndex // the inactive jobs, oldest first (purge.go)
+	retention   Retention
+	retainPause time.Time // retention waits until then (purge.go)
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
@@ -192,7 +200,7 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res, retention: NoRetention}
 }
 
 // Take returns and clears the outbox.
@@ -233,11 +241,16 @@ func (m *Manager) Active() int { return len(m.active) }
 // for reattach, the rest continue from where their eventlog left them.
 func (m *Manager) Load(tx *store.Tx) error {
 	var ids []fluid.ID
+	var inactive []ops.InactiveJob
 	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
-			State job.State `json:"state"`
+			State     job.State `json:"state"`
+			UserID    uint32    `json:"userid"`
+			TInactive float64   `json:"t_inactive"`
 		}
 		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive {
+			// Purge and retention find the oldest in memory.
+			inactive = append(inactive, ops.InactiveJob{ID: fluid.ID(id), UserID: s.UserID, T: s.TInactive})
 			return true, nil
 		}
 		ids = append(ids, fluid.ID(id))
@@ -246,6 +259,8 @@ func (m *Manager) Load(tx *store.Tx) error {
 	if err != nil {
 		return err
 	}
+	ops.SortInactive(inactive)
+	m.inactive = inactiveIndex{list: inactive}
 	for _, id := range ids {
 		rec, err := ops.Load(tx, id)
 		if err != nil {
@@ -435,6 +450,7 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	m.touch(e) // Restore brings it back
 	delete(m.active, e.id())
 	m.countActive(e.j().UserID, -1)
+	m.becameInactive(e) // Restore drops it
 	return true, m.jobEnded(tx, e.id())
 }
 

@@ -66,6 +66,10 @@ type Loop struct {
 
 	turns int // turns committed, for benchmarks
 
+	// purged is told, after each committed turn, of the jobs retention
+	// removed from the store in it (OnPurged).
+	purged func([]fluid.ID)
+
 	// The exchange with the scheduler of this process inside a turn:
 	// syncSeq numbers the sync requests; exchanged says the turn told
 	// the scheduler something before its commit; dropped is a scheduler
@@ -82,6 +86,7 @@ const (
 	fromSched source = iota
 	fromExec
 	fromTimer
+	fromRetain // retention has jobs to purge (jobmgr.RetainDue)
 )
 
 type input struct {
@@ -132,6 +137,11 @@ func (l *Loop) Do(ctx context.Context, op func(tx *store.Tx, jm *jobmgr.Manager)
 	}
 }
 
+// OnPurged sets fn to be told, after each committed turn, of the jobs
+// that retention purged in it, so their folders can go; fn must not
+// block the loop for long. Call it before Run.
+func (l *Loop) OnPurged(fn func([]fluid.ID)) { l.purged = fn }
+
 // Run loads the active jobs and runs turns until ctx ends. Losing the
 // scheduler or the exec service suspends them (RFC 27/32); it does not end
 // the loop.
@@ -164,6 +174,24 @@ func (l *Loop) Run(ctx context.Context) error {
 		}
 	}
 	rearm()
+	// Retention has a timer of its own: a purge's backlog takes a
+	// bounded batch per turn, one turn after another, with whatever
+	// else comes between them, and a Tick (which walks every active
+	// job) is not paid for each batch.
+	retain := time.NewTimer(time.Hour)
+	retain.Stop()
+	defer retain.Stop()
+	var retainC <-chan time.Time
+	rearmRetain := func() {
+		retainC = nil
+		// Not while commits fail: the retries of the failed turn come
+		// at their own pace, and a purge would only fail with them.
+		if w := l.jm.RetainDue(); !w.IsZero() && l.failing == nil {
+			retain.Reset(max(time.Until(w), 0))
+			retainC = retain.C
+		}
+	}
+	rearmRetain()
 	// While a commit keeps failing, the inputs it could not keep are
 	// tried again now and then, as well as with every new input.
 	retry := time.NewTimer(time.Hour)
@@ -189,6 +217,8 @@ func (l *Loop) Run(ctx context.Context) error {
 			calls = append(calls, r)
 		case <-timerC:
 			batch = append(batch, input{src: fromTimer})
+		case <-retainC:
+			batch = append(batch, input{src: fromRetain})
 		case <-retryC:
 		}
 		retry.Stop()
@@ -202,6 +232,7 @@ func (l *Loop) Run(ctx context.Context) error {
 			retryPause = retryMin
 		}
 		rearm()
+		rearmRetain()
 	}
 }
 
@@ -277,6 +308,9 @@ func (s source) String() string {
 		return "scheduler"
 	case fromExec:
 		return "exec service"
+	}
+	if s == fromRetain {
+		return "retention"
 	}
 	return "timer"
 }
@@ -557,6 +591,10 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		if err := l.jm.Tick(tx); err != nil {
 			l.log.Error("dependencies", "err", err)
 		}
+	case fromRetain:
+		if err := l.jm.Retain(tx); err != nil {
+			l.log.Error("retention", "err", err)
+		}
 	case fromExec:
 		if in.err != nil {
 			l.log.Warn("exec service disconnected", "err", in.err)
@@ -610,6 +648,9 @@ func (l *Loop) flush() {
 				l.log.Warn("sending to the scheduler", "topic", m.Topic, "err", err)
 			}
 		}
+	}
+	if len(out.Purged) > 0 && l.purged != nil {
+		l.purged(out.Purged)
 	}
 	for _, x := range out.Exceptions {
 		l.log.Info("job exception", "id", x.ID.String(), "type", x.Type, "severity", x.Severity, "note", x.Note)

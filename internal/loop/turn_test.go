@@ -117,6 +117,7 @@ func (s *syncBuffer) String() string {
 // cores and a heldExec.
 type harness struct {
 	st      *store.Store
+	jm      *jobmgr.Manager // for settings made before run
 	l       *loop.Loop
 	exec    *heldExec
 	fail    atomic.Bool
@@ -188,6 +189,7 @@ func newHarnessWith(t *testing.T, local bool, limit int) *harness {
 	jm := jobmgr.New(jobmgr.Config{Inventory: inv, Owner: 100})
 	log := slog.New(slog.NewTextHandler(&h.log, nil))
 	h.l = loop.New(st, jm, schedPeer, loop.Once(execConn), log)
+	h.jm = jm
 	h.sched = schedPeer
 	t.Cleanup(func() { h.stop(t) })
 	return h

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/state"
 	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds on the wire
@@ -130,6 +131,24 @@ func init() {
 			return nil, nil
 		})
 		return out, err
+	})
+	handle(api.Purge, func(ctx context.Context, s *Server, c *caller, p api.PurgeParams, _ func(api.None) error) (api.PurgeResult, error) {
+		var purged []fluid.ID
+		v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+			res, ids, err := jm.Purge(tx, c.uid, p)
+			purged = ids
+			return res, err
+		})
+		if err != nil {
+			return api.PurgeResult{}, err
+		}
+		// Committed: the folders go before the answer, so that what the
+		// caller sees next is what the purge left. One that cannot go is
+		// logged; the next start removes it (daemon, orphan folders).
+		if err := state.RemoveJobFolders(s.JobsDir, purged); err != nil && s.Log != nil {
+			s.Log.Warn("removing purged job folders", "err", err)
+		}
+		return v.(api.PurgeResult), nil
 	})
 	handle(api.Urgency, func(ctx context.Context, s *Server, c *caller, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
 		_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {

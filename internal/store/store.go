@@ -210,7 +210,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err := Precheck(path, opts); err != nil {
 		return nil, err
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+	db, err := openCurrent(path, opts)
 	if err != nil {
 		return nil, openError(path, err)
 	}
@@ -224,6 +224,32 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
+}
+
+// openCurrent opens the file at path with bbolt and takes its lock, and
+// makes sure it is still the file at path once the lock is held: a
+// compaction (CompactIfSparse) renames a new file over the old one while
+// it holds the old one's lock, and a process that opened the old file
+// meanwhile would otherwise write where no one will ever read.
+func openCurrent(path string, opts Options) (*bolt.DB, error) {
+	for attempt := 0; ; attempt++ {
+		before, _ := os.Stat(path)
+		db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+		if err != nil {
+			return nil, err
+		}
+		after, err := os.Stat(path)
+		if err == nil && (before == nil || os.SameFile(before, after)) {
+			return db, nil
+		}
+		db.Close()
+		if err != nil {
+			return nil, err
+		}
+		if attempt == 8 {
+			return nil, fmt.Errorf("%s keeps being replaced while it is opened", path)
+		}
+	}
 }
 
 func openError(path string, err error) error {

@@ -53,6 +53,7 @@ var positional = map[string]struct {
 	repeat bool
 }{
 	"fluxq cancel":                {[]valuer{jobs}, true},
+	"fluxq purge":                 {[]valuer{jobs}, true},
 	"fluxq urgency":               {[]valuer{jobs, enum("hold", "default", "expedite")}, false},
 	"fluxq attach":                {[]valuer{jobs}, false},
 	"fluxq wait":                  {[]valuer{jobs}, false},

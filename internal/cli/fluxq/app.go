@@ -127,6 +127,7 @@ EXAMPLES:
 			e.outputCommand(),
 			e.waitCommand(),
 			e.cancelCommand(),
+			e.purgeCommand(),
 			e.urgencyCommand(),
 			e.statsCommand(),
 			e.topCommand(),
