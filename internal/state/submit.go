@@ -144,7 +144,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	errs := make([]error, len(reqs))
 	each(len(reqs), func(i int) {
 		req := reqs[i]
-		rec := &Record{Job: &job.Job{ID: ids[i]}, Jobspec: specs[i], Raw: canons[i]}
+		rec := &Record{Job: &job.Job{ID: ids[i]}, Spec: SpecOf(specs[i]), Raw: canons[i]}
 		submit := eventlog.Event{Timestamp: ts, Name: job.EventSubmit, Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
@@ -372,7 +372,7 @@ func target(tx *store.Tx, st **reservation.State, js *jobspec.Jobspec, req Submi
 	if app {
 		out.parent = who.NS.Job
 		if prec, err := Load(tx, out.parent); err == nil {
-			sp.ParentTargets, _ = prec.Jobspec.Targets()
+			sp.ParentTargets = prec.Spec.Targets
 		}
 	}
 	sessions, into, err := (*st).Target(sp, who)
