@@ -53,9 +53,10 @@ for r in $(seq "$runs"); do
 		echo "rss_pending.sh: $pending of $jobs jobs pending" >&2
 		exit 1
 	fi
+	sleep 3 # fluxsched lets go of the store's pages a listing mapped (within 2 s)
 	after=$(rss_kb "$pid")
 	rss_all+=("$rss") hwm_all+=("$hwm") idle_all+=("$idle_kb") submit_all+=("$(secs "$t0" "$t1")") after_all+=("$after")
-	printf 'run %d: %d pending, VmRSS %s MB (anon %s, file %s), VmHWM %s MB, submitted in %s s; %s MB after fluxq stats\n' \
+	printf 'run %d: %d pending, VmRSS %s MB (anon %s, file %s), VmHWM %s MB, submitted in %s s; %s MB 3 s after fluxq stats\n' \
 		"$r" "$pending" "$(mb "$rss")" "$(mb "$anon")" "$(mb "$file")" "$(mb "$hwm")" "$(secs "$t0" "$t1")" "$(mb "$after")"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 	stop_agents "$FLUXQ_STATE_DIR"
@@ -76,4 +77,4 @@ printf 'fluxsched VmRSS:     %s MB (target < 300 MB)\n' "$(mb "$rss")"
 printf 'fluxsched VmHWM:     %s MB (the peak, during the submissions)\n' "$(mb "$hwm")"
 printf 'per pending job:     %s bytes resident (over the %s MB before the burst)\n' "$per_job" "$(mb "$idle")"
 printf 'submitted in:        %s s\n' "$sub"
-printf 'after fluxq stats:   %s MB (the listing maps the store and decodes every summary)\n' "$(mb "$after")"
+printf 'after fluxq stats:   %s MB, 3 s after (the listing maps the store and decodes every summary)\n' "$(mb "$after")"
