@@ -5,16 +5,20 @@
 # with `--cc`, which pend because every core is busy: pending in the
 # scheduler's queue, not held. Prints fluxsched's VmRSS once they are all
 # pending and settled, and VmHWM (its peak, during the submission burst),
-# against the issue's 300 MB, and the resident bytes per pending job. Runs
+# against the issue's 300 MB, the resident bytes per pending job, and the
+# resident memory 3 s after a `fluxq stats` (which reads every job). Runs
 # RUNS times (3) on a fresh state directory each and prints the medians.
-# Writes bench/results/rss_pending.json. Stops every process it started, by
-# pid.
+# Writes bench/results/rss_pending.json (rss_pending_POLICY.json with
+# POLICY). Stops every process it started, by pid.
 #   bench/rss_pending.sh                   the issue's measure
 #   JOBS=10000 RUNS=1 bench/rss_pending.sh     a small one
+#   POLICY=easy bench/rss_pending.sh       every pending job in the scheduler's
+#                                          queue too (unlimited mode)
 . "$(dirname "$0")/lib.sh"
 jobs=${JOBS:-100000}
 chunk=${CHUNK:-10000}
 runs=${RUNS:-3}
+policy=${POLICY:-fcfs}
 cores=$(nproc)
 
 # hwm_kb PID: the process's peak resident memory (VmHWM), in KiB.
@@ -27,7 +31,7 @@ rss_all=() hwm_all=() idle_all=() submit_all=() after_all=()
 for r in $(seq "$runs"); do
 	export FLUXQ_STATE_DIR=$tmp/pending$r
 	agent_dirs+=("$FLUXQ_STATE_DIR")
-	"$bin/fluxsched" run >"$tmp/fluxsched$r.log" 2>&1 &
+	"$bin/fluxsched" run --policy "$policy" >"$tmp/fluxsched$r.log" 2>&1 &
 	pid=$!
 	wait_socket
 	"$bin/fluxq" submit --quiet --cc "1-$cores" sleep 300
@@ -69,10 +73,10 @@ idle=$(printf '%s\n' "${idle_all[@]}" | median)
 sub=$(printf '%s\n' "${submit_all[@]}" | median)
 after=$(printf '%s\n' "${after_all[@]}" | median)
 per_job=$(awk -v r="$rss" -v i="$idle" -v n="$jobs" 'BEGIN { printf "%.0f", (r - i) * 1024 / n }')
-cat >"$out/rss_pending.json" <<JSON
-{"jobs": $jobs, "runs": $runs, "fluxsched_rss_mb": $(mb "$rss"), "fluxsched_hwm_mb": $(mb "$hwm"), "idle_rss_mb": $(mb "$idle"), "bytes_per_pending_job": $per_job, "submit_seconds": $sub, "rss_after_stats_mb": $(mb "$after")}
+cat >"$out/rss_pending${POLICY:+_$policy}.json" <<JSON
+{"jobs": $jobs, "runs": $runs, "policy": "$policy", "fluxsched_rss_mb": $(mb "$rss"), "fluxsched_hwm_mb": $(mb "$hwm"), "idle_rss_mb": $(mb "$idle"), "bytes_per_pending_job": $per_job, "submit_seconds": $sub, "rss_after_stats_mb": $(mb "$after")}
 JSON
-printf 'pending jobs:        %d (%d cores busy), medians of %d runs\n' "$jobs" "$cores" "$runs"
+printf 'pending jobs:        %d (%d cores busy, --policy %s), medians of %d runs\n' "$jobs" "$cores" "$policy" "$runs"
 printf 'fluxsched VmRSS:     %s MB (target < 300 MB)\n' "$(mb "$rss")"
 printf 'fluxsched VmHWM:     %s MB (the peak, during the submissions)\n' "$(mb "$hwm")"
 printf 'per pending job:     %s bytes resident (over the %s MB before the burst)\n' "$per_job" "$(mb "$idle")"
