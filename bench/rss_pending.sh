@@ -6,7 +6,8 @@
 # scheduler's queue, not held. Prints fluxsched's VmRSS once they are all
 # pending and settled, and VmHWM (its peak, during the submission burst),
 # against the issue's 300 MB, the resident bytes per pending job, and the
-# resident memory 3 s after a `fluxq stats` (which reads every job). Runs
+# resident memory 3 s after a `fluxq stats` (which reads every job), and
+# after a restart of fluxsched, which takes every job up again. Runs
 # RUNS times (3) on a fresh state directory each and prints the medians.
 # Writes bench/results/rss_pending.json (rss_pending_POLICY.json with
 # POLICY). Stops every process it started, by pid.
@@ -27,7 +28,7 @@ hwm_kb() { field_kb "$1" VmHWM; }
 field_kb() { awk -v f="$2:" '$1 == f { print $2; found = 1 } END { if (!found) print 0 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k * 1024 / 1e6 }'; }
 
-rss_all=() hwm_all=() idle_all=() submit_all=() after_all=()
+rss_all=() hwm_all=() idle_all=() submit_all=() after_all=() restart_all=() restart_hwm_all=()
 for r in $(seq "$runs"); do
 	export FLUXQ_STATE_DIR=$tmp/pending$r
 	agent_dirs+=("$FLUXQ_STATE_DIR")
@@ -57,11 +58,20 @@ for r in $(seq "$runs"); do
 		echo "rss_pending.sh: $pending of $jobs jobs pending" >&2
 		exit 1
 	fi
-	sleep 3 # fluxsched lets go of the store's pages a listing mapped (within 2 s)
+	sleep 3 # fluxsched lets go of the store's pages a listing mapped (within 100 ms)
 	after=$(rss_kb "$pid")
 	rss_all+=("$rss") hwm_all+=("$hwm") idle_all+=("$idle_kb") submit_all+=("$(secs "$t0" "$t1")") after_all+=("$after")
 	printf 'run %d: %d pending, VmRSS %s MB (anon %s, file %s), VmHWM %s MB, submitted in %s s; %s MB 3 s after fluxq stats\n' \
 		"$r" "$pending" "$(mb "$rss")" "$(mb "$anon")" "$(mb "$file")" "$(mb "$hwm")" "$(secs "$t0" "$t1")" "$(mb "$after")"
+	# A restart takes up every pending job from the store.
+	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+	"$bin/fluxsched" run --policy "$policy" >"$tmp/fluxsched$r.restart.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1200); do grep -q 'jobs loaded' "$tmp/fluxsched$r.restart.log" && break; sleep 0.1; done
+	sleep 5
+	rrss=$(rss_kb "$pid") rhwm=$(hwm_kb "$pid")
+	restart_all+=("$rrss") restart_hwm_all+=("$rhwm")
+	printf 'run %d, restarted: VmRSS %s MB, VmHWM %s MB\n' "$r" "$(mb "$rrss")" "$(mb "$rhwm")"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 	stop_agents "$FLUXQ_STATE_DIR"
 	rm -rf "$FLUXQ_STATE_DIR"
@@ -72,9 +82,11 @@ hwm=$(printf '%s\n' "${hwm_all[@]}" | median)
 idle=$(printf '%s\n' "${idle_all[@]}" | median)
 sub=$(printf '%s\n' "${submit_all[@]}" | median)
 after=$(printf '%s\n' "${after_all[@]}" | median)
+rrss=$(printf '%s\n' "${restart_all[@]}" | median)
+rhwm=$(printf '%s\n' "${restart_hwm_all[@]}" | median)
 per_job=$(awk -v r="$rss" -v i="$idle" -v n="$jobs" 'BEGIN { printf "%.0f", (r - i) * 1024 / n }')
 cat >"$out/rss_pending${POLICY:+_$policy}.json" <<JSON
-{"jobs": $jobs, "runs": $runs, "policy": "$policy", "fluxsched_rss_mb": $(mb "$rss"), "fluxsched_hwm_mb": $(mb "$hwm"), "idle_rss_mb": $(mb "$idle"), "bytes_per_pending_job": $per_job, "submit_seconds": $sub, "rss_after_stats_mb": $(mb "$after")}
+{"jobs": $jobs, "runs": $runs, "policy": "$policy", "fluxsched_rss_mb": $(mb "$rss"), "fluxsched_hwm_mb": $(mb "$hwm"), "idle_rss_mb": $(mb "$idle"), "bytes_per_pending_job": $per_job, "submit_seconds": $sub, "rss_after_stats_mb": $(mb "$after"), "restart_rss_mb": $(mb "$rrss"), "restart_hwm_mb": $(mb "$rhwm")}
 JSON
 printf 'pending jobs:        %d (%d cores busy, --policy %s), medians of %d runs\n' "$jobs" "$cores" "$policy" "$runs"
 printf 'fluxsched VmRSS:     %s MB (target < 300 MB)\n' "$(mb "$rss")"
@@ -82,3 +94,4 @@ printf 'fluxsched VmHWM:     %s MB (the peak, during the submissions)\n' "$(mb "
 printf 'per pending job:     %s bytes resident (over the %s MB before the burst)\n' "$per_job" "$(mb "$idle")"
 printf 'submitted in:        %s s\n' "$sub"
 printf 'after fluxq stats:   %s MB, 3 s after (the listing maps the store and decodes every summary)\n' "$(mb "$after")"
+printf 'after a restart:     %s MB, 5 s after the jobs were taken up (peak %s MB)\n' "$(mb "$rrss")" "$(mb "$rhwm")"
