@@ -67,7 +67,7 @@ for r in $(seq "$runs"); do
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 	"$bin/fluxsched" run --policy "$policy" >"$tmp/fluxsched$r.restart.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do grep -q 'jobs loaded' "$tmp/fluxsched$r.restart.log" && break; sleep 0.1; done
+	for _ in $(seq 1200); do grep -qs 'jobs loaded' "$tmp/fluxsched$r.restart.log" && break; sleep 0.1; done
 	sleep 5
 	rrss=$(rss_kb "$pid") rhwm=$(hwm_kb "$pid")
 	restart_all+=("$rrss") restart_hwm_all+=("$rhwm")
