@@ -20,8 +20,12 @@
 // Nothing of the job's folder is read back: a guest may rewrite it.
 //
 // The agent exits when asked (agent.stop, SIGTERM as a forced stop), when
-// retired (agent.retire: an agent of an older build, once it holds no job)
-// and when its state directory is removed (its jobs are ended first).
+// retired (agent.retire: an agent of an older build, once it holds no job),
+// when its state directory is removed (its jobs are ended first), and when
+// it has held no job and had no fluxsched connected for the idle timeout
+// (`[exec] agent-idle-timeout`, which each fluxsched's hello carries): an
+// instance started and dropped, as tests do, leaves no agent behind, and
+// one with jobs keeps its agent for as long as they run.
 package agent
 
 import (
@@ -29,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -84,7 +89,18 @@ type Options struct {
 	Log *slog.Logger
 	// Now is the clock (time.Now if nil).
 	Now func() time.Time
+	// IdleTimeout is how long the agent waits, holding no job and with no
+	// fluxsched connected, before it exits, until a fluxsched's hello
+	// says otherwise: DefaultIdleTimeout if zero, never if negative.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is [exec] agent-idle-timeout's default: long enough
+// for fluxsched to be restarted (an upgrade, a crash) without a new agent,
+// short enough that instances dropped without `fluxsched stop` do not
+// pile up agents. An agent that exits costs nothing: fluxsched starts one
+// when it next needs it.
+const DefaultIdleTimeout = 10 * time.Minute
 
 // jobRunner is what the agent asks of internal/runner.
 type jobRunner interface {
@@ -130,6 +146,8 @@ type Agent struct {
 	launchQ   []*job
 	launchSig chan struct{}
 	exiting   bool          // connections are refused
+	idle      time.Duration // the idle timeout (Options.IdleTimeout, then the last hello's); 0: never
+	idleSince time.Time     // when Run first saw the agent idle; zero while it is not
 	done      chan struct{} // closed when the agent decided to exit
 	doneOnce  sync.Once
 	exitOnce  sync.Once
@@ -173,8 +191,14 @@ func New(opts Options) (*Agent, error) {
 	if opts.Containment == "" {
 		opts.Containment = "auto"
 	}
+	switch {
+	case opts.IdleTimeout == 0:
+		opts.IdleTimeout = DefaultIdleTimeout
+	case opts.IdleTimeout < 0:
+		opts.IdleTimeout = 0
+	}
 	a := &Agent{opts: opts, dir: filepath.Join(state, agentproto.Dir), log: opts.Log, uid: uint32(os.Geteuid()),
-		jobs: map[fluid.ID]*job{}, conns: map[*conn]struct{}{}, launchSig: make(chan struct{}, 1), done: make(chan struct{}),
+		jobs: map[fluid.ID]*job{}, conns: map[*conn]struct{}{}, launchSig: make(chan struct{}, 1), done: make(chan struct{}), idle: opts.IdleTimeout,
 		syncLaunch: boot.ID() == ""}
 	if a.log == nil {
 		a.log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -342,7 +366,46 @@ func (a *Agent) Run(ctx context.Context) error {
 				continue
 			}
 			a.adoptDead()
+			a.idleCheck()
 		}
+	}
+}
+
+// idleCheck ends the agent once it has held no job and had no fluxsched
+// connected for its idle timeout, measured from the first check that saw
+// it idle (so up to checkInterval late). The test and the stop are one
+// step under mu: a fluxsched's hello, which takes mu too, comes either
+// before (the agent is not idle) or after (its answer says the agent is
+// retiring, and fluxsched starts another).
+func (a *Agent) idleCheck() {
+	now := a.opts.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cur != nil || len(a.jobs) > 0 || a.idle <= 0 || a.stopping || a.retiring {
+		a.idleSince = time.Time{}
+		return
+	}
+	if a.idleSince.IsZero() {
+		a.idleSince = now
+		return
+	}
+	if now.Sub(a.idleSince) < a.idle {
+		return
+	}
+	a.log.Info("exiting: no job and no fluxsched", "for", a.idle)
+	a.stopping = true
+	a.checkExit()
+}
+
+// setIdle applies a hello's idle timeout, in seconds (agentproto.HelloRequest).
+// Called with mu held.
+func (a *Agent) setIdle(secs float64) {
+	switch {
+	case secs == 0 || secs != secs: // not said
+	case secs < 0 || secs >= float64(math.MaxInt64/int64(time.Second)):
+		a.idle = 0 // never
+	default:
+		a.idle = time.Duration(secs * float64(time.Second))
 	}
 }
 

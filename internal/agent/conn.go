@@ -285,6 +285,7 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 	a.mu.Lock()
 	old := a.cur
 	a.cur = cn
+	a.setIdle(req.IdleTimeout)
 	h := agentproto.Hello{Build: a.opts.Build, PID: pid, Containment: a.run.Containment(),
 		Running: []fluid.ID{}, Ended: []fluid.ID{}, Retiring: a.retiring || a.stopping}
 	for id, j := range a.jobs {

@@ -77,6 +77,12 @@ type HelloRequest struct {
 	// Build is the asking fluxsched's build; an agent of another build
 	// is retired by it.
 	Build string `json:"build"`
+	// IdleTimeout is the asking fluxsched's [exec] agent-idle-timeout, in
+	// seconds: how long the agent waits, holding no job and with no
+	// fluxsched connected, before it exits. Negative: never; 0 (absent,
+	// as from a hello that is not fluxsched's exec service): the agent
+	// keeps what it had.
+	IdleTimeout float64 `json:"idle_timeout,omitempty"`
 }
 
 // Hello answers agent.hello.

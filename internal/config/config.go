@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,6 +79,10 @@ type Sched struct {
 type Exec struct {
 	Launcher    string `toml:"launcher"`                              // "local": every host's tasks run here
 	KillTimeout string `toml:"kill-timeout" kind:"a duration string"` // FSD between SIGTERM and SIGKILL
+	// AgentIdleTimeout is how long an exec agent that holds no job and
+	// has no fluxsched connected waits before it exits (FSD; 0 or inf:
+	// never).
+	AgentIdleTimeout string `toml:"agent-idle-timeout" kind:"a duration string"`
 }
 
 // JobManager is the [job-manager] table (flux-config-job-manager(5)): how
@@ -151,6 +156,8 @@ const (
 	// MaxBackupInterval bounds backup-interval: a backup older than this
 	// is no longer one.
 	MaxBackupInterval = 30 * 24 * time.Hour
+	// DefaultAgentIdleTimeout is agent.DefaultIdleTimeout in FSD.
+	DefaultAgentIdleTimeout = "10m"
 )
 
 // Load reads a config file or a directory of *.toml files (merged; a key
@@ -307,6 +314,12 @@ func (c *Config) check() error {
 	if _, err := fsd.ParseBounded(c.Exec.KillTimeout); err != nil {
 		return fmt.Errorf("error parsing [exec] config table: kill-timeout: %v", err)
 	}
+	if c.Exec.AgentIdleTimeout == "" {
+		c.Exec.AgentIdleTimeout = DefaultAgentIdleTimeout
+	}
+	if _, err := fsd.ParseBounded(c.Exec.AgentIdleTimeout); err != nil {
+		return fmt.Errorf("error parsing [exec] config table: agent-idle-timeout: %v", err)
+	}
 	if _, err := c.BackupInterval(); err != nil {
 		return fmt.Errorf("error parsing [store] config table: backup-interval: %v", err)
 	}
@@ -366,6 +379,23 @@ func (c *Config) BackupInterval() (time.Duration, error) {
 		return 0, fmt.Errorf("%q is outside 1s to %s (0 for backups at clean stops only)", v, fsd.Format(MaxBackupInterval.Seconds()))
 	}
 	return time.Duration(s * float64(time.Second)), nil
+}
+
+// AgentIdleTimeout is the checked agent-idle-timeout: negative for never
+// (0 or inf), else at least a millisecond; 0 for a config that Load did
+// not check (the agent's default then holds).
+func (c *Config) AgentIdleTimeout() time.Duration {
+	if c.Exec.AgentIdleTimeout == "" {
+		return 0
+	}
+	s, err := fsd.Parse(c.Exec.AgentIdleTimeout)
+	if err != nil {
+		return 0
+	}
+	if s == 0 || s >= float64(math.MaxInt64/int64(time.Second)) {
+		return -1
+	}
+	return max(time.Duration(s*float64(time.Second)), time.Millisecond)
 }
 
 // KillTimeoutSeconds is the checked kill-timeout in seconds.

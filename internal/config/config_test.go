@@ -50,7 +50,7 @@ allow-guest-user = true
 	want := &Config{
 		Resource: Resource{Config: []resource.ConfigEntry{{Hosts: "node[0-3]", Cores: "0-7", GPUs: "0-1", Properties: []string{"gpu"}}}},
 		Sched:    Sched{Policy: "fcfs", MatchPolicy: "first-fit", Mode: "limited=4"},
-		Exec:     Exec{Launcher: "local", KillTimeout: "2s"},
+		Exec:     Exec{Launcher: "local", KillTimeout: "2s", AgentIdleTimeout: DefaultAgentIdleTimeout},
 		Access:   Access{AllowGuestUser: true},
 	}
 	if cfg.QueueSet == nil || cfg.QueueSet.Named() {
@@ -131,6 +131,46 @@ func TestModeOrDefault(t *testing.T) {
 	}
 }
 
+// agent-idle-timeout as the launcher tells it to the agents: negative for
+// never, and never less than a millisecond.
+func TestAgentIdleTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{
+		{"", 10 * time.Minute}, // the default
+		{"2s", 2 * time.Second},
+		{"1.5m", 90 * time.Second},
+		{"1h", time.Hour},
+		{"0", -1},
+		{"inf", -1},
+		{"infinity", -1},
+		{"36525d", 36525 * 24 * time.Hour}, // the longest allowed (fsd.MaxDuration)
+		{"0.0000001s", time.Millisecond},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "a.toml")
+		content := ""
+		if tc.value != "" {
+			content = "[exec]\nagent-idle-timeout = \"" + tc.value + "\"\n"
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path)
+		if err != nil {
+			t.Errorf("%q: %v", tc.value, err)
+			continue
+		}
+		if got := cfg.AgentIdleTimeout(); got != tc.want {
+			t.Errorf("%q: AgentIdleTimeout() = %v, want %v", tc.value, got, tc.want)
+		}
+	}
+	if got := (&Config{}).AgentIdleTimeout(); got != 0 {
+		t.Errorf("unchecked config: %v, want 0 (the agent's own default)", got)
+	}
+}
+
 func TestDefaults(t *testing.T) {
 	cfg, err := Load("")
 	if err != nil {
@@ -174,6 +214,8 @@ func TestRejects(t *testing.T) {
 		{"guest reservation time beyond the bound", "[access]\nguest-reservation-time = \"1e308s\"\n", "guest-reservation-time: duration 1e308s is longer than the longest allowed"},
 		{"queue limit beyond the bound", "[queues.batch]\npolicy.limits.duration = \"36526d\"\n", "[queues.batch.policy.limits] config table: duration: duration 36526d is longer than the longest allowed"},
 		{"queue default beyond the bound", "[policy.jobspec.defaults.system]\nduration = \"1e300d\"\n", "duration: duration 1e300d is longer than the longest allowed"},
+		{"bad agent idle timeout", "[exec]\nagent-idle-timeout = \"soon\"\n", "error parsing [exec] config table: agent-idle-timeout"},
+		{"agent idle timeout beyond the bound", "[exec]\nagent-idle-timeout = \"1e300d\"\n", "error parsing [exec] config table: agent-idle-timeout: duration 1e300d is longer than the longest allowed"},
 		{"bad launcher", "[exec]\nlauncher = \"ssh\"\n", `unknown launcher "ssh"`},
 		{"bad backup interval", "[store]\nbackup-interval = \"often\"\n", "error parsing [store] config table: backup-interval"},
 		{"backup interval too short", "[store]\nbackup-interval = \"0.5s\"\n", `backup-interval: "0.5s" is outside 1s to 30d`},

@@ -180,6 +180,7 @@ func TestWrongTypeMessages(t *testing.T) {
 		{"[policy.limits]\njob-size.max.nnodes = 1.5\n", "[policy.limits.job-size.max]: nnodes must be an integer"},
 		{"[sched]\nmode = 8\n", "[sched]: mode must be a string"},
 		{"[exec]\nkill-timeout = 5\n", "[exec]: kill-timeout must be a duration string"},
+		{"[exec]\nagent-idle-timeout = 5\n", "[exec]: agent-idle-timeout must be a duration string"},
 		{"[policy.limits]\nduration = 1979-05-27\n", "[policy.limits]: duration must be a duration string"},
 		{"[queues]\nbatch = \"x\"\n", "[queues]: batch must be a table"},
 	}

@@ -332,6 +332,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
+	go dropMapped(ctx, d.st, opts.Log)
 	if opts.ExitOnIdle {
 		go exitOnIdle(ctx, l, cancel)
 	}

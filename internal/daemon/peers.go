@@ -77,6 +77,9 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 		Command:    opts.AgentCommand,
 		AllowGuest: opts.Config.Access.AllowGuestUser,
 		Log:        opts.Log,
+		// The running config's, told to every agent at each hello, so an
+		// agent that outlived another fluxsched takes this one's.
+		IdleTimeout: opts.Config.AgentIdleTimeout(),
 	})
 	if err != nil {
 		return nil, err

@@ -85,7 +85,7 @@ func (m *Manager) execHello(tx *store.Tx, msg wire.Message) error {
 // reattached so its shell is seen to its end before resources are freed.
 func (m *Manager) advanceRunning(tx *store.Tx, e *entry) error {
 	if e.j().State == job.Cleanup && e.exec == execDetached {
-		if err := m.start(e); err != nil {
+		if err := m.start(tx, e); err != nil {
 			return err
 		}
 	}

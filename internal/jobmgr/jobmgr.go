@@ -269,6 +269,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 		if rec.Job.State == job.Inactive {
 			continue
 		}
+		rec.Trim()
 		e := &entry{rec: rec}
 		j := rec.Job
 		if j.Allocated {
@@ -335,6 +336,7 @@ func (m *Manager) rebooted(tx *store.Tx) (bool, error) {
 // Submitted takes up jobs just stored by ops.Submit in this transaction.
 func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
 	for _, rec := range recs {
+		rec.Trim() // what an active job costs is what it needs (Spec)
 		e := &entry{rec: rec}
 		m.activate(e)
 		if err := m.advance(tx, e); err != nil {
@@ -411,7 +413,7 @@ func (m *Manager) advance(tx *store.Tx, e *entry) error {
 			m.dirty = true
 			return nil
 		case job.Run:
-			return m.start(e)
+			return m.start(tx, e)
 		case job.Cleanup:
 			done, err := m.cleanup(tx, e)
 			if err != nil || !done {
@@ -454,10 +456,14 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	return true, m.jobEnded(tx, e.id())
 }
 
-// start sends the exec service a start request for an allocated job.
-func (m *Manager) start(e *entry) error {
-	if m.exec.up {
-		m.execGo(e, execSendStart) // unless a stream is open or has ended
+// start sends the exec service a start request for an allocated job,
+// with its jobspec read back from the store.
+func (m *Manager) start(tx *store.Tx, e *entry) error {
+	if m.exec.up && e.execMay(execSendStart) { // unless a stream is open or has ended
+		// A jobspec that cannot be read (a damaged store) is sent as
+		// none: the exec service refuses that job alone.
+		js, _ := ops.RawJobspec(tx, e.rec)
+		m.execMove(e, execSendStart, js)
 	}
 	return nil
 }
@@ -500,8 +506,9 @@ func (m *Manager) sortedActive() []*entry {
 // Schedule sends sched.alloc requests in priority, then submit order, as
 // many as the scheduler's mode allows (RFC 27), and in limited mode asks
 // the scheduler to cancel its lowest request when a higher-priority job
-// waits. The loop calls it once per turn.
-func (m *Manager) Schedule() {
+// waits. The loop calls it once per turn, in the turn's transaction (tx),
+// from which each request's jobspec is read.
+func (m *Manager) Schedule(tx *store.Tx) {
 	if m.sched.phase != schedReady || !m.dirty {
 		return
 	}
@@ -518,9 +525,14 @@ func (m *Manager) Schedule() {
 	for len(waiting) > 0 && (m.sched.limit == 0 || m.sched.outstanding < m.sched.limit) {
 		e := waiting[0]
 		waiting = waiting[1:]
-		if !m.allocGo(e, allocSendAlloc) {
+		if !e.allocMay(allocSendAlloc) {
 			continue // waiting lists only jobs that may ask
 		}
+		// A jobspec that cannot be read (a damaged store) is sent as
+		// none, which the scheduler denies: the job ends with that
+		// exception, and the others are offered.
+		js, _ := ops.RawJobspec(tx, e.rec)
+		m.allocMove(e, allocSendAlloc, js)
 		m.queue.allocs[e.id()] = e
 		m.sched.outstanding++
 	}

@@ -1,6 +1,8 @@
 package jobmgr
 
 import (
+	"encoding/json"
+
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
@@ -235,7 +237,12 @@ func (e *entry) execMay(ev execEvent) bool { return execMoves[e.exec][ev].ok }
 
 // allocGo makes the job's move for ev and sends what the table says;
 // false: the table has no move, and nothing changed.
-func (m *Manager) allocGo(e *entry, ev allocEvent) bool {
+func (m *Manager) allocGo(e *entry, ev allocEvent) bool { return m.allocMove(e, ev, nil) }
+
+// allocMove is allocGo with the jobspec that a sched.alloc carries: the
+// manager keeps none in memory (ops.Record.Trim), so whoever offers a job
+// reads it from the store for the message alone (Schedule).
+func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage) bool {
 	mv := allocMoves[e.alloc][ev]
 	if !mv.ok {
 		return false
@@ -243,7 +250,7 @@ func (m *Manager) allocGo(e *entry, ev allocEvent) bool {
 	j := e.j()
 	switch mv.send {
 	case sendAlloc:
-		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: e.rec.Raw})
+		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: js})
 	case sendCancel:
 		m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
 	case sendPrioritize:
@@ -259,7 +266,11 @@ func (m *Manager) allocGo(e *entry, ev allocEvent) bool {
 }
 
 // execGo is allocGo for the exec conversation.
-func (m *Manager) execGo(e *entry, ev execEvent) bool {
+func (m *Manager) execGo(e *entry, ev execEvent) bool { return m.execMove(e, ev, nil) }
+
+// execMove is allocMove for the exec conversation: js is the jobspec a
+// start carries (start).
+func (m *Manager) execMove(e *entry, ev execEvent, js json.RawMessage) bool {
 	mv := execMoves[e.exec][ev]
 	if !mv.ok {
 		return false
@@ -274,7 +285,7 @@ func (m *Manager) execGo(e *entry, ev execEvent) bool {
 		// reached the store, must be answered start again, or it could
 		// never finish: a start without reattach, which the service
 		// launches only if it holds no record of the job.
-		m.sendExec(execproto.MethodStart, execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: e.rec.Raw, Reattach: e.exec == execDetached && (j.Started || j.State != job.Run), R: e.rec.RawR})
+		m.sendExec(execproto.MethodStart, execproto.Start{ID: e.id(), UserID: j.UserID, Jobspec: js, Reattach: e.exec == execDetached && (j.Started || j.State != job.Run), R: e.rec.RawR})
 	case sendNotice:
 		if x := j.Exception; x != nil { // cleanup sends it for a fatal one only
 			m.sendExec(execproto.MethodException, execproto.ExceptionNotice{ID: e.id(), Severity: x.Severity, Type: x.Type, Note: x.Note})

@@ -6,12 +6,7 @@ import (
 )
 
 // queueOf is the queue a job was admitted to ("" is the anonymous one).
-func queueOf(e *entry) string {
-	if e.rec.Jobspec == nil {
-		return ""
-	}
-	return e.rec.Jobspec.Attributes.System.Queue
-}
+func queueOf(e *entry) string { return e.rec.Spec.Queue }
 
 // SetQueues tells the manager the queues' configuration and states. A
 // queue that is not scheduling gets no new alloc requests, and its

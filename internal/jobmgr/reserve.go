@@ -263,11 +263,10 @@ func (m *Manager) applyReservations(tx *store.Tx, ch reservation.Change) error {
 			if j.Allocated || j.State&(job.Pending|job.New) == 0 || j.Exception.Fatal() {
 				return false
 			}
-			targets, err := e.rec.Jobspec.Targets()
-			return err == nil && m.res.TargetsLost(targets)
+			return m.res.TargetsLost(e.rec.Spec.Targets)
 		})
 		for _, e := range lost {
-			targets, _ := e.rec.Jobspec.Targets()
+			targets := e.rec.Spec.Targets
 			note := fmt.Sprintf("every reservation it targets has ended (%s)", strings.Join(targets, ","))
 			if err := m.raise(tx, e, ExceptionAllocGone, note); err != nil {
 				return err

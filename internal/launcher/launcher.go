@@ -66,6 +66,11 @@ type Options struct {
 	// Log takes what is worth telling the operator: an agent that keeps
 	// dying (nothing if nil).
 	Log *slog.Logger
+	// IdleTimeout is [exec] agent-idle-timeout, told to every agent in
+	// the hello: how long one waits, holding no job and with no fluxsched
+	// connected, before it exits. Zero: not said (the agent keeps its
+	// own); negative: never.
+	IdleTimeout time.Duration
 }
 
 // New returns the launcher named kind.
@@ -241,7 +246,7 @@ func (l *local) Connect(ctx context.Context) ([]*Agent, error) {
 		}
 	}
 	for _, path := range socks {
-		a, err := Dial(ctx, path, l.opts.Build)
+		a, err := l.dial(ctx, path)
 		if err != nil {
 			// A socket nobody serves: its agent died. The next agent of
 			// its build replaces it; one of another build is for that
@@ -320,7 +325,7 @@ func (l *local) start(ctx context.Context) (*Agent, error) {
 	path := SocketPath(l.opts.StateDir, l.opts.Build)
 	deadline := time.Now().Add(l.opts.StartTimeout)
 	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		if a, err := Dial(ctx, path, l.opts.Build); err == nil {
+		if a, err := l.dial(ctx, path); err == nil {
 			return a, nil
 		}
 		select {
@@ -377,15 +382,32 @@ func lastWords(path string) string {
 	return lastLine(path)
 }
 
+// dial is Dial with this launcher's build and idle timeout.
+func (l *local) dial(ctx context.Context, path string) (*Agent, error) {
+	h := agentproto.HelloRequest{Build: l.opts.Build}
+	switch t := l.opts.IdleTimeout; {
+	case t < 0:
+		h.IdleTimeout = -1
+	case t > 0:
+		h.IdleTimeout = t.Seconds()
+	}
+	return DialHello(ctx, path, h)
+}
+
 // Dial connects to the agent listening on path and says hello as the
 // given build.
 func Dial(ctx context.Context, path, build string) (*Agent, error) {
+	return DialHello(ctx, path, agentproto.HelloRequest{Build: build})
+}
+
+// DialHello is Dial with the whole hello.
+func DialHello(ctx context.Context, path string, hello agentproto.HelloRequest) (*Agent, error) {
 	c, err := dial(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	conn := wire.NewLineConn(c, c, c.Close)
-	req, err := wire.NewRequest(agentproto.TopicHello, agentproto.HelloRequest{Build: build})
+	req, err := wire.NewRequest(agentproto.TopicHello, hello)
 	if err != nil {
 		conn.Close()
 		return nil, err

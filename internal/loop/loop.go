@@ -556,7 +556,7 @@ func (l *Loop) apply(tx *store.Tx, batch []input, calls []Call, results []Result
 		v, err := r.Op(tx, l.jm)
 		results = append(results, Result{Value: v, Err: err})
 	}
-	l.jm.Schedule()
+	l.jm.Schedule(tx)
 	l.saveSummaries(tx)
 	return results
 }

@@ -360,7 +360,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				}
 			}
 		}
-		s.jm.Schedule()
+		s.jm.Schedule(tx)
 		if err := s.pump(tx); err != nil {
 			return next, err
 		}

@@ -34,9 +34,15 @@ const EventlogVersion = 1
 var ErrUnknownJob = api.ErrUnknownJob
 
 // Record is everything stored about one job, decoded.
+//
+// Raw, Events and Summary are as they were stored when the record was
+// loaded, for the reader that asked (fluxq info): they are not kept up to
+// date as events are posted, and the job manager drops them from the
+// records it keeps (Trim), reading the jobspec back from the store when it
+// sends it.
 type Record struct {
 	Job     *job.Job
-	Jobspec *jobspec.Jobspec
+	Spec    Spec            // what is kept of the jobspec
 	Raw     json.RawMessage // the jobspec as stored (canonical JSON)
 	R       *rset.R         // nil until allocated
 	RawR    json.RawMessage
@@ -60,6 +66,26 @@ type heldR struct {
 	r                     *rset.R
 	nnodes, ncores, ngpus int
 	nodelist              string
+}
+
+// Trim drops what the record holds as loaded for its reader alone (Raw,
+// Events, Summary), for a holder that keeps it for as long as the job is
+// active: the job manager.
+func (rec *Record) Trim() {
+	rec.Raw, rec.Events, rec.Summary = nil, nil, nil
+}
+
+// RawJobspec is the job's jobspec as stored: rec.Raw when the record holds
+// it, else read from the store.
+func RawJobspec(tx *store.Tx, rec *Record) (json.RawMessage, error) {
+	if rec.Raw != nil {
+		return rec.Raw, nil
+	}
+	raw, err := tx.JobValue(uint64(rec.Job.ID), store.JobJobspec)
+	if err != nil {
+		return nil, fmt.Errorf("job %s: stored jobspec: %w", rec.Job.ID, err)
+	}
+	return raw, nil
 }
 
 // Load reads and decodes a job's record.
@@ -94,7 +120,7 @@ func Decode(id fluid.ID, get func(key string) []byte) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %s: stored jobspec: %w", id, err)
 	}
-	rec := &Record{Job: j, Jobspec: js, Raw: raw, Events: events}
+	rec := &Record{Job: j, Spec: SpecOf(js), Raw: raw, Events: events}
 	if len(rawR) > 0 {
 		if rec.R, err = rset.Parse(rawR); err != nil {
 			return nil, fmt.Errorf("job %s: stored R: %w", id, err)
@@ -149,7 +175,6 @@ func apply(rec *Record, ev eventlog.Event) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", rec.Job.ID, err)
 	}
-	rec.Events = append(rec.Events, ev)
 	return line, nil
 }
 
@@ -197,9 +222,7 @@ func SaveSummary(tx *store.Tx, rec *Record) error {
 
 // summary derives rec's listing summary and encodes it.
 func summary(rec *Record) ([]byte, error) {
-	s := Summarize(rec)
-	rec.Summary = s
-	return json.Marshal(s)
+	return json.Marshal(Summarize(rec))
 }
 
 // Timestamp is the eventlog time for t.

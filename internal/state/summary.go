@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"path"
 
 	json "github.com/goccy/go-json"
 
@@ -37,16 +36,9 @@ func Summarize(rec *Record) *Summary {
 		Dependencies: j.Dependencies,
 		Usage:        rec.Usage,
 	}
-	if rec.Jobspec != nil {
-		c := rec.Jobspec.Counts()
-		s.Queue = rec.Jobspec.Attributes.System.Queue
-		s.Targets, _ = rec.Jobspec.Targets()
-		s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = c.NTasks, c.NNodes, c.NCores, c.NGPUs, c.Duration
-		if len(rec.Jobspec.Tasks) > 0 {
-			s.Command = rec.Jobspec.Tasks[0].Command
-		}
-		s.Cwd = rec.Jobspec.Attributes.System.Cwd
-	}
+	sp := &rec.Spec
+	s.Queue, s.Targets, s.Command, s.Cwd = sp.Queue, sp.Targets, sp.Command, sp.Cwd
+	s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = sp.NTasks, sp.NNodes, sp.NCores, sp.NGPUs, sp.Duration
 	if rec.R != nil {
 		// Once allocated, what the job holds is what counts.
 		h := &rec.held
@@ -85,19 +77,8 @@ func Summarize(rec *Record) *Summary {
 }
 
 // JobName is the job's name as Flux shows it: attributes.system.job.name,
-// else the base name of the command.
-func JobName(rec *Record) string {
-	if rec.Jobspec == nil {
-		return ""
-	}
-	if n := rec.Jobspec.Attributes.System.Job.Name; n != "" {
-		return n
-	}
-	if len(rec.Jobspec.Tasks) > 0 && len(rec.Jobspec.Tasks[0].Command) > 0 {
-		return path.Base(rec.Jobspec.Tasks[0].Command[0])
-	}
-	return ""
-}
+// else the base name of the command (SpecOf).
+func JobName(rec *Record) string { return rec.Spec.Name }
 
 // Owner is the uid of a job's submitter, read from its summary alone: who
 // may read a job is asked before every stream, and the whole record is

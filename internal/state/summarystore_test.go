@@ -93,7 +93,7 @@ func benchRecord(b *testing.B) *Record {
 	}
 	j := &job.Job{ID: 123456789, UserID: 0, State: job.Run, Urgency: 16, Priority: 16, TSubmit: 1764196464.123456, TRun: 1764196464.223456,
 		Annotations: map[string]any{"sched": map[string]any{"resource_summary": "rank0/core3"}}}
-	return &Record{Job: j, Jobspec: js, Raw: raw, R: r}
+	return &Record{Job: j, Spec: SpecOf(js), Raw: raw, R: r}
 }
 
 func BenchmarkSummary(b *testing.B) {

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -58,6 +59,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "purge", Usage: "tear the session down first: every reservation ends and spare nodes leave", DisableDefaultText: true},
 			&cli.StringFlag{Name: "log-level", Value: "info", Usage: "log `LEVEL` on stderr, one line each: debug, info (start-up, job exceptions, shutdown), warn or error"},
 			&cli.StringFlag{Name: "cpu-profile", Hidden: true, Usage: "write a Go CPU profile of the loop to `FILE`"},
+			&cli.StringFlag{Name: "heap-profile", Hidden: true, Usage: "on SIGINT or SIGTERM, write a Go heap profile to `FILE` before the instance ends"},
 		},
 		Action: run,
 	}
@@ -114,12 +116,32 @@ func run(c *cli.Context) error {
 	go func() {
 		select {
 		case sig := <-sigs:
+			if path := c.String("heap-profile"); path != "" {
+				writeHeapProfile(path, opts.Log)
+			}
 			stop(signalCause(sig))
 		case <-ctx.Done():
 		}
 	}()
 	gcpace.Start(ctx) // the process's collector, not the daemon's: tests run daemons in theirs
 	return d.Run(ctx)
+}
+
+// writeHeapProfile writes what is live on the heap to path, while the
+// instance still holds everything it held when the signal came: the
+// pending jobs' cost is measured by what is live then (bench/rss_pending.sh).
+func writeHeapProfile(path string, log *slog.Logger) {
+	f, err := os.Create(path)
+	if err == nil {
+		runtime.GC() // the profile's in-use figures are those of the last collection
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		log.Error("heap profile", "err", err)
+	}
 }
 
 // signalCause names the signal that ends the instance, as kill(1) does.

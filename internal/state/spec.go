@@ -1,0 +1,84 @@
+package state
+
+import (
+	"path"
+	"unique"
+
+	"github.com/fluxq/fluxq/internal/jobspec"
+)
+
+// Spec is what a job's record keeps of its jobspec once the jobspec is
+// parsed: what a listing shows and what the job manager asks of an active
+// job (its queue, its targets), and nothing else. The jobspec itself (the
+// submitter's environment, most of its bytes) stays in the store, where
+// whoever needs it whole reads it (Record.Raw, the job manager's alloc and
+// start requests): an active job held in memory as a parsed jobspec and its
+// canonical bytes cost fluxsched about 7 KB, so 100,000 pending jobs held
+// more than a gigabyte (bench/rss_pending.sh).
+type Spec struct {
+	Name  string // attributes.system.job.name, else the command's base name
+	Queue string // attributes.system.queue as admitted ("" is the anonymous queue)
+	// Targets are the sessions the job may map onto; nil for the default
+	// session, and for targets that do not parse (a stored jobspec was
+	// admitted, so only a damaged one has such).
+	Targets  []string
+	Command  []string // the first task's command line
+	Cwd      string
+	Duration float64 // attributes.system.duration, seconds (0: unlimited)
+
+	NTasks, NNodes, NCores, NGPUs int
+}
+
+// SpecOf is what a record keeps of js; the zero Spec for nil.
+//
+// Every string is copied out of js, and interned: the parser's strings
+// share the memory of the whole jobspec they were read from, so keeping
+// one (the cwd) would keep the jobspec's bytes too; and the jobs of one
+// submission mostly share their cwd, queue, name and command, which are
+// then held once.
+func SpecOf(js *jobspec.Jobspec) Spec {
+	if js == nil {
+		return Spec{}
+	}
+	c := js.Counts()
+	s := Spec{
+		Queue:    intern(js.Attributes.System.Queue),
+		Cwd:      intern(js.Attributes.System.Cwd),
+		Duration: c.Duration,
+		NTasks:   c.NTasks, NNodes: c.NNodes, NCores: c.NCores, NGPUs: c.NGPUs,
+	}
+	if t, _ := js.Targets(); t != nil {
+		s.Targets = internAll(t)
+	}
+	if len(js.Tasks) > 0 && js.Tasks[0].Command != nil {
+		s.Command = internAll(js.Tasks[0].Command)
+	}
+	// Flux's job name: attributes.system.job.name, else the base name of
+	// the command.
+	switch {
+	case js.Attributes.System.Job.Name != "":
+		s.Name = intern(js.Attributes.System.Job.Name)
+	case len(s.Command) > 0:
+		s.Name = intern(path.Base(s.Command[0]))
+	}
+	return s
+}
+
+// intern returns a copy of s that shares its bytes with the other strings
+// equal to it interned while one of them is still held (unique.Make
+// copies the string it first sees).
+func intern(s string) string {
+	if s == "" {
+		return ""
+	}
+	return unique.Make(s).Value()
+}
+
+// internAll is a new slice of ss, interned.
+func internAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = intern(s)
+	}
+	return out
+}
