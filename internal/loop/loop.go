@@ -332,23 +332,32 @@ func (s source) String() string {
 // put memory back ends the loop.
 func (l *Loop) turn(batch []input, calls []Call) error {
 	if l.failing != nil && len(batch) > 0 && len(calls) > 0 {
-		if err := l.attempt(nil, calls, true); err != nil {
+		wrote, err := l.attempt(nil, calls, true, false)
+		if err != nil {
 			return err
 		}
-		return l.attempt(batch, nil, false)
+		_, err = l.attempt(batch, nil, false, wrote)
+		return err
 	}
-	return l.attempt(batch, calls, false)
+	_, err := l.attempt(batch, calls, false, false)
+	return err
 }
 
-// attempt runs one turn; held says that peer inputs still wait beside it.
-func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
+// attempt runs one turn; held says that peer inputs still wait beside it,
+// and wroteBefore that the requests' own turn, just before it, wrote and
+// committed. It reports whether this turn wrote and committed.
+func (l *Loop) attempt(batch []input, calls []Call, held, wroteBefore bool) (bool, error) {
 	batch, calls, results, wrote, err := l.try(batch, calls)
 	if err == nil {
 		l.turns++
 		// A turn that wrote nothing committed nothing (store.Update), so
 		// it says nothing of the store: the failure stands until a turn
-		// that wrote has committed, and is logged as over once, then.
-		if l.failing != nil && !held && wrote {
+		// that wrote has committed, and is logged as over once, then,
+		// once the peer inputs held beside the requests have committed
+		// too. Those may write nothing: the requests' write, just before
+		// them, then counts (else a failure outlived the full disk, and
+		// retention, which waits for it, never ran again).
+		if l.failing != nil && !held && (wrote || wroteBefore) {
 			l.log.Warn("the store can be written again")
 			l.failing = nil
 		}
@@ -358,14 +367,14 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 			}
 		}
 		l.flush()
-		return nil
+		return wrote, nil
 	}
 	var werr *store.WriteError
 	if !errors.As(err, &werr) {
-		return fmt.Errorf("committing a turn: %w", err)
+		return false, fmt.Errorf("committing a turn: %w", err)
 	}
 	if err := l.st.View(func(tx *store.Tx) error { return l.jm.Restore(tx, &l.saved) }); err != nil {
-		return fmt.Errorf("restoring the job manager after a failed commit: %w", err)
+		return false, fmt.Errorf("restoring the job manager after a failed commit: %w", err)
 	}
 	if l.exchanged {
 		// The scheduler heard of what the store did not keep: a new one
@@ -387,7 +396,7 @@ func (l *Loop) attempt(batch []input, calls []Call, held bool) error {
 		}
 		r.Reply <- Result{Err: results[i].Err}
 	}
-	return nil
+	return false, nil
 }
 
 // try runs a turn in one transaction, first saving the job manager's
