@@ -58,6 +58,17 @@ func (m *Manager) SchedMessage(tx *store.Tx, msg wire.Message) error {
 	return err
 }
 
+// SchedUnreadable handles a line from the scheduler that does not read as
+// a message (err says why): a protocol error, answered EPROTO on the
+// line's topic if it names one (else there is nothing to answer on), and
+// the scheduler suspended until its next hello.
+func (m *Manager) SchedUnreadable(topic string, err error) {
+	if topic != "" {
+		m.out.Sched = append(m.out.Sched, wire.NewError(topic, wire.EPROTO, err.Error()))
+	}
+	m.SchedDisconnected()
+}
+
 // ErrUnknownMethod is a scheduler's request for a method the job manager
 // does not serve: answered ENOSYS, and the scheduler is not suspended.
 var ErrUnknownMethod = errors.New("unknown method")

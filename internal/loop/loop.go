@@ -257,11 +257,19 @@ func (l *Loop) read(src source, p *Peer, done <-chan struct{}) {
 				case <-done:
 					return
 				}
+				var bad *wire.BadMessageError
+				if errors.As(rerr, &bad) {
+					continue // answered by handle; the line framing holds
+				}
 				if rerr != nil {
 					break
 				}
 				pause = reconnectMin // it spoke: it was up
 			}
+			// Whatever ended it, the old connection is let go before
+			// a new one is made: a command's stdin is closed and the
+			// process reaped (or killed), never left beside the next.
+			c.Close()
 		} else {
 			l.log.Warn("connecting", "peer", src.String(), "err", err)
 		}
@@ -577,6 +585,17 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		}
 		if in.err == nil && in.msg.Topic == schedproto.TopicSync {
 			return // the answer to a sync that was not awaited in time
+		}
+		var bad *wire.BadMessageError
+		if errors.As(in.err, &bad) {
+			if in.conn != nil && in.conn == l.dropped {
+				return
+			}
+			// A line that does not read: answered on its topic when it
+			// has one, and the scheduler suspended until its next hello.
+			l.jm.SchedUnreadable(bad.Topic, bad.Err)
+			l.log.Error("scheduler broke the protocol; suspended until its next hello", "err", bad.Err, "message", bad.Line)
+			return
 		}
 		if in.err != nil {
 			if in.conn == nil || in.conn != l.dropped {

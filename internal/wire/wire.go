@@ -272,8 +272,37 @@ func (c *lineConn) Recv() (Message, error) {
 		if len(line) == 0 {
 			continue // a hand-written peer may send blank lines
 		}
-		return decodeLine(line)
+		m, err := decodeLine(line)
+		if err != nil {
+			return Message{}, &BadMessageError{Topic: topicOf(line), Line: truncate(line), Err: err}
+		}
+		return m, nil
 	}
+}
+
+// BadMessageError is a line that does not read as a message. Lines are
+// framed by their newlines, so the connection is still in step: the
+// caller may answer it (on Topic, when the line names one) and read on.
+type BadMessageError struct {
+	Topic string // the line's topic, if it has one that reads
+	Line  string // the line, cut short for a log
+	Err   error
+}
+
+func (e *BadMessageError) Error() string { return e.Err.Error() }
+func (e *BadMessageError) Unwrap() error { return e.Err }
+
+// topicOf is the topic a bad line names, if any, so that it can be
+// answered on that topic.
+func topicOf(line []byte) string {
+	var t struct {
+		Topic any `json:"topic"`
+	}
+	if json.Unmarshal(line, &t) != nil {
+		return ""
+	}
+	s, _ := t.Topic.(string)
+	return s
 }
 
 // decodeLine reads one message line, spaces around it trimmed.

@@ -88,16 +88,17 @@ func TestPipeSendNeverBlocks(t *testing.T) {
 func TestLineConnRejects(t *testing.T) {
 	tests := []struct {
 		name, in, want string
+		topic          string // of the BadMessageError; "-" for none
 	}{
-		{"not json", "hello\n", "bad message"},
-		{"array", `[1]` + "\n", "not a JSON object"},
-		{"matchtag not a number", `{"topic":"a","type":"request","matchtag":"x"}` + "\n", "bad message"},
-		{"negative matchtag", `{"topic":"a","type":"request","matchtag":-1}` + "\n", "bad message"},
-		{"trailing data", `{"topic":"a","type":"request"} {}` + "\n", "bad message"},
-		{"no topic", `{"type":"request"}` + "\n", "message has no topic"},
-		{"bad type", `{"topic":"a","type":"event"}` + "\n", `message type "event" is neither request nor response`},
-		{"request with error", `{"topic":"a","type":"request","errnum":2}` + "\n", "a request cannot carry an error"},
-		{"truncated", `{"topic":"a"`, "connection closed inside a message"},
+		{"not json", "hello\n", "bad message", ""},
+		{"array", `[1]` + "\n", "not a JSON object", ""},
+		{"matchtag not a number", `{"topic":"a","type":"request","matchtag":"x"}` + "\n", "bad message", "a"},
+		{"negative matchtag", `{"topic":"a","type":"request","matchtag":-1}` + "\n", "bad message", "a"},
+		{"trailing data", `{"topic":"a","type":"request"} {}` + "\n", "bad message", ""},
+		{"no topic", `{"type":"request"}` + "\n", "message has no topic", ""},
+		{"bad type", `{"topic":"a","type":"event"}` + "\n", `message type "event" is neither request nor response`, "a"},
+		{"request with error", `{"topic":"a","type":"request","errnum":2}` + "\n", "a request cannot carry an error", "a"},
+		{"truncated", `{"topic":"a"`, "connection closed inside a message", "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +106,10 @@ func TestLineConnRejects(t *testing.T) {
 			_, err := c.Recv()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Recv err = %v, want it to contain %q", err, tc.want)
+			}
+			var bad *BadMessageError
+			if errors.As(err, &bad) != (tc.topic != "-") || bad != nil && bad.Topic != tc.topic {
+				t.Errorf("Recv err = %#v, want a bad message of topic %q", err, tc.topic)
 			}
 		})
 	}
