@@ -612,9 +612,10 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		case errors.Is(err, jobmgr.ErrUnknownMethod):
 			l.log.Warn("scheduler asked for an unknown method; answered ENOSYS", "err", err, "message", logLine(in.msg))
 		case in.msg.Type == wire.Request && in.msg.Topic == schedproto.TopicReady:
-			// RFC 27 lets the job manager take a scheduler that cannot
-			// say how it wants its requests no further: it is answered,
-			// stopped and started again.
+			// A scheduler whose ready is refused cannot be served (it
+			// has not said how it wants its requests), and left alone
+			// it would wait for ever: it is answered, then stopped and
+			// started again, to begin anew with a fresh hello.
 			l.log.Error("scheduler's ready refused; restarting it", "err", err, "message", logLine(in.msg))
 			l.restart = in.conn
 		default:
