@@ -307,7 +307,11 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	jm.SetRetention(jobmgr.Retention{AgeLimit: age, NumLimit: num})
 
 	s.sched.Limit = opts.Limit
-	schedPeer, err := d.startScheduler(opts.SchedCmd, s.sched, opts.Log)
+	params, err := schedParams(cfg.Policy.Scheduler)
+	if err != nil {
+		return err
+	}
+	schedPeer, err := d.startScheduler(opts.SchedCmd, params, s.sched, opts.Log)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,16 @@ func (d *Daemon) logStart(opts Options, s *setup, sock string, down idset.Set) {
 		}
 		log.Info("retention", attrs...)
 	}
+	if opts.SchedCmd != "" {
+		// The built-in policy and mode do not apply: the command's own
+		// ready says its mode, logged when it is in ("scheduler ready").
+		attrs = []any{"sched_cmd", opts.SchedCmd}
+		if cfg.QueueSet != nil && cfg.QueueSet.Named() {
+			attrs = append(attrs, "queues", strings.Join(cfg.QueueSet.Names(), ","))
+		}
+		log.Info("scheduler", attrs...)
+		return
+	}
 	def := s.sched.Default
 	mode := "unlimited"
 	if opts.Limit > 0 {
@@ -65,9 +75,6 @@ func (d *Daemon) logStart(opts Options, s *setup, sock string, down idset.Set) {
 	attrs = []any{"policy", def.Kind.String(), "match", def.Match.String(), "queue_depth", def.QueueDepth, "mode", mode}
 	if cfg.QueueSet != nil && cfg.QueueSet.Named() {
 		attrs = append(attrs, "queues", strings.Join(cfg.QueueSet.Names(), ","))
-	}
-	if opts.SchedCmd != "" {
-		attrs = append(attrs, "sched_cmd", opts.SchedCmd)
 	}
 	log.Info("scheduler", attrs...)
 }

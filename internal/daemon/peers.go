@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,11 +19,29 @@ import (
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
+// SchedParamsEnv names the environment variable that hands a scheduler
+// command the [policy.scheduler] table, as one JSON object: RFC 33 leaves
+// that table to the scheduler, and a command has no other way to read it.
+const SchedParamsEnv = "FLUXQ_SCHED_PARAMS"
+
+// schedParams is the [policy.scheduler] table as SchedParamsEnv carries
+// it: {} when there is none.
+func schedParams(table map[string]any) (string, error) {
+	if table == nil {
+		table = map[string]any{}
+	}
+	b, err := json.Marshal(table)
+	if err != nil {
+		return "", fmt.Errorf("error parsing [policy.scheduler] config table: %v", err)
+	}
+	return string(b), nil
+}
+
 // startScheduler gives the loop its scheduler: sched-simple in process, or
-// a command speaking RFC 27 as JSON lines. Either is started again if it
-// ends while the loop runs (the loop reconnects; RFC 27's hello replays
-// the allocations).
-func (d *Daemon) startScheduler(cmdline string, opts sched.Options, log *slog.Logger) (*loop.Peer, error) {
+// a command speaking RFC 27 as JSON lines, with params in its environment
+// (SchedParamsEnv). Either is started again if it ends while the loop
+// runs (the loop reconnects; RFC 27's hello replays the allocations).
+func (d *Daemon) startScheduler(cmdline, params string, opts sched.Options, log *slog.Logger) (*loop.Peer, error) {
 	var connect func() (wire.Conn, error)
 	if cmdline == "" {
 		opts.Logf = func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }
@@ -41,6 +60,9 @@ func (d *Daemon) startScheduler(cmdline string, opts sched.Options, log *slog.Lo
 		connect = func() (wire.Conn, error) {
 			cmd := exec.Command(argv[0], argv[1:]...)
 			cmd.Stderr = os.Stderr
+			// The last of a name wins (os/exec), so the table is what
+			// the scheduler reads whatever fluxsched inherited.
+			cmd.Env = append(os.Environ(), SchedParamsEnv+"="+params)
 			in, err := cmd.StdinPipe()
 			if err != nil {
 				return nil, err

@@ -61,6 +61,7 @@ import (
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
@@ -101,6 +102,9 @@ type Outbox struct {
 	Reservations bool
 	// Exceptions are the exceptions the turn raised, for the log.
 	Exceptions []Exception
+	// SchedReady is the scheduler's ready once the turn accepted it: the
+	// mode it chose, for the log.
+	SchedReady *schedproto.Ready
 
 	// Purged are the jobs retention removed from the store in the turn
 	// (Retain), whose folders go once it has committed.
@@ -117,9 +121,11 @@ type Manager struct {
 	active map[fluid.ID]*entry
 	sched  schedLink
 	exec   execLink
-	out    Outbox
-	dirty  bool // the SCHED queue needs another scheduling pass
-	down   idset.Set
+	// schedTag is the matchtag of the last request sent to the scheduler.
+	schedTag uint32
+	out      Outbox
+	dirty    bool // the SCHED queue needs another scheduling pass
+	down     idset.Set
 
 	// perUser counts the active jobs of each user (see ActiveOf), kept
 	// with active; nil until the first job.
@@ -177,6 +183,9 @@ type schedLink struct {
 	limit       int // 0: unlimited
 	outstanding int
 	acquire     bool // a resource.acquire stream is open
+	// acquireReq is the request that opened it: its updates are
+	// answered with its matchtag and streaming flag.
+	acquireReq wire.Message
 }
 
 type execLink struct {
@@ -468,20 +477,35 @@ func (m *Manager) start(tx *store.Tx, e *entry) error {
 	return nil
 }
 
+// sendSched sends the scheduler a request, with a matchtag of the job
+// manager's own (RFC 6); RFC 27's responses are matched by topic and job
+// id all the same, so a scheduler need not echo it.
 func (m *Manager) sendSched(topic string, v any) {
 	msg, err := wire.NewRequest(topic, v)
 	if err != nil {
 		return // our own types always encode
 	}
+	m.schedTag++
+	if m.schedTag == 0 { // 0 is RFC 6's "no matchtag"
+		m.schedTag = 1
+	}
+	msg.Matchtag = m.schedTag
 	m.out.Sched = append(m.out.Sched, msg)
 }
 
-func (m *Manager) respondSched(topic string, v any) {
-	msg, err := wire.NewResponse(topic, v)
+// respondSched answers the scheduler's request req, with its matchtag and
+// its streaming flag (RFC 6).
+func (m *Manager) respondSched(req wire.Message, v any) {
+	msg, err := wire.NewResponse(req.Topic, v)
 	if err != nil {
 		return
 	}
-	m.out.Sched = append(m.out.Sched, msg)
+	m.out.Sched = append(m.out.Sched, msg.Answering(req))
+}
+
+// refuseSched answers the scheduler's message with an error response.
+func (m *Manager) refuseSched(msg wire.Message, errnum int, errstr string) {
+	m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, errnum, errstr).Answering(msg))
 }
 
 func (m *Manager) sendExec(method string, v any) {

@@ -313,7 +313,8 @@ func heardAlloc(e *entry, id fluid.ID, ev allocEvent, topic string) error {
 	if ev == allocFreed {
 		what = "free"
 	}
-	return errorf(topic, "response for job %s, which has no %s request outstanding", id, what)
+	// The number as the peer sent it, then as users know it.
+	return errorf(topic, "response for job %d (%s), which has no %s request outstanding", uint64(id), id, what)
 }
 
 // heardExec is heardAlloc for the exec service's start responses.
@@ -321,5 +322,5 @@ func heardExec(e *entry, id fluid.ID, ev execEvent, topic string) error {
 	if e != nil && e.execMay(ev) {
 		return nil
 	}
-	return errorf(topic, "response for job %s, which has no start request outstanding", id)
+	return errorf(topic, "response for job %d (%s), which has no start request outstanding", uint64(id), id)
 }

@@ -139,7 +139,7 @@ func (m *Manager) AddSpares(tx *store.Tx, hosts, cores, gpus string) ([]string, 
 			if err != nil {
 				return nil, err
 			}
-			m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Resources: raw})
+			m.respondSched(m.sched.acquireReq, schedproto.Acquire{Resources: raw})
 		}
 	}
 	m.sendSessions()
@@ -316,7 +316,7 @@ func (m *Manager) sendSessions() {
 		return
 	}
 	sessions, outside := m.sessions()
-	m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Sessions: sessions, Outside: &outside})
+	m.respondSched(m.sched.acquireReq, schedproto.Acquire{Sessions: sessions, Outside: &outside})
 	m.dirty = true
 }
 

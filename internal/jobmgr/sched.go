@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"errors"
 	"fmt"
 
 	json "github.com/goccy/go-json"
@@ -14,36 +15,63 @@ import (
 )
 
 // SchedMessage handles one message from the scheduler. An error means the
-// scheduler broke the protocol; the caller logs it, and the scheduler is
-// suspended until its next hello.
+// scheduler broke the protocol: it has been answered with an error
+// response of the offending message's topic (EPROTO, saying what was
+// wrong), so that it can tell why it hears nothing more, and it is
+// suspended until its next hello. The caller logs the error. A request
+// for a method that is not RFC 27's is answered ENOSYS, as RFC 6 answers
+// any unknown method, and suspends nothing (ErrUnknownMethod).
 func (m *Manager) SchedMessage(tx *store.Tx, msg wire.Message) error {
 	var err error
 	switch {
 	case msg.Type == wire.Request && msg.Topic == schedproto.TopicAcquire:
-		err = m.acquire()
+		err = m.acquire(msg)
 	case msg.Type == wire.Request && msg.Topic == schedproto.TopicHello:
-		m.hello()
+		m.hello(msg)
 	case msg.Type == wire.Request && msg.Topic == schedproto.TopicReady:
 		err = m.ready(tx, msg)
 	case msg.Type == wire.Response && msg.IsError() && (msg.Topic == schedproto.TopicAlloc || msg.Topic == schedproto.TopicFree):
 		// RFC 27: a conventional error response is a scheduler fatality.
+		// It is the scheduler's own word: nothing to answer.
 		m.SchedDisconnected()
 		return msg.Err()
 	case msg.Type == wire.Response && msg.Topic == schedproto.TopicAlloc:
 		err = m.allocResponse(tx, msg)
 	case msg.Type == wire.Response && msg.Topic == schedproto.TopicFree:
 		err = m.freeResponse(tx, msg)
+	case msg.Type == wire.Request:
+		m.refuseSched(msg, wire.ENOSYS, "unknown method "+msg.Topic)
+		return fmt.Errorf("%s: %w", msg.Topic, ErrUnknownMethod)
+	case msg.IsError():
+		// An error answer to something the job manager never asked: the
+		// scheduler's own word again, not answered.
+		err = fmt.Errorf("unexpected error response %s from the scheduler: %w", msg.Topic, msg.Err())
 	default:
-		if msg.Type == wire.Request {
-			m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.ENOSYS, "unknown method"))
-		}
-		err = fmt.Errorf("unexpected %s %s from the scheduler", msg.Topic, msg.Type)
+		err = fmt.Errorf("%s: unexpected response from the scheduler (the job manager answers no %s request)", msg.Topic, msg.Topic)
 	}
 	if err != nil {
+		if !msg.IsError() {
+			m.refuseSched(msg, wire.EPROTO, err.Error())
+		}
 		m.SchedDisconnected()
 	}
 	return err
 }
+
+// SchedUnreadable handles a line from the scheduler that does not read as
+// a message (err says why): a protocol error, answered EPROTO on the
+// line's topic if it names one (else there is nothing to answer on), and
+// the scheduler suspended until its next hello.
+func (m *Manager) SchedUnreadable(topic string, err error) {
+	if topic != "" {
+		m.out.Sched = append(m.out.Sched, wire.NewError(topic, wire.EPROTO, err.Error()))
+	}
+	m.SchedDisconnected()
+}
+
+// ErrUnknownMethod is a scheduler's request for a method the job manager
+// does not serve: answered ENOSYS, and the scheduler is not suspended.
+var ErrUnknownMethod = errors.New("unknown method")
 
 // SchedDisconnected suspends scheduling (RFC 27 Finalization): a lost
 // connection, an error response, or a protocol breach. Outstanding
@@ -58,15 +86,15 @@ func (m *Manager) SchedDisconnected() {
 }
 
 // acquire answers resource.acquire with the inventory and the up ranks.
-func (m *Manager) acquire() error {
+func (m *Manager) acquire(req wire.Message) error {
 	r, err := m.inv.MarshalJSON()
 	if err != nil {
 		return err
 	}
 	up := m.inv.Ranks().Difference(m.down).String()
 	sessions, outside := m.sessions()
-	m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Resources: r, Up: &up, Sessions: sessions, Outside: &outside})
-	m.sched.acquire = true
+	m.sched.acquire, m.sched.acquireReq = true, req
+	m.respondSched(req, schedproto.Acquire{Resources: r, Up: &up, Sessions: sessions, Outside: &outside})
 	return nil
 }
 
@@ -81,37 +109,35 @@ func (m *Manager) SetDown(down idset.Set) {
 	}
 	if !wentDown.IsEmpty() {
 		s := wentDown.String()
-		m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Down: &s})
+		m.respondSched(m.sched.acquireReq, schedproto.Acquire{Down: &s})
 	}
 	if !cameUp.IsEmpty() {
 		s := cameUp.String()
-		m.respondSched(schedproto.TopicAcquire, schedproto.Acquire{Up: &s})
+		m.respondSched(m.sched.acquireReq, schedproto.Acquire{Up: &s})
 	}
 	m.dirty = true
 }
 
 // hello replays every job holding resources, then ends the stream.
-func (m *Manager) hello() {
+func (m *Manager) hello(req wire.Message) {
 	m.sched.phase, m.sched.outstanding = schedHello, 0
 	clear(m.queue.allocs)
 	for _, e := range m.sortedActive() {
 		m.allocGo(e, allocLost) // a new scheduler holds no requests
 		j := e.j()
 		if e.alloc.holds() {
-			m.respondSched(schedproto.TopicHello, schedproto.HelloJob{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, R: e.rec.RawR})
+			m.respondSched(req, schedproto.HelloJob{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, R: e.rec.RawR})
 		}
 	}
-	m.out.Sched = append(m.out.Sched, wire.NewError(schedproto.TopicHello, wire.ENODATA, ""))
+	m.refuseSched(req, wire.ENODATA, "") // the stream's end (RFC 27)
 }
 
 func (m *Manager) ready(tx *store.Tx, msg wire.Message) error {
 	if m.sched.phase != schedHello {
-		m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.EPROTO, "sched-ready before sched-hello"))
-		return fmt.Errorf("sched-ready before sched-hello")
+		return fmt.Errorf("%s: sched-ready before sched-hello", msg.Topic)
 	}
 	r, err := schedproto.DecodeReady(msg)
 	if err != nil {
-		m.out.Sched = append(m.out.Sched, wire.NewError(msg.Topic, wire.EPROTO, err.Error()))
 		return err
 	}
 	count := 0
@@ -120,8 +146,9 @@ func (m *Manager) ready(tx *store.Tx, msg wire.Message) error {
 			count++
 		}
 	}
-	m.respondSched(msg.Topic, schedproto.ReadyResponse{Count: count})
+	m.respondSched(msg, schedproto.ReadyResponse{Count: count})
 	m.sched.phase, m.sched.limit = schedReady, r.Limit
+	m.out.SchedReady = &r
 	m.dirty = true
 	// Jobs that finished while no scheduler listened still need a free.
 	for _, e := range m.sortedActive() {

@@ -17,8 +17,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
@@ -78,6 +81,12 @@ type Loop struct {
 	syncSeq   uint64
 	exchanged bool
 	dropped   wire.Conn
+
+	// restart is a scheduler connection whose ready was refused: once
+	// the turn has committed and the refusal is sent, it is closed (its
+	// process stopped) and a new scheduler started, after a pause that
+	// grows while its successors do the same (Peer.breach).
+	restart wire.Conn
 }
 
 type source int
@@ -279,18 +288,32 @@ func (l *Loop) read(src source, p *Peer, done <-chan struct{}) {
 				case <-done:
 					return
 				}
+				var bad *wire.BadMessageError
+				if errors.As(rerr, &bad) {
+					continue // answered by handle; the line framing holds
+				}
 				if rerr != nil {
 					break
 				}
 				pause = reconnectMin // it spoke: it was up
 			}
+			// Whatever ended it, the old connection is let go before
+			// a new one is made: a command's stdin is closed and the
+			// process reaped (or killed), never left beside the next.
+			c.Close()
 		} else {
 			l.log.Warn("connecting", "peer", src.String(), "err", err)
+		}
+		wait := pause
+		if d, ok := p.pauseAfter(c); ok {
+			// It spoke, but only to break the protocol: the pause
+			// grows with each such peer in a row.
+			wait = d
 		}
 		select {
 		case <-done:
 			return
-		case <-time.After(pause):
+		case <-time.After(wait):
 		}
 		pause = min(2*pause, reconnectMax)
 	}
@@ -367,8 +390,10 @@ func (l *Loop) attempt(batch []input, calls []Call, held, wroteBefore bool) (boo
 			}
 		}
 		l.flush()
+		l.restartSched()
 		return wrote, nil
 	}
+	l.restart = nil // the ready is handled again with the turn's inputs
 	var werr *store.WriteError
 	if !errors.As(err, &werr) {
 		return false, fmt.Errorf("committing a turn: %w", err)
@@ -544,6 +569,22 @@ func (l *Loop) dropSched(batch []input) []input {
 	return kept
 }
 
+// restartSched stops the scheduler whose ready the committed turn
+// refused, once the refusal is sent, so that a new one is started (RFC 27
+// gives it a fresh hello). Its messages meanwhile are void, as a dropped
+// one's. Closing a command's connection waits for the process to end, so
+// it is done beside the loop.
+func (l *Loop) restartSched() {
+	c := l.restart
+	l.restart = nil
+	if c == nil || c != l.sched.currentConn() {
+		return
+	}
+	l.dropped = c
+	l.sched.breach(c)
+	go c.Close()
+}
+
 // linger bounds the wait of a turn with nothing to send for more input
 // (see try). On a loaded machine a short job's finish comes a few
 // milliseconds after its start: at 2 ms one turn in ten committed the
@@ -588,13 +629,40 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		if in.err == nil && in.msg.Topic == schedproto.TopicSync {
 			return // the answer to a sync that was not awaited in time
 		}
+		var bad *wire.BadMessageError
+		if errors.As(in.err, &bad) {
+			if in.conn != nil && in.conn == l.dropped {
+				return
+			}
+			// A line that does not read: answered on its topic when it
+			// has one, and the scheduler suspended until its next hello.
+			l.jm.SchedUnreadable(bad.Topic, bad.Err)
+			l.log.Error("scheduler broke the protocol; suspended until its next hello", "err", bad.Err, "message", bad.Line)
+			return
+		}
 		if in.err != nil {
-			l.log.Warn("scheduler disconnected", "err", in.err)
+			if in.conn == nil || in.conn != l.dropped {
+				// A dropped connection's end was brought about, and
+				// said, by the loop.
+				l.log.Warn("scheduler disconnected", "err", in.err)
+			}
 			l.jm.SchedDisconnected()
 			return
 		}
-		if err := l.jm.SchedMessage(tx, in.msg); err != nil {
-			l.log.Error("scheduler", "err", err)
+		err := l.jm.SchedMessage(tx, in.msg)
+		switch {
+		case err == nil:
+		case errors.Is(err, jobmgr.ErrUnknownMethod):
+			l.log.Warn("scheduler asked for an unknown method; answered ENOSYS", "err", err, "message", logLine(in.msg))
+		case in.msg.Type == wire.Request && in.msg.Topic == schedproto.TopicReady:
+			// A scheduler whose ready is refused cannot be served (it
+			// has not said how it wants its requests), and left alone
+			// it would wait for ever: it is answered, then stopped and
+			// started again, to begin anew with a fresh hello.
+			l.log.Error("scheduler's ready refused; restarting it", "err", err, "message", logLine(in.msg))
+			l.restart = in.conn
+		default:
+			l.log.Error("scheduler broke the protocol; suspended until its next hello", "err", err, "message", logLine(in.msg))
 		}
 	case fromTimer:
 		if err := l.jm.Tick(tx); err != nil {
@@ -614,6 +682,20 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 			l.log.Error("exec service", "err", err)
 		}
 	}
+}
+
+// logLine is a scheduler's message as it came, short enough for one log
+// line.
+func logLine(m wire.Message) string {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return m.Topic
+	}
+	const most = 300
+	if len(b) > most {
+		return string(b[:most]) + "..."
+	}
+	return string(b)
 }
 
 // Changed returns a channel that is closed after the next committed turn
@@ -660,6 +742,14 @@ func (l *Loop) flush() {
 	}
 	if len(out.Purged) > 0 && l.purged != nil {
 		l.purged(out.Purged)
+	}
+	if r := out.SchedReady; r != nil {
+		mode := r.Mode
+		if r.Mode == schedproto.ModeLimited {
+			mode += "=" + strconv.Itoa(r.Limit)
+		}
+		l.log.Info("scheduler ready", "mode", mode)
+		l.sched.healthy()
 	}
 	for _, x := range out.Exceptions {
 		l.log.Info("job exception", "id", x.ID.String(), "type", x.Type, "severity", x.Severity, "note", x.Note)

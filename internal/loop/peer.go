@@ -3,6 +3,7 @@ package loop
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -28,6 +29,41 @@ type Peer struct {
 	mu     sync.Mutex
 	conn   wire.Conn
 	closed bool
+	// breached is a connection the loop closed because the peer broke
+	// the protocol, and backoff the pause before its successor: doubled
+	// at each breach in a row, from reconnectMin up to reconnectMax, so
+	// that a scheduler that keeps failing is not restarted in a tight
+	// loop. A peer that comes up well (healthy) starts again from zero.
+	breached wire.Conn
+	backoff  time.Duration
+}
+
+// breach marks c as closed for breaking the protocol, and returns the
+// pause before the next connection.
+func (p *Peer) breach(c wire.Conn) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.breached = c
+	p.backoff = min(max(2*p.backoff, reconnectMin), reconnectMax)
+	return p.backoff
+}
+
+// healthy says the peer came up well: its next breach pauses briefly.
+func (p *Peer) healthy() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.backoff = 0
+}
+
+// pauseAfter returns the pause after c ended if the loop closed it for a
+// breach.
+func (p *Peer) pauseAfter(c wire.Conn) (time.Duration, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c == nil || c != p.breached {
+		return 0, false
+	}
+	return p.backoff, true
 }
 
 // Once is a peer that connects exactly once, through c.

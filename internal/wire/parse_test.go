@@ -40,6 +40,13 @@ func TestParseSentAsDecoder(t *testing.T) {
 		{`{"topic":"agent.start","type":"response","errnum":71,"errstr":"bad start"}`, true},
 		{`{"topic":"agent.start","type":"response","errnum":-5}`, true},
 		{`{"topic":"sched.free","type":"response"}`, true},
+		{`{"topic":"sched.free","type":"response","payload":{"id":1},"matchtag":3,"flags":64}`, true},
+		{`{"topic":"sched.free","type":"response","matchtag":3}`, true},
+		{`{"topic":"sched.free","type":"response","flags":64}`, true},
+		{`{"topic":"sched.free","type":"response","matchtag":0}`, false},            // Send leaves a zero out
+		{`{"topic":"sched.free","type":"response","flags":64,"matchtag":3}`, false}, // another order
+		{`{"topic":"sched.free","type":"response","matchtag":-3}`, false},           // both refuse
+		{`{"topic":"sched.free","type":"response","matchtag":4294967296}`, false},   // both refuse
 		{`{"topic":"a","type":"response","payload":1}`, true},
 		{`{"topic":"a","type":"response","payload":"x"}`, true},
 		{`{"topic":"","type":"response"}`, true},                      // both refuse: no topic
@@ -71,6 +78,7 @@ func FuzzParseSent(f *testing.F) {
 	f.Add([]byte(`{"topic":"agent.start","type":"response","payload":{"id":1,"type":"finish","data":{"status":0}}}`))
 	f.Add([]byte(`{"topic":"agent.start","type":"response","errnum":71,"errstr":"bad start"}`))
 	f.Add([]byte(`{"topic":"a","type":"response","payload":[1,"x",{"b":null}]}`))
+	f.Add([]byte(`{"topic":"a","type":"request","payload":{},"matchtag":12,"flags":64}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		sameAsDecoder(t, line)
 	})

@@ -3,8 +3,11 @@
 // requests and responses, over an in-process pipe or as JSON lines over a
 // child process's stdin and stdout (`fluxsched run --sched-cmd PATH`).
 //
-// There is no matchtag: as RFC 27 and RFC 32 require, responses are matched
-// to requests by topic and by the job id in the payload.
+// RFC 6's matchtag and flags are carried (a scheduler written from the
+// RFCs sends them), but responses are still matched to requests by topic
+// and by the job id in the payload, as RFC 27 and RFC 32 require. Keys
+// beyond these are ignored, as an RFC 6 peer ignores what it does not
+// know: a newer peer's key must not cost the conversation.
 package wire
 
 import (
@@ -34,6 +37,10 @@ const (
 	EPROTO  = 71 // the peer broke the protocol
 )
 
+// FlagStreaming is RFC 6's FLUX_MSGFLAG_STREAMING (flux-core's message.h):
+// a request that opens a stream of responses, and each response of it.
+const FlagStreaming = 0x40
+
 // Message is one request or response. A response with a nonzero Errnum is
 // a conventional error response; its Payload is empty.
 type Message struct {
@@ -42,6 +49,23 @@ type Message struct {
 	Errnum  int             `json:"errnum,omitempty"`
 	Errstr  string          `json:"errstr,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
+	// RFC 6's matchtag and flags, last so that a line without them (every
+	// exec agent's) keeps the shape parseSent reads.
+	Matchtag uint32 `json:"matchtag,omitempty"`
+	Flags    int    `json:"flags,omitempty"`
+}
+
+// Streaming reports whether m has RFC 6's streaming flag.
+func (m Message) Streaming() bool { return m.Flags&FlagStreaming != 0 }
+
+// Answering returns r made the answer to req as RFC 6 answers a request:
+// with req's matchtag, and the streaming flag if req had it.
+func (r Message) Answering(req Message) Message {
+	r.Matchtag = req.Matchtag
+	if req.Streaming() {
+		r.Flags |= FlagStreaming
+	}
+	return r
 }
 
 // NewRequest builds a request whose payload is v encoded as JSON (nil for
@@ -248,8 +272,37 @@ func (c *lineConn) Recv() (Message, error) {
 		if len(line) == 0 {
 			continue // a hand-written peer may send blank lines
 		}
-		return decodeLine(line)
+		m, err := decodeLine(line)
+		if err != nil {
+			return Message{}, &BadMessageError{Topic: topicOf(line), Line: truncate(line), Err: err}
+		}
+		return m, nil
 	}
+}
+
+// BadMessageError is a line that does not read as a message. Lines are
+// framed by their newlines, so the connection is still in step: the
+// caller may answer it (on Topic, when the line names one) and read on.
+type BadMessageError struct {
+	Topic string // the line's topic, if it has one that reads
+	Line  string // the line, cut short for a log
+	Err   error
+}
+
+func (e *BadMessageError) Error() string { return e.Err.Error() }
+func (e *BadMessageError) Unwrap() error { return e.Err }
+
+// topicOf is the topic a bad line names, if any, so that it can be
+// answered on that topic.
+func topicOf(line []byte) string {
+	var t struct {
+		Topic any `json:"topic"`
+	}
+	if json.Unmarshal(line, &t) != nil {
+		return ""
+	}
+	s, _ := t.Topic.(string)
+	return s
 }
 
 // decodeLine reads one message line, spaces around it trimmed.
@@ -263,13 +316,14 @@ func decodeLine(line []byte) (Message, error) {
 	return decodeFull(line)
 }
 
-// decodeFull reads a message line of any shape, strictly: an unknown key
-// is an error.
+// decodeFull reads a message line of any shape. A key it does not know is
+// skipped (RFC 6); a known key of the wrong type is an error.
 func decodeFull(line []byte) (Message, error) {
 	var m Message
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&m); err != nil {
+	if !isObject(line) {
+		return Message{}, fmt.Errorf("bad message %q: not a JSON object", truncate(line))
+	}
+	if err := json.Unmarshal(line, &m); err != nil {
 		return Message{}, fmt.Errorf("bad message %q: %w", truncate(line), err)
 	}
 	if err := m.Validate(); err != nil {
@@ -327,6 +381,18 @@ func parseSent(line []byte) (m Message, ok bool) {
 			return m, false
 		}
 		m.Payload, rest = r[:end:end], r[end:]
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"matchtag":`)); found {
+		var tag int
+		if tag, rest, ok = plainInt(r); !ok || tag <= 0 {
+			return m, false
+		}
+		m.Matchtag = uint32(tag)
+	}
+	if r, found := bytes.CutPrefix(rest, []byte(`,"flags":`)); found {
+		if m.Flags, rest, ok = plainInt(r); !ok || m.Flags == 0 {
+			return m, false
+		}
 	}
 	return m, string(rest) == "}"
 }

@@ -88,13 +88,17 @@ func TestPipeSendNeverBlocks(t *testing.T) {
 func TestLineConnRejects(t *testing.T) {
 	tests := []struct {
 		name, in, want string
+		topic          string // of the BadMessageError; "-" for none
 	}{
-		{"not json", "hello\n", "bad message"},
-		{"unknown key", `{"topic":"a","type":"request","matchtag":1}` + "\n", "unknown field"},
-		{"no topic", `{"type":"request"}` + "\n", "message has no topic"},
-		{"bad type", `{"topic":"a","type":"event"}` + "\n", `message type "event" is neither request nor response`},
-		{"request with error", `{"topic":"a","type":"request","errnum":2}` + "\n", "a request cannot carry an error"},
-		{"truncated", `{"topic":"a"`, "connection closed inside a message"},
+		{"not json", "hello\n", "bad message", ""},
+		{"array", `[1]` + "\n", "not a JSON object", ""},
+		{"matchtag not a number", `{"topic":"a","type":"request","matchtag":"x"}` + "\n", "bad message", "a"},
+		{"negative matchtag", `{"topic":"a","type":"request","matchtag":-1}` + "\n", "bad message", "a"},
+		{"trailing data", `{"topic":"a","type":"request"} {}` + "\n", "bad message", ""},
+		{"no topic", `{"type":"request"}` + "\n", "message has no topic", ""},
+		{"bad type", `{"topic":"a","type":"event"}` + "\n", `message type "event" is neither request nor response`, "a"},
+		{"request with error", `{"topic":"a","type":"request","errnum":2}` + "\n", "a request cannot carry an error", "a"},
+		{"truncated", `{"topic":"a"`, "connection closed inside a message", "-"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +107,57 @@ func TestLineConnRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Recv err = %v, want it to contain %q", err, tc.want)
 			}
+			var bad *BadMessageError
+			if errors.As(err, &bad) != (tc.topic != "-") || bad != nil && bad.Topic != tc.topic {
+				t.Errorf("Recv err = %#v, want a bad message of topic %q", err, tc.topic)
+			}
 		})
+	}
+}
+
+// RFC 6's matchtag and flags are read, and keys beyond them skipped, as an
+// RFC 6 peer would: a scheduler written from the RFCs sends them.
+func TestLineConnRFC6Keys(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     Message
+	}{
+		{"matchtag", `{"topic":"a","type":"request","matchtag":7}`, Message{Topic: "a", Type: Request, Matchtag: 7}},
+		{"flags", `{"topic":"job-manager.sched-hello","type":"request","flags":64,"matchtag":1}`,
+			Message{Topic: "job-manager.sched-hello", Type: Request, Matchtag: 1, Flags: FlagStreaming}},
+		{"largest matchtag", `{"topic":"a","type":"request","matchtag":4294967295}`, Message{Topic: "a", Type: Request, Matchtag: 4294967295}},
+		{"unknown keys", `{"nodeid":0,"topic":"a","type":"response","userid":5,"payload":{"id":1},"route":["x"]}`,
+			Message{Topic: "a", Type: Response, Payload: []byte(`{"id":1}`)}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := NewLineConn(strings.NewReader(tc.in+"\n"), io.Discard, nil).Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, m); diff != "" {
+				t.Errorf("Recv (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAnswering(t *testing.T) {
+	req := Message{Topic: "job-manager.sched-hello", Type: Request, Matchtag: 9, Flags: FlagStreaming}
+	got := NewError(req.Topic, ENODATA, "").Answering(req)
+	if got.Matchtag != 9 || !got.Streaming() {
+		t.Errorf("answer to a streaming request = %+v", got)
+	}
+	got = NewError("a", EPROTO, "x").Answering(Message{Topic: "a", Type: Request})
+	if got.Matchtag != 0 || got.Flags != 0 {
+		t.Errorf("answer to a plain request = %+v", got)
+	}
+	var buf strings.Builder
+	if err := NewLineConn(strings.NewReader(""), &buf, nil).Send(NewError(req.Topic, ENODATA, "").Answering(req)); err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"topic":"job-manager.sched-hello","type":"response","errnum":61,"matchtag":9,"flags":64}` + "\n"; buf.String() != want {
+		t.Errorf("sent %q, want %q", buf.String(), want)
 	}
 }
 
