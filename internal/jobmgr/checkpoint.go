@@ -137,6 +137,7 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 		}
 	}
 	m.queue.rebuild(m.active)
+	m.rebuildHeld()
 	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
 	m.out = Outbox{}

@@ -27,6 +27,7 @@
 //	| ANNOTATE            | -             | asked              | canceling              | -              | -                    | -       | -             |
 //	| SUCCESS             | -             | held               | held                   | -              | -                    | -       | -             |
 //	| SUCCESS, left SCHED | -             | stray              | stray                  | -              | -                    | -       | -             |
+//	| SUCCESS, refused    | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| DENY                | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| CANCEL              | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| free response       | -             | -                  | -                      | -              | -                    | idle    | idle          |
@@ -128,8 +129,13 @@ type Manager struct {
 	queues  *queue.Set      // nil: no queue gates scheduling
 	stopped map[string]bool // queues not scheduling now
 
-	inv *rset.R            // the scheduler's inventory; grows as spares are added
-	res *reservation.State // nodes and reservations
+	inv *rset.R // the scheduler's inventory; grows as spares are added
+	// heldOn lists, by rank, the jobs whose alloc state holds an R with
+	// something on that rank (allocState.holds), so that a SUCCESS is
+	// checked against the few jobs on its ranks (grant.go). It is kept
+	// by allocGo, and derived anew when a failed turn puts entries back.
+	heldOn map[uint][]*entry
+	res    *reservation.State // nodes and reservations
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
@@ -192,7 +198,7 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res, heldOn: map[uint][]*entry{}}
 }
 
 // Take returns and clears the outbox.
@@ -259,6 +265,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 		if j.Allocated {
 			// Stray R (no alloc event) is not remembered across a restart.
 			e.alloc = allocHeld
+			m.hold(e, true)
 		}
 		switch {
 		case j.Allocated && !j.Released && j.State&job.Running != 0:
