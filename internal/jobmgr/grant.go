@@ -67,8 +67,10 @@ func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {
 		key string
 		v   float64
 	}{{"starttime", r.StartTime()}, {"expiration", r.Expiration()}} {
-		if err := fsd.CheckTime(strconv.FormatFloat(t.v, 'f', -1, 64), t.v); err != nil {
-			return nil, "R's " + t.key + ": " + err.Error()
+		// The time is written out only when it is refused: a SUCCESS
+		// in bounds costs no formatting.
+		if fsd.CheckTime("", t.v) != nil {
+			return nil, "R's " + t.key + ": " + fsd.CheckTime(strconv.FormatFloat(t.v, 'f', -1, 64), t.v).Error()
 		}
 	}
 	if l, ok := m.inv.Lacks(r); ok {
