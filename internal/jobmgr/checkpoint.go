@@ -70,6 +70,7 @@ func (m *Manager) Save(c *Checkpoint) {
 	c.queues, c.stopped, c.inv = m.queues, m.stopped, m.inv
 	c.full = nil
 	if verifyRestore {
+		m.checkHeld()
 		c.full = m.copyAll()
 	}
 	m.cp = c

@@ -3,7 +3,13 @@ package jobmgr_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -225,4 +231,52 @@ func TestLateSuccessRefused(t *testing.T) {
 	// No free is asked for what was never taken.
 	wantEvents(t, h, id, "submit", "validate", "depend", "priority", "exception", "exception", "clean")
 	h.sched.quiet(h)
+}
+
+// A refusal in a turn whose commit fails is undone with the turn and
+// made again in the next: the scheduler hears it once, the job gets one
+// exception, and what jobs hold (checked at every turn under
+// VerifyRestore) stays as it was.
+func TestRefusalInFailedTurn(t *testing.T) {
+	jobmgr.VerifyRestore(true)
+	defer jobmgr.VerifyRestore(false)
+	var flaky atomic.Bool
+	var n atomic.Int64
+	h := &harness{t: t, path: filepath.Join(t.TempDir(), "fluxq.db"), inv: inventory()}
+	st, err := store.Open(h.path, store.Options{Timeout: 10 * time.Second, FailCommit: func() error {
+		if flaky.Load() && n.Add(1)%2 == 1 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.st = st
+	h.start()
+	h.do(func(*store.Tx, *jobmgr.Manager) (any, error) { return nil, nil }) // loaded
+	flaky.Store(true)
+	a := retrySubmit(t, h)
+	h.handshake(schedproto.Ready{Mode: schedproto.ModeUnlimited})
+	h.execHello()
+	h.expectAlloc(a)
+	h.succeed(a) // rank 0 core 0
+	h.expectStart(a, false)
+	b := retrySubmit(t, h)
+	h.expectAlloc(b)
+	h.succeed(b) // a's core
+	if m := h.sched.expect(schedproto.TopicAlloc, wire.Response); m.Errnum != wire.EINVAL {
+		t.Fatalf("scheduler got %+v, want EINVAL", m)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	want := []string{"submit", "validate", "depend", "priority", "exception", "clean"}
+	for !cmp.Equal(stored(t, h, b), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("eventlog of the refused job: %v, want %v", stored(t, h, b), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	flaky.Store(false)
+	h.sched.quiet(h)
+	h.exec.quiet(h)
 }
