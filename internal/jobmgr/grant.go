@@ -45,11 +45,6 @@ import (
 // raises; the reason follows.
 const refusalNote = "the scheduler's allocation was refused: "
 
-// refusalErr is the errstr of the error response the scheduler gets.
-func refusalErr(id uint64, why string) string {
-	return "SUCCESS for job " + strconv.FormatUint(id, 10) + " refused: " + why
-}
-
 // checkGrant parses a SUCCESS's R for job e and checks that it fits; it
 // returns R, or why it does not fit.
 func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {

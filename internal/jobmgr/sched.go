@@ -231,7 +231,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 // the request is done, and the job ends with a fatal alloc exception. No
 // part of R was stored, so the instance's view never holds it.
 func (m *Manager) refuse(tx *store.Tx, e *entry, why string) error {
-	m.out.Sched = append(m.out.Sched, wire.NewError(schedproto.TopicAlloc, wire.EINVAL, refusalErr(uint64(e.id()), why)))
+	m.out.Sched = append(m.out.Sched, schedproto.Refused(e.id(), why))
 	m.allocGo(e, allocRefused)
 	e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
 	return m.raise(tx, e, "alloc", refusalNote+why)
