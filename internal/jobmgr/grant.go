@@ -113,6 +113,9 @@ func (m *Manager) hold(e *entry, on bool) {
 	if r == nil {
 		return
 	}
+	if m.heldOn == nil {
+		m.heldOn = map[uint][]*entry{}
+	}
 	for rank := range r.Ranks().All() {
 		es := m.heldOn[rank]
 		if on {

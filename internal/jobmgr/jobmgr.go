@@ -129,13 +129,15 @@ type Manager struct {
 	queues  *queue.Set      // nil: no queue gates scheduling
 	stopped map[string]bool // queues not scheduling now
 
-	inv *rset.R // the scheduler's inventory; grows as spares are added
+	inv *rset.R            // the scheduler's inventory; grows as spares are added
+	res *reservation.State // nodes and reservations
+
 	// heldOn lists, by rank, the jobs whose alloc state holds an R with
 	// something on that rank (allocState.holds), so that a SUCCESS is
 	// checked against the few jobs on its ranks (grant.go). It is kept
-	// by allocGo, and derived anew when a failed turn puts entries back.
+	// by allocGo, and derived anew when a failed turn puts entries back;
+	// nil until the first job holds resources.
 	heldOn map[uint][]*entry
-	res    *reservation.State // nodes and reservations
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
@@ -198,7 +200,7 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res, heldOn: map[uint][]*entry{}}
+	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res}
 }
 
 // Take returns and clears the outbox.
