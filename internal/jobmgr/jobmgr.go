@@ -122,6 +122,13 @@ type Manager struct {
 	// with active; nil until the first job.
 	perUser map[uint32]int
 
+	// heldOn lists, by rank, the jobs whose alloc state holds an R with
+	// something on that rank (allocState.holds), so that a SUCCESS is
+	// checked against the few jobs on its ranks (grant.go). It is kept
+	// by allocGo, and derived anew when a failed turn puts entries back;
+	// nil until the first job holds resources.
+	heldOn map[uint][]*entry
+
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
 	wake    float64                 // the earliest begin-time still awaited (0: none)
@@ -131,13 +138,6 @@ type Manager struct {
 
 	inv *rset.R            // the scheduler's inventory; grows as spares are added
 	res *reservation.State // nodes and reservations
-
-	// heldOn lists, by rank, the jobs whose alloc state holds an R with
-	// something on that rank (allocState.holds), so that a SUCCESS is
-	// checked against the few jobs on its ranks (grant.go). It is kept
-	// by allocGo, and derived anew when a failed turn puts entries back;
-	// nil until the first job holds resources.
-	heldOn map[uint][]*entry
 
 	cp   *Checkpoint // the turn's journal (see Save); nil outside turns
 	turn uint64      // turns saved so far
