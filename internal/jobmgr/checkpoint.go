@@ -79,6 +79,7 @@ func (m *Manager) Save(c *Checkpoint) {
 	c.purged = c.purged[:0]
 	c.full = nil
 	if verifyRestore {
+		m.checkHeld()
 		c.full = m.copyAll()
 	}
 	m.cp = c
@@ -146,6 +147,7 @@ func (m *Manager) Restore(tx *store.Tx, c *Checkpoint) error {
 		}
 	}
 	m.queue.rebuild(m.active)
+	m.rebuildHeld()
 	m.sched, m.exec, m.dirty, m.down, m.wake = c.sched, c.exec, c.dirty, c.down, c.wake
 	m.queues, m.stopped, m.inv = c.queues, c.stopped, c.inv
 	m.inactive.list = m.inactive.list[:c.inactiveLen]

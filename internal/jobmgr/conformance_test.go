@@ -21,6 +21,7 @@ import (
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/queue"
+	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/schedproto"
 	ops "github.com/fluxq/fluxq/internal/state"
@@ -172,7 +173,8 @@ type harness struct {
 	sched  *peer
 	exec   *peer
 	inv    *rset.R
-	boot   string // the machine's boot id the next start gives its job manager
+	res    *reservation.State // nil: the manager makes one of inv's hosts
+	boot   string             // the machine's boot id the next start gives its job manager
 }
 
 func inventory() *rset.R {
@@ -198,7 +200,7 @@ func (h *harness) start() {
 	schedConn, sched := linePair(h.t, "scheduler")
 	execConn, exec := linePair(h.t, "exec")
 	h.sched, h.exec = sched, exec
-	jm := jobmgr.New(jobmgr.Config{Inventory: h.inv, Owner: 100, BootID: h.boot})
+	jm := jobmgr.New(jobmgr.Config{Inventory: h.inv, Reservations: h.res, Owner: 100, BootID: h.boot})
 	h.l = loop.New(h.st, jm, loop.Once(schedConn), loop.Once(execConn), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel, h.done = cancel, make(chan error, 1)
@@ -291,7 +293,7 @@ func (h *harness) handshake(mode schedproto.Ready) []schedproto.HelloJob {
 	h.sched.request(schedproto.TopicAcquire, nil)
 	m := h.sched.expect(schedproto.TopicAcquire, wire.Response)
 	a, err := schedproto.DecodeAcquire(m, true)
-	if err != nil || a.Up == nil || *a.Up != "0" {
+	if err != nil || a.Up == nil || *a.Up != h.inv.Ranks().String() {
 		h.t.Fatalf("acquire = %+v, %v", a, err)
 	}
 	h.sched.request(schedproto.TopicHello, nil)

@@ -27,6 +27,7 @@
 //	| ANNOTATE            | -             | asked              | canceling              | -              | -                    | -       | -             |
 //	| SUCCESS             | -             | held               | held                   | -              | -                    | -       | -             |
 //	| SUCCESS, left SCHED | -             | stray              | stray                  | -              | -                    | -       | -             |
+//	| SUCCESS, refused    | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| DENY                | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| CANCEL              | -             | idle               | idle                   | -              | -                    | -       | -             |
 //	| free response       | -             | -                  | -                      | -              | -                    | idle    | idle          |
@@ -130,6 +131,13 @@ type Manager struct {
 	// perUser counts the active jobs of each user (see ActiveOf), kept
 	// with active; nil until the first job.
 	perUser map[uint32]int
+
+	// heldOn lists, by rank, the jobs whose alloc state holds an R with
+	// something on that rank (allocState.holds), so that a SUCCESS is
+	// checked against the few jobs on its ranks (grant.go). It is kept
+	// by allocGo, and derived anew when a failed turn puts entries back;
+	// nil until the first job holds resources.
+	heldOn map[uint][]*entry
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
@@ -284,6 +292,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 		if j.Allocated {
 			// Stray R (no alloc event) is not remembered across a restart.
 			e.alloc = allocHeld
+			m.hold(e, true)
 		}
 		switch {
 		case j.Allocated && !j.Released && j.State&job.Running != 0:

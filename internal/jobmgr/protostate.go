@@ -65,6 +65,7 @@ const (
 	allocAnnotate    // sched.alloc response ANNOTATE
 	allocGranted     // SUCCESS for a job still in SCHED
 	allocGrantedLate // SUCCESS for a job that has left SCHED (an exception raced it)
+	allocRefused     // SUCCESS whose R does not fit (grant.go): refused
 	allocDenied      // DENY
 	allocCanceled    // CANCEL
 	allocFreed       // the sched.free response
@@ -73,7 +74,7 @@ const (
 )
 
 var allocEventNames = [nAllocEvents]string{"send alloc", "send cancel", "send prioritize", "send free",
-	"ANNOTATE", "SUCCESS", "SUCCESS, left SCHED", "DENY", "CANCEL", "free response", "scheduler lost"}
+	"ANNOTATE", "SUCCESS", "SUCCESS, left SCHED", "SUCCESS, refused", "DENY", "CANCEL", "free response", "scheduler lost"}
 
 func (ev allocEvent) String() string { return allocEventNames[ev] }
 
@@ -159,6 +160,8 @@ var allocRows = []struct {
 	{allocCanceling, allocGranted, allocHeld, sendNothing},
 	{allocAsked, allocGrantedLate, allocStray, sendNothing},
 	{allocCanceling, allocGrantedLate, allocStray, sendNothing},
+	{allocAsked, allocRefused, allocIdle, sendNothing},
+	{allocCanceling, allocRefused, allocIdle, sendNothing},
 	{allocAsked, allocDenied, allocIdle, sendNothing},
 	{allocCanceling, allocDenied, allocIdle, sendNothing},
 	{allocAsked, allocCanceled, allocIdle, sendNothing},
@@ -260,6 +263,9 @@ func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage) bool {
 	}
 	if mv.to != e.alloc {
 		m.touch(e)
+		if mv.to.holds() != e.alloc.holds() {
+			m.hold(e, mv.to.holds())
+		}
 		e.alloc = mv.to
 	}
 	return true

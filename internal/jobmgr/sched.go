@@ -205,11 +205,12 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		return nil
 	case allocGranted, allocGrantedLate:
 		m.sched.outstanding--
-		if len(r.R) == 0 {
-			return errorf(msg.Topic, "SUCCESS for job %s carries no R", r.ID)
+		granted, why := m.checkGrant(e, r.R)
+		if why != "" {
+			return m.refuse(tx, e, why)
 		}
 		// R is stored before the alloc event is posted (RFC 27).
-		if err := ops.SetR(tx, e.rec, r.R); err != nil {
+		if err := ops.PutR(tx, e.rec, granted); err != nil {
 			return err
 		}
 		if ev == allocGrantedLate {
@@ -250,6 +251,17 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		return m.advance(tx, e)
 	}
 	return nil
+}
+
+// refuse answers a SUCCESS whose R does not fit (grant.go): the
+// scheduler hears it on sched.alloc, so it can set free what it set aside,
+// the request is done, and the job ends with a fatal alloc exception. No
+// part of R was stored, so the instance's view never holds it.
+func (m *Manager) refuse(tx *store.Tx, e *entry, why string) error {
+	m.out.Sched = append(m.out.Sched, schedproto.Refused(e.id(), why))
+	m.allocGo(e, allocRefused)
+	e.rec.Annotations = nil // RFC 27: discarded if the allocation fails
+	return m.raise(tx, e, "alloc", refusalNote+why)
 }
 
 func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {

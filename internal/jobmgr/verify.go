@@ -54,3 +54,35 @@ func (f *fullCopy) check(m *Manager) {
 		panic(fmt.Sprintf("jobmgr: restore: waiters %v, want %v", now.waiters, f.waiters))
 	}
 }
+
+// checkHeld panics unless heldOn lists exactly the jobs on each rank that
+// a derivation from the active jobs lists: Save calls it when
+// verifyRestore is set, so a move that forgets to keep heldOn is caught at
+// the next turn.
+func (m *Manager) checkHeld() {
+	want := map[uint]map[fluid.ID]bool{}
+	for _, e := range m.active {
+		if !e.alloc.holds() || e.rec.R == nil {
+			continue
+		}
+		for rank := range e.rec.R.Ranks().All() {
+			if want[rank] == nil {
+				want[rank] = map[fluid.ID]bool{}
+			}
+			want[rank][e.id()] = true
+		}
+	}
+	got := map[uint]map[fluid.ID]bool{}
+	for rank, es := range m.heldOn {
+		got[rank] = map[fluid.ID]bool{}
+		for _, e := range es {
+			if got[rank][e.id()] {
+				panic(fmt.Sprintf("jobmgr: heldOn lists job %s twice on rank %d", e.id(), rank))
+			}
+			got[rank][e.id()] = true
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		panic(fmt.Sprintf("jobmgr: heldOn %v, want %v", got, want))
+	}
+}

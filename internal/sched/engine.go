@@ -203,6 +203,16 @@ func (e *Engine) update(a schedproto.Acquire) error {
 // serve handles one message once the handshake is done.
 func (e *Engine) serve(m wire.Message) ([]wire.Message, error) {
 	if m.Type == wire.Response {
+		if id, ok := schedproto.RefusedJob(m); ok {
+			// The job manager did not take the allocation made for id
+			// (its R did not fit what it knows): what was set aside for
+			// the job is free again, and the job is gone.
+			e.opts.Logf("%v", m.Err())
+			if _, err := e.s.Free(id); err != nil {
+				e.opts.Logf("%v", err)
+			}
+			return nil, nil
+		}
 		if m.Topic != schedproto.TopicAcquire {
 			e.opts.Logf("ignoring unexpected %s response", m.Topic)
 			return nil, nil

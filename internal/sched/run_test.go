@@ -451,3 +451,30 @@ func TestRunSync(t *testing.T) {
 		t.Errorf("before the sync answer: %v (freed %v, job 2 %q); want the free and job 2's allocation", got, k.freed, k.final[2])
 	}
 }
+
+// A SUCCESS the job manager refuses (schedproto.Refused) gives back what
+// it held: the next job gets the same core.
+func TestRunRefusedSuccessFrees(t *testing.T) {
+	inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: "node0", Cores: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	f := startRun(t, Options{Default: QueuePolicy{Match: resource.FirstFit}, Now: func() float64 { return 100 },
+		Logf: func(format string, a ...any) { logged = append(logged, fmt.Sprintf(format, a...)) }})
+	f.handshake(inv, "0")
+	k := newTracker(t)
+	f.alloc(t, 1, jobspec.Options{})
+	k.waitFor(f, func() bool { return k.final[1] != "" })
+	f.send(schedproto.Refused(1, "rank 0 is host node0, not nosuch"), nil)
+	f.alloc(t, 2, jobspec.Options{})
+	k.waitFor(f, func() bool { return k.final[2] != "" })
+	if k.final[1] != "SUCCESS rank0/core0" || k.final[2] != "SUCCESS rank0/core0" {
+		t.Errorf("finals %v, want both on rank0/core0", k.final)
+	}
+	f.conn.Close()
+	<-f.done
+	if !contains(logged, "sched.alloc: SUCCESS for job 1 refused: rank 0 is host node0, not nosuch") {
+		t.Errorf("logged %q, want the refusal", logged)
+	}
+}

@@ -12,6 +12,8 @@ package schedproto
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	json "github.com/goccy/go-json"
 
@@ -226,4 +228,34 @@ func checkPriority(topic string, p int64) error {
 		return fmt.Errorf("%s: priority %d is out of range (%d-%d)", topic, p, PriorityMin, PriorityMax)
 	}
 	return nil
+}
+
+// refusedPrefix starts the errstr of a refused SUCCESS; the job's id in
+// decimal and the reason follow.
+const refusedPrefix = "SUCCESS for job "
+
+// Refused is the error response the job manager sends on sched.alloc
+// when it refuses a SUCCESS whose R does not fit (fluxq goes beyond RFC 27
+// here, which trusts the scheduler): errnum EINVAL, errstr "SUCCESS for
+// job ID refused: WHY", the id in decimal as the scheduler's payloads
+// carry it, so a scheduler can set free what it set aside for the job.
+func Refused(id fluid.ID, why string) wire.Message {
+	return wire.NewError(TopicAlloc, wire.EINVAL, fmt.Sprintf("%s%d refused: %s", refusedPrefix, uint64(id), why))
+}
+
+// RefusedJob returns the job a Refused response names; false for any
+// other message.
+func RefusedJob(m wire.Message) (fluid.ID, bool) {
+	if m.Topic != TopicAlloc || m.Type != wire.Response || m.Errnum != wire.EINVAL || !strings.HasPrefix(m.Errstr, refusedPrefix) {
+		return 0, false
+	}
+	num, rest, ok := strings.Cut(m.Errstr[len(refusedPrefix):], " ")
+	if !ok || !strings.HasPrefix(rest, "refused: ") {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return fluid.ID(id), true
 }

@@ -185,6 +185,12 @@ func SetR(tx *store.Tx, rec *Record, raw json.RawMessage) error {
 	if err != nil {
 		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)
 	}
+	return PutR(tx, rec, r)
+}
+
+// PutR is SetR for an R already parsed: the job manager reads a SUCCESS's
+// R once, to check it against the inventory, and stores what it checked.
+func PutR(tx *store.Tx, rec *Record, r *rset.R) error {
 	canon, err := r.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)

@@ -32,6 +32,7 @@ const (
 
 // Errnum values the protocols use (Linux numbering, as Flux sends them).
 const (
+	EINVAL  = 22 // a message was well formed but its content cannot be taken (a SUCCESS whose R does not fit)
 	ENOSYS  = 38 // no such service: the scheduler is not loaded
 	ENODATA = 61 // end of a streaming response (RFC 27 hello)
 	EPROTO  = 71 // the peer broke the protocol

@@ -1,0 +1,150 @@
+package jobmgr
+
+import (
+	"fmt"
+	"strconv"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/rset"
+)
+
+// A SUCCESS's R is checked here, where the job manager takes it, before
+// anything of it is stored: flux-core's job manager trusts the scheduler,
+// but a scheduler command (--sched-cmd) is a program of someone else's,
+// and one R naming a rank, core or host the instance lacks, or cores
+// another job holds, would otherwise run the job there and make fluxq's
+// view of its resources (fluxres list, status, allocated) hold what does
+// not exist. A SUCCESS that does not fit is refused (RFC 27 has no such
+// move; see the "SUCCESS, refused" row of the alloc table): the scheduler
+// gets an EINVAL error response on sched.alloc and must treat the
+// allocation as not taken, and the job a fatal alloc exception naming
+// what was wrong, which the loop logs.
+//
+// What is checked, against the scheduler's inventory (the instance and
+// its spare nodes):
+//   - every rank of R is in the inventory, and in the instance (not a
+//     spare outside it);
+//   - a hostname R names for a rank is the inventory's host for it;
+//   - every core, GPU or other child id (memory, when the inventory has
+//     some) is on that rank in the inventory;
+//   - nothing of it is held by another job whose R has not been sent back
+//     with sched.free (once it has, the scheduler may hand it out again
+//     before it answers the free);
+//   - starttime and expiration are no later than fsd.LatestTime (Parse
+//     has refused negative times and an expiration before the start).
+//
+// Drained ranks are not refused: a drain says no new work should go
+// there, which is the scheduler's to honour (it hears of it by
+// resource.acquire), and a SUCCESS may cross a drain in flight; Flux's
+// job manager does not check it either. The job runs, and fluxres shows
+// the rank draining.
+
+// refusalNote starts the note of the alloc exception a refused SUCCESS
+// raises; the reason follows.
+const refusalNote = "the scheduler's allocation was refused: "
+
+// checkGrant parses a SUCCESS's R for job e and checks that it fits; it
+// returns R, or why it does not fit.
+func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {
+	if len(raw) == 0 {
+		return nil, "it carries no R"
+	}
+	r, err := rset.Parse(raw)
+	if err != nil {
+		return nil, "R: " + err.Error()
+	}
+	if r.IsEmpty() {
+		return nil, "R holds no resources"
+	}
+	for _, t := range [...]struct {
+		key string
+		v   float64
+	}{{"starttime", r.StartTime()}, {"expiration", r.Expiration()}} {
+		// The time is written out only when it is refused: a SUCCESS
+		// in bounds costs no formatting.
+		if fsd.CheckTime("", t.v) != nil {
+			return nil, "R's " + t.key + ": " + fsd.CheckTime(strconv.FormatFloat(t.v, 'f', -1, 64), t.v).Error()
+		}
+	}
+	if l, ok := m.inv.Lacks(r); ok {
+		return nil, lackText(l)
+	}
+	for rank := range r.Ranks().All() {
+		host, _ := m.inv.Hostname(rank)
+		if n, ok := m.res.Node(host); ok && host != "" && !n.In {
+			return nil, fmt.Sprintf("rank %d (%s) is a spare node outside the instance", rank, host)
+		}
+		for _, o := range m.heldOn[rank] {
+			if o == e || o.alloc == allocFreeing || o.alloc == allocStrayFreeing {
+				continue
+			}
+			if shared := o.rec.R.SharedOn(r, rank); shared != "" {
+				return nil, fmt.Sprintf("%s on rank %s is allocated to job %s", shared, rankName(rank, host), o.id())
+			}
+		}
+	}
+	return r, ""
+}
+
+// lackText says what a Lack is, in the words of a refusal.
+func lackText(l rset.Lack) string {
+	switch {
+	case l.Missing:
+		return fmt.Sprintf("rank %d is not in the instance", l.Rank)
+	case l.Kind == "":
+		return fmt.Sprintf("rank %d is host %s, not %s", l.Rank, l.Have, l.Host)
+	}
+	return fmt.Sprintf("rank %s has no %s %s", rankName(l.Rank, l.Have), l.Kind, l.IDs)
+}
+
+func rankName(rank uint, host string) string {
+	if host == "" {
+		return strconv.FormatUint(uint64(rank), 10)
+	}
+	return fmt.Sprintf("%d (%s)", rank, host)
+}
+
+// hold adds job e to heldOn (on) or takes it out, as its alloc state
+// starts or stops holding its R.
+func (m *Manager) hold(e *entry, on bool) {
+	r := e.rec.R
+	if r == nil {
+		return
+	}
+	if m.heldOn == nil {
+		m.heldOn = map[uint][]*entry{}
+	}
+	for rank := range r.Ranks().All() {
+		es := m.heldOn[rank]
+		if on {
+			m.heldOn[rank] = append(es, e)
+			continue
+		}
+		for i, o := range es {
+			if o == e {
+				es[i] = es[len(es)-1]
+				es[len(es)-1] = nil
+				es = es[:len(es)-1]
+				break
+			}
+		}
+		if len(es) == 0 {
+			delete(m.heldOn, rank)
+		} else {
+			m.heldOn[rank] = es
+		}
+	}
+}
+
+// rebuildHeld derives heldOn from the active jobs, when a failed turn has
+// put their entries back.
+func (m *Manager) rebuildHeld() {
+	clear(m.heldOn)
+	for _, e := range m.active {
+		if e.alloc.holds() {
+			m.hold(e, true)
+		}
+	}
+}
