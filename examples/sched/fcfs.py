@@ -177,10 +177,18 @@ class Scheduler:
         self.take(alloc, -1)
 
     def alloc(self, p):
-        req = request(p["jobspec"])
+        # Jobspecs come from users (guests too): one we cannot read is
+        # denied, never a crash that would come back with every restart.
+        try:
+            req = request(p["jobspec"])
+            if min(req[0], req[2], req[3], req[4]) < 0 or req[2] < 1:
+                raise ValueError("negative or zero counts")
+            duration = float(p["jobspec"].get("attributes", {}).get("system", {}).get("duration", 0) or 0)
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            return self.respond(p["id"], DENY, note="fcfs.py cannot read this jobspec: %r" % e)
         if place(list(self.nodes.values()), req, free=False) is None:
             return self.respond(p["id"], DENY, note="unsatisfiable request")
-        self.pending[p["id"]] = dict(p, req=req, annotated=False)
+        self.pending[p["id"]] = dict(p, req=req, duration=duration, annotated=False)
 
     def schedule(self):
         order = sorted(self.pending.values(), key=lambda j: (-j["priority"], j["t_submit"], j["id"]))
@@ -198,7 +206,6 @@ class Scheduler:
             self.take(alloc, -1)
             self.held[j["id"]] = alloc
             now = time.time()
-            duration = j["jobspec"].get("attributes", {}).get("system", {}).get("duration", 0) or 0
             ranks = sorted(alloc)
             r = {"version": 1, "execution": {
                 "R_lite": [{"rank": str(k), "children": dict(
@@ -206,7 +213,7 @@ class Scheduler:
                 "nodelist": [self.nodes[k].host for k in ranks],
                 "starttime": now,
                 # fluxq ends the job at R's expiration: its time limit.
-                "expiration": now + duration if duration > 0 else 0}}
+                "expiration": now + j["duration"] if j["duration"] > 0 else 0}}
             notes = {"sched": {"reason_pending": None, "resource_summary": ",".join(
                 "rank%d/core%s" % (k, idstr(alloc[k][0])) for k in ranks)}}
             self.respond(j["id"], SUCCESS, R=r, annotations=notes)
