@@ -19,7 +19,7 @@ import sys
 import time
 
 SUCCESS, ANNOTATE, DENY, CANCEL = 0, 1, 2, 3
-ENODATA, STREAMING = 61, 0x40
+ENODATA, EPROTO, STREAMING = 61, 71, 0x40
 WAITING = "insufficient resources"
 
 
@@ -230,8 +230,11 @@ class Scheduler:
                           {"mode": mode, **({"limit": int(limit)} if limit else {})})
             elif m.get("errnum"):
                 log("error response on %s: %s (%d)" % (topic, m.get("errstr", ""), m["errnum"]))
-                if topic in ("job-manager.sched-hello", "job-manager.sched-ready"):
-                    sys.exit(1)   # RFC 27: log it and exit
+                if topic in ("job-manager.sched-hello", "job-manager.sched-ready") or m["errnum"] == EPROTO:
+                    # RFC 27 (hello, ready): log it and exit. After EPROTO we
+                    # are suspended and our state is suspect: a new process
+                    # learns the truth from hello.
+                    sys.exit(1)
                 if topic == "sched.alloc":
                     # A refused SUCCESS: free what we set aside. The job
                     # manager fails the job; nothing more comes for it.
@@ -262,7 +265,12 @@ class Scheduler:
 
 
 def main():
-    args, params = sys.argv[1:], json.loads(os.environ.get("FLUXQ_SCHED_PARAMS") or "{}")
+    args = sys.argv[1:]
+    try:
+        params = json.loads(os.environ.get("FLUXQ_SCHED_PARAMS") or "{}")
+        assert isinstance(params, dict)
+    except (ValueError, AssertionError):
+        sys.exit("fcfs.py: FLUXQ_SCHED_PARAMS is not a JSON object")
     mode, pidfile = str(params.get("mode", "limited=8")), None
     while args:
         opt = args.pop(0)
