@@ -16,6 +16,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -331,5 +332,26 @@ func TestProtocolDocTopics(t *testing.T) {
 	if !strings.Contains(squeeze(doc), fmt.Sprintf("`%s` is fluxq's in-process request", TopicSync)) ||
 		!strings.Contains(doc, "never sent to a scheduler command") {
 		t.Errorf("the doc must say that %s never reaches a scheduler command", TopicSync)
+	}
+}
+
+// TestProtocolDocExamples holds the doc's JSON examples to the parsers: a
+// user copies them, so each must read, and an R must be one fluxq takes.
+func TestProtocolDocExamples(t *testing.T) {
+	doc := readDoc(t)
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(doc, -1)
+	if len(blocks) == 0 {
+		t.Fatal("the doc has no JSON example")
+	}
+	for _, b := range blocks {
+		if !json.Valid([]byte(b[1])) {
+			t.Errorf("a JSON example does not read:\n%s", b[1])
+			continue
+		}
+		if strings.Contains(b[1], `"R_lite"`) {
+			if _, err := rset.Parse([]byte(b[1])); err != nil {
+				t.Errorf("the R example is not R fluxq takes: %v", err)
+			}
+		}
 	}
 }
