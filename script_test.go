@@ -49,6 +49,13 @@ func scriptParams(dir string) testscript.Params {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("FLUXQ_STATE_DIR", env.WorkDir+"/state")
 			env.Setenv("NO_COLOR", "1")
+			// The repository's examples (examples/sched/fcfs.py), run
+			// where they are, so a script tests the file users copy.
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("EXAMPLES", filepath.Join(wd, "examples"))
 			if os.Getenv("GORACE") == "" {
 				// A race-built command otherwise sleeps a second as it
 				// exits (the race runtime's atexit_sleep_ms), which made
