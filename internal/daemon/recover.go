@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -249,6 +250,11 @@ func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The folders of jobs the new store lacks (their records could not
+	// be read) would be taken for a purge's leftovers and removed at the
+	// next start: they are moved aside instead, with their output.
+	jobsDir := filepath.Join(dir, state.JobsFolder)
+	var unrestored []fluid.ID
 	tmp := path + ".recovering"
 	os.Remove(tmp) // a recovery that stopped half way; never the store
 	if err := store.Write(tmp, root); err != nil {
@@ -263,7 +269,14 @@ func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 		// Open it as fluxsched would: the schema, the buckets.
 		var st *store.Store
 		if st, err = store.Open(tmp, store.Options{Timeout: time.Second}); err == nil {
-			err = st.Close()
+			err = st.View(func(tx *store.Tx) error {
+				var err error
+				unrestored, err = state.OrphanFolders(tx, jobsDir)
+				return err
+			})
+			if cerr := st.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
@@ -279,7 +292,32 @@ func RecoverStore(dir string, owner uint32, now time.Time) (*Recovery, error) {
 	if err := os.Rename(tmp, path); err != nil {
 		return nil, err
 	}
+	if err := keepFolders(dir, jobsDir, unrestored, now, out); err != nil {
+		return out, err
+	}
 	return out, store.SyncDir(dir)
+}
+
+// keepFolders moves the job folders of ids, jobs the recovered store does
+// not have, from jobsDir into jobs.unrestored-<time> in dir, a line for
+// each, so that fluxsched's start-up sweep of purged jobs' folders leaves
+// their output alone.
+func keepFolders(dir, jobsDir string, ids []fluid.ID, now time.Time, out *Recovery) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	aside := filepath.Join(dir, state.JobsFolder+".unrestored-"+now.UTC().Format("20060102T150405Z"))
+	if err := os.Mkdir(aside, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("keeping the folders of jobs not restored: %w", err)
+	}
+	for _, id := range ids {
+		name := strconv.FormatUint(uint64(id), 10)
+		if err := os.Rename(filepath.Join(jobsDir, name), filepath.Join(aside, name)); err != nil {
+			return fmt.Errorf("keeping the folder of job %s, which was not restored: %w", id, err)
+		}
+		out.Lines = append(out.Lines, fmt.Sprintf("job %s was not restored: its folder is kept as %s", id, filepath.Join(aside, name)))
+	}
+	return store.SyncDir(jobsDir)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
