@@ -17,12 +17,13 @@ type jobsQueryWire struct {
 	UserID   *uint32    `json:"userid,omitempty"`
 	Queues   []string   `json:"queues,omitempty"`
 	IDs      []fluid.ID `json:"ids,omitempty"`
+	Name     string     `json:"name,omitempty"`
 	Count    int        `json:"count,omitempty"`
 }
 
 // MarshalJSON writes the query with its mask and results as numbers.
 func (q JobsQuery) MarshalJSON() ([]byte, error) {
-	w := jobsQueryWire{States: uint(q.States), AllUsers: q.AllUsers, UserID: q.UserID, Queues: q.Queues, IDs: q.IDs, Count: q.Count}
+	w := jobsQueryWire{States: uint(q.States), AllUsers: q.AllUsers, UserID: q.UserID, Queues: q.Queues, IDs: q.IDs, Name: q.Name, Count: q.Count}
 	if q.Results != nil {
 		w.Results = make([]uint, len(q.Results))
 		for i, r := range q.Results {
@@ -38,7 +39,7 @@ func (q *JobsQuery) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	*q = JobsQuery{States: job.State(w.States), AllUsers: w.AllUsers, UserID: w.UserID, Queues: w.Queues, IDs: w.IDs, Count: w.Count}
+	*q = JobsQuery{States: job.State(w.States), AllUsers: w.AllUsers, UserID: w.UserID, Queues: w.Queues, IDs: w.IDs, Name: w.Name, Count: w.Count}
 	if w.Results != nil {
 		q.Results = make([]job.Result, len(w.Results))
 		for i, r := range w.Results {

@@ -79,3 +79,16 @@ func TestJobsQueryJSONUnchanged(t *testing.T) {
 		t.Errorf("empty query: %s", b)
 	}
 }
+
+// The name filter travels too: the server applies it before the count.
+func TestJobsQueryNameTravels(t *testing.T) {
+	q := JobsQuery{Name: "sleep", Count: 2}
+	b, err := json.Marshal(q)
+	if err != nil || string(b) != `{"states":0,"all_users":false,"name":"sleep","count":2}` {
+		t.Fatalf("%s, %v", b, err)
+	}
+	var back JobsQuery
+	if err := gojson.Unmarshal(b, &back); err != nil || back.Name != "sleep" || back.Count != 2 {
+		t.Errorf("read back %+v, %v", back, err)
+	}
+}

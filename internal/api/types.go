@@ -118,7 +118,8 @@ type JobsQuery struct {
 	UserID   *uint32      `json:"userid,omitempty"` // -u USER; nil: the caller
 	Queues   []string     `json:"queues,omitempty"`
 	IDs      []fluid.ID   `json:"ids,omitempty"`
-	Count    int          `json:"count,omitempty"` // at most this many; 0: no limit
+	Name     string       `json:"name,omitempty"`  // jobs of this name only; "": any
+	Count    int          `json:"count,omitempty"` // at most this many, after every filter above; 0: no limit
 }
 
 // JobSummary is a job as listings show it: the fields of `fluxq jobs

@@ -22,7 +22,9 @@ import (
 // The read-only operations, shared by the direct path and the server: they
 // only read the store, so both run them on a snapshot.
 
-// ListJobs answers a api.JobsQuery for uid.
+// ListJobs answers a api.JobsQuery for uid. Every filter is applied here,
+// before the count: a count taken first and narrowed after (as the name
+// once was, in the client) prints fewer rows than asked for, or none.
 func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, error) {
 	states := q.States
 	switch {
@@ -49,6 +51,9 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 			if s.UserID != uid {
 				return false
 			}
+		}
+		if q.Name != "" && s.Name != q.Name {
+			return false
 		}
 		return len(q.Queues) == 0 || slices.Contains(q.Queues, s.Queue)
 	}

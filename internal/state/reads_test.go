@@ -88,6 +88,22 @@ func TestReads(t *testing.T) {
 		if got := names(api.JobsQuery{States: job.Pending | job.Inactive, AllUsers: true, Count: 2}, 5); len(got) != 2 {
 			t.Errorf("count 2: %v", got)
 		}
+		// The name is a filter like the others: applied before the count,
+		// so a count never hides a match behind a row of another name.
+		for _, tt := range []struct {
+			q    api.JobsQuery
+			want []string
+		}{
+			{api.JobsQuery{States: job.All, AllUsers: true, Name: "c", Count: 1}, []string{"c"}},
+			{api.JobsQuery{States: job.All, AllUsers: true, Name: "b", Count: 1}, []string{"b"}},
+			{api.JobsQuery{States: job.All, AllUsers: true, Name: "a"}, []string{"a"}},
+			{api.JobsQuery{States: job.All, Name: "c"}, nil}, // user 6's
+			{api.JobsQuery{States: job.All, AllUsers: true, Name: "none", Count: 3}, nil},
+		} {
+			if got := names(tt.q, 5); !slices.Equal(got, tt.want) {
+				t.Errorf("%+v: %v, want %v", tt.q, got, tt.want)
+			}
+		}
 		if _, err := ListJobs(tx, 5, api.JobsQuery{IDs: []fluid.ID{999}}); !errors.Is(err, ErrUnknownJob) {
 			t.Errorf("unknown id: %v", err)
 		}

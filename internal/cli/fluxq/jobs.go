@@ -408,14 +408,16 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "queue", Aliases: []string{"q"}, Usage: "only jobs of these `QUEUES`", DefaultText: "every queue"},
 			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "jobs of `USER` (a name or uid), or 'all' (as -A)", DefaultText: "yours"},
 			&cli.StringFlag{Name: "name", Usage: "only jobs named `NAME`", DefaultText: "any name"},
-			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "at most `N` jobs", DefaultText: "all"},
+			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "at most `N` of the jobs the other options select", DefaultText: "all"},
 		}, output.ListFlags("default", "long", "deps")...),
 		Action: action(e.jobs),
 	}
 }
 
 func (e *env) jobs(c *cli.Context) error {
-	q := api.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue")}
+	// The name travels in the query so that the store applies it with the
+	// other filters, before the count.
+	q := api.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue"), Name: c.String("name")}
 	if q.Count < 0 {
 		return exitcode.UsageErrorf("--count must be >= 0")
 	}
@@ -460,12 +462,8 @@ func (e *env) jobs(c *cli.Context) error {
 	}
 	items := make([]*api.JobSummary, 0, len(list))
 	withQueue := false
-	name := c.String("name")
 	for i := range list {
 		s := &list[i]
-		if name != "" && s.Name != name {
-			continue
-		}
 		withQueue = withQueue || s.Queue != ""
 		items = append(items, s)
 	}

@@ -81,6 +81,8 @@ func TestJobsQuery(t *testing.T) {
 		{[]string{"-u", "all"}, api.JobsQuery{AllUsers: true}},
 		{[]string{"-u", "1001"}, api.JobsQuery{UserID: &uid}},
 		{[]string{"-c", "5", "-q", "a,b"}, api.JobsQuery{Count: 5, Queues: []string{"a", "b"}}},
+		// The name goes to the store with the count, which applies it first.
+		{[]string{"-c", "2", "--name", "sleep"}, api.JobsQuery{Count: 2, Name: "sleep"}},
 		// flux jobs -f: states and results.
 		{[]string{"-f", "running"}, api.JobsQuery{States: job.Running}},
 		{[]string{"-f", "completed,failed"}, api.JobsQuery{States: job.Inactive, Results: []job.Result{job.Completed, job.Failed}}},
