@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding"
 	"reflect"
 	"slices"
 	"strings"
@@ -60,6 +61,12 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*schema) *schema {
 			s.open = true
 			return s // its own encoding: a leaf to us
 		}
+		if implementsTextMarshaler(t) {
+			// JSON writes it as a string (a reservation's owner,
+			// "tool:root"): a leaf with no fields, not the Go struct's,
+			// which no item's JSON has and which would print nothing.
+			return s
+		}
 		s.fields = map[string]*schema{}
 		addFields(s.fields, t, seen)
 	}
@@ -94,6 +101,11 @@ func addFields(into map[string]*schema, t reflect.Type, seen map[reflect.Type]*s
 
 func implementsMarshaler(t reflect.Type) bool {
 	m := reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
+	return t.Implements(m) || reflect.PointerTo(t).Implements(m)
+}
+
+func implementsTextMarshaler(t reflect.Type) bool {
+	m := reflect.TypeFor[encoding.TextMarshaler]()
 	return t.Implements(m) || reflect.PointerTo(t).Implements(m)
 }
 
