@@ -309,6 +309,9 @@ func TestTextMarshalerField(t *testing.T) {
 		{format: "{{.owner}}", want: "tool:alice\n"},
 		{format: "{owner.User}", code: exitcode.Usage},
 		{format: "{owner.Num}", code: exitcode.Usage},
+		{format: "{{.owner.User}}", code: exitcode.Usage},
+		{format: "{{$.owner.User}}", code: exitcode.Usage},
+		{format: "{{range .many}}{{.}} {{end}}", want: "tool:a tool:b \n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {

@@ -54,8 +54,8 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*schema) *schema {
 		if t.Elem().Kind() != reflect.Uint8 { // []byte is a string in JSON
 			s.elem = buildSchema(t.Elem(), seen)
 		}
-	case reflect.Map:
-		s.open = true
+	case reflect.Map, reflect.Interface:
+		s.open = true // any keys: what is there is known only from a value
 	case reflect.Struct:
 		if implementsMarshaler(t) {
 			s.open = true
@@ -293,8 +293,18 @@ func pipeSchema(p *parse.PipeNode, dot *schema, elem bool) *schema {
 // names there are.
 func lookup(s *schema, path []string) (*schema, error) {
 	for i, name := range path {
-		if s == nil || s.fields == nil {
+		if s == nil || s.open {
 			return nil, nil // not an object we know: not checked
+		}
+		if s.fields == nil {
+			if i == 0 {
+				return nil, nil // the dot of a with: left to run time
+			}
+			// A field of an object we know that is text, a number or a
+			// list: a field of it would stop the template half-way in
+			// Go's words ("can't evaluate field").
+			return nil, exitcode.UsageErrorf("--format: no field .%s (.%s has no fields)",
+				strings.Join(path[:i+1], "."), strings.Join(path[:i], "."))
 		}
 		sub, ok := s.fields[name]
 		if !ok {
