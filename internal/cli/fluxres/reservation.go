@@ -438,22 +438,28 @@ func resListCommand(open opener) *cli.Command {
 				{Header: "EXPIRES", Value: func(v api.ReservationView) string { return expires(v, now) }},
 			},
 		}},
-		Item:  func(v api.ReservationView) any { return v },
-		Shape: api.ReservationView{},
+		Item:   func(v api.ReservationView) any { return v },
+		Fields: resFields(func() time.Time { return now }),
+		Shape:  api.ReservationView{},
 	}
 	return &cli.Command{
 		Name:  "list",
 		Usage: "live reservations (-a: ended ones too)",
 		Description: `One line per reservation: ALLOC_ID, STATE, OWNER, NNODES, NODELIST,
 SHARE, INHERIT and when it EXPIRES. Live ones only, unless -a. --json
-also lists every node with its session.
+also lists every node with its session. -o '{alloc_id} {nodelist}' picks
+fields in Flux's syntax; -o help lists them all, each column of the table
+among them, with what it means.
 
 EXAMPLES:
   # Live reservations
   $ fluxres reservation list
 
   # All of them, ended ones too, as JSON
-  $ fluxres reservation list -a --json`,
+  $ fluxres reservation list -a --json
+
+  # Who owns which nodes, and the jobs spawned onto them
+  $ fluxres reservation list -o '{alloc_id} {owner} {nodelist} {children}'`,
 		Flags: append([]cli.Flag{
 			&cli.BoolFlag{Name: flagAll, Aliases: []string{"a"}, Usage: "include ended reservations", DisableDefaultText: true},
 			asSchedulerFlag(),

@@ -340,6 +340,6 @@ func writeFields[T any](w *bufio.Writer, sample any, fields []Field[T]) {
 	}}
 	t.Render(w, rows, RenderOptions{})
 	if computed {
-		fmt.Fprintln(w, "* only in Flux's syntax: --json and templates do not have it.")
+		fmt.Fprintln(w, "* only in Flux's syntax, in this form: --json and templates have it in another form, or not at all.")
 	}
 }

@@ -277,3 +277,53 @@ func TestFields(t *testing.T) {
 		t.Error("Paint")
 	}
 }
+
+// textName is a struct JSON writes as a string through MarshalText, as a
+// reservation's owner ("tool:alice") is.
+type textName struct {
+	User string
+	Num  int
+}
+
+func (n textName) MarshalText() ([]byte, error) { return []byte("tool:" + n.User), nil }
+
+type withText struct {
+	Owner textName   `json:"owner"`
+	Many  []textName `json:"many"`
+}
+
+// A field whose type writes itself as text is a leaf, named as its JSON
+// is: -o help does not list the Go struct's fields, a Flux format naming
+// one is refused (it printed nothing before), and the field prints its
+// text.
+func TestTextMarshalerField(t *testing.T) {
+	items := []withText{{Owner: textName{User: "alice"}, Many: []textName{{User: "a"}, {User: "b"}}}}
+	l := List[withText]{Item: func(w withText) any { return w }, Shape: withText{}}
+	tests := []struct {
+		format string
+		want   string
+		code   int
+	}{
+		{format: "help", want: "Fields (-o '{FIELD}' in Flux's syntax, e.g. '{FIELD:>10}'; -o '{{.FIELD}}' in a template):\n  many  MANY\n  owner OWNER\n"},
+		{format: "{owner} {many}", want: "OWNER MANY\ntool:alice tool:a,tool:b\n"},
+		{format: "{{.owner}}", want: "tool:alice\n"},
+		{format: "{owner.User}", code: exitcode.Usage},
+		{format: "{owner.Num}", code: exitcode.Usage},
+		{format: "{{.owner.User}}", code: exitcode.Usage},
+		{format: "{{$.owner.User}}", code: exitcode.Usage},
+		{format: "{{range .many}}{{.}} {{end}}", want: "tool:a tool:b \n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			var b bytes.Buffer
+			p := Printer{Out: &b, Format: tt.format}
+			err := PrintList(&p, l, items)
+			if code := exitcode.Code(err); code != tt.code {
+				t.Fatalf("exit %d (%v), want %d", code, err, tt.code)
+			}
+			if diff := cmp.Diff(tt.want, b.String()); tt.code == 0 && diff != "" {
+				t.Errorf("PrintList (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

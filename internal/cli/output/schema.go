@@ -1,6 +1,7 @@
 package output
 
 import (
+	"encoding"
 	"reflect"
 	"slices"
 	"strings"
@@ -53,12 +54,18 @@ func buildSchema(t reflect.Type, seen map[reflect.Type]*schema) *schema {
 		if t.Elem().Kind() != reflect.Uint8 { // []byte is a string in JSON
 			s.elem = buildSchema(t.Elem(), seen)
 		}
-	case reflect.Map:
-		s.open = true
+	case reflect.Map, reflect.Interface:
+		s.open = true // any keys: what is there is known only from a value
 	case reflect.Struct:
 		if implementsMarshaler(t) {
 			s.open = true
 			return s // its own encoding: a leaf to us
+		}
+		if implementsTextMarshaler(t) {
+			// JSON writes it as a string (a reservation's owner,
+			// "tool:root"): a leaf with no fields, not the Go struct's,
+			// which no item's JSON has and which would print nothing.
+			return s
 		}
 		s.fields = map[string]*schema{}
 		addFields(s.fields, t, seen)
@@ -94,6 +101,11 @@ func addFields(into map[string]*schema, t reflect.Type, seen map[reflect.Type]*s
 
 func implementsMarshaler(t reflect.Type) bool {
 	m := reflect.TypeFor[interface{ MarshalJSON() ([]byte, error) }]()
+	return t.Implements(m) || reflect.PointerTo(t).Implements(m)
+}
+
+func implementsTextMarshaler(t reflect.Type) bool {
+	m := reflect.TypeFor[encoding.TextMarshaler]()
 	return t.Implements(m) || reflect.PointerTo(t).Implements(m)
 }
 
@@ -281,8 +293,18 @@ func pipeSchema(p *parse.PipeNode, dot *schema, elem bool) *schema {
 // names there are.
 func lookup(s *schema, path []string) (*schema, error) {
 	for i, name := range path {
-		if s == nil || s.fields == nil {
+		if s == nil || s.open {
 			return nil, nil // not an object we know: not checked
+		}
+		if s.fields == nil {
+			if i == 0 {
+				return nil, nil // the dot of a with: left to run time
+			}
+			// A field of an object we know that is text, a number or a
+			// list: a field of it would stop the template half-way in
+			// Go's words ("can't evaluate field").
+			return nil, exitcode.UsageErrorf("--format: no field .%s (.%s has no fields)",
+				strings.Join(path[:i+1], "."), strings.Join(path[:i], "."))
 		}
 		sub, ok := s.fields[name]
 		if !ok {
