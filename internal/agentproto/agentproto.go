@@ -104,7 +104,8 @@ type Hello struct {
 // the agent needs to run the job without asking again.
 type Start struct {
 	execproto.Start
-	// KillGrace is the time from SIGTERM to SIGKILL, in seconds.
+	// KillGrace is the time from SIGTERM (SIGALRM at the time limit) to
+	// SIGKILL, in seconds.
 	KillGrace float64 `json:"kill_grace"`
 }
 

@@ -63,8 +63,8 @@ type Options struct {
 	// Launcher reaches the agents; the first it returns is this build's,
 	// which takes new jobs.
 	Launcher launcher.Launcher
-	// KillGrace is the time from SIGTERM to SIGKILL (DefaultKillGrace if
-	// zero), sent with each start.
+	// KillGrace is the time from SIGTERM (SIGALRM at the time limit) to
+	// SIGKILL (DefaultKillGrace if zero), sent with each start.
 	KillGrace time.Duration
 	// Log takes what is worth telling the operator (nothing if nil).
 	Log *slog.Logger

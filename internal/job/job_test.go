@@ -73,8 +73,8 @@ func TestReplay(t *testing.T) {
 		}), Inactive, Canceled, -128},
 		{"timeout while running", cat(allocated(), []eventlog.Event{
 			ev(6, "start"), ev(7, "exception", "type", "timeout", "severity", 0, "note", "resource allocation expired"),
-			ev(8, "finish", "status", WaitStatusSignaled(9)), ev(9, "release", "ranks", "all", "final", true), ev(10, "free"), ev(11, "clean"),
-		}), Inactive, Timeout, -9},
+			ev(8, "finish", "status", WaitStatusSignaled(14)), ev(9, "release", "ranks", "all", "final", true), ev(10, "free"), ev(11, "clean"),
+		}), Inactive, Timeout, 142},
 		{"denied", cat(submitted(), []eventlog.Event{
 			ev(5, "exception", "type", "alloc", "severity", 0, "note", "unsatisfiable request"), ev(6, "clean"),
 		}), Inactive, Failed, 1},

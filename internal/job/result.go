@@ -64,19 +64,19 @@ const returncodeCanceled = -128
 
 // ReturnCode is a job's returncode as flux-core's JobInfo.returncode (and
 // so `flux jobs`) defines it, the one meaning fluxq gives the word in its
-// summaries, on the socket and in every listing: from the wait status of
-// its tasks (nil if they never finished), the exit code, or -N for tasks
-// killed by signal N; with none, -128 for a job canceled and 1 for a job
-// that failed before its tasks ran; no returncode otherwise (a job still
-// active, or timed out before it started). A command's own exit status is
-// a shell's instead: see ExitCode.
+// summaries, on the socket and in every listing. Flux reads it off the
+// job shell's wait status, and its shell exits 128+N when a task is
+// killed by signal N; fluxq's wait status is the tasks' own (there is no
+// shell process between), so a task killed by N reads 128+N here too:
+// 143 for a job canceled while it ran (SIGTERM), 142 for one that ran out
+// of time (SIGALRM), 137 for SIGKILL. Otherwise the exit code; with no
+// wait status (the tasks never ran), -128 for a job canceled and 1 for a
+// job that failed; no returncode for a job still active, or timed out
+// before it started. A command's own exit status follows the same rule
+// for tasks: see ExitCode.
 func ReturnCode(waitstatus *int, r Result) (int, bool) {
 	if waitstatus != nil {
-		ws := *waitstatus
-		if sig := ws & 0x7f; sig != 0 && sig != 0x7f {
-			return -sig, true
-		}
-		return (ws >> 8) & 0xff, true
+		return ExitCode(*waitstatus), true
 	}
 	switch r {
 	case Canceled:
@@ -89,7 +89,7 @@ func ReturnCode(waitstatus *int, r Result) (int, bool) {
 
 // ExitCode turns a POSIX wait status into the exit code a shell would show:
 // the exit status, or 128+N for a job killed by signal N. It is what
-// fluxq run, attach and wait exit with, not a job's returncode.
+// fluxq run, attach and wait exit with, as flux run does with the shell's.
 func ExitCode(waitstatus int) int {
 	if sig := waitstatus & 0x7f; sig != 0 && sig != 0x7f {
 		return 128 + sig

@@ -50,25 +50,32 @@ func waitFile(t *testing.T, path string) string {
 }
 
 // flux-core job-exec: at R's expiration the job gets exception "timeout",
-// "resource allocation expired", then SIGTERM; SIGKILL after the grace
-// when SIGTERM did not end it.
+// "resource allocation expired", then SIGALRM (not a cancel's SIGTERM: a
+// timeout's status is 142); SIGKILL after the grace when SIGALRM did not
+// end it.
 func TestTimeLimit(t *testing.T) {
 	h := newHarness(t, "auto")
 	h.t = t
 	now := time.Now()
 	cwd := t.TempDir()
-	// One job leaves on SIGTERM with a status of its own, one ignores it.
-	polite := withTimes(t, spec(t, 400, jobspec.Options{Command: sh(`trap 'exit 5' TERM; echo up > up; sleep 30 & wait`), Cwd: cwd}, 1, "0"), now, now.Add(700*time.Millisecond))
-	stubborn := withTimes(t, spec(t, 401, jobspec.Options{Command: sh(`trap '' TERM; sleep 30`)}, 1, "0"), now, now.Add(700*time.Millisecond))
+	// One job leaves on SIGALRM with a status of its own, one ignores it,
+	// one takes its default action.
+	polite := withTimes(t, spec(t, 400, jobspec.Options{Command: sh(`trap 'exit 5' ALRM; echo up > up; sleep 30 & wait`), Cwd: cwd}, 1, "0"), now, now.Add(700*time.Millisecond))
+	stubborn := withTimes(t, spec(t, 401, jobspec.Options{Command: sh(`trap '' ALRM; sleep 30`)}, 1, "0"), now, now.Add(700*time.Millisecond))
 	stubborn.KillGrace = 300 * time.Millisecond
+	plain := withTimes(t, spec(t, 402, jobspec.Options{Command: []string{"sleep", "30"}}, 1, "1"), now, now.Add(700*time.Millisecond))
 	h.launch(polite)
 	h.launch(stubborn)
+	h.launch(plain)
 	timeout := summary{Exc: "timeout: resource allocation expired"}
 	if diff := cmp.Diff([]summary{timeout, {Status: fjob.WaitStatusExited(5), Known: true}}, summarize(h.wait(400))); diff != "" {
 		t.Errorf("polite job: events (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]summary{timeout, {Status: fjob.WaitStatusSignaled(9), Known: true}}, summarize(h.wait(401))); diff != "" {
 		t.Errorf("stubborn job: events (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]summary{timeout, {Status: fjob.WaitStatusSignaled(14), Known: true}}, summarize(h.wait(402))); diff != "" {
+		t.Errorf("plain job: events (-want +got):\n%s", diff)
 	}
 	if elapsed := time.Since(now); elapsed < 700*time.Millisecond {
 		t.Errorf("ended after %v, before the limit", elapsed)

@@ -421,7 +421,7 @@ func (r *Runner) Signal(id fluid.ID, sig syscall.Signal) {
 func (r *Runner) Terminate(id fluid.ID) {
 	if j := r.job(id); j != nil {
 		j.mu.Lock()
-		j.terminate()
+		j.terminate(unix.SIGTERM)
 		j.unlock()
 	}
 }
@@ -462,7 +462,8 @@ type job struct {
 	usage       agentproto.Usage
 	outErr      error // the first output write that failed
 	terminating bool
-	ending      bool // every task reaped: draining, then emptying the cgroup
+	termSig     syscall.Signal // what terminate sent: SIGTERM, or SIGALRM for the time limit
+	ending      bool           // every task reaped: draining, then emptying the cgroup
 	done        bool
 	limit       *time.Timer
 	kill        *time.Timer
@@ -953,10 +954,12 @@ func (j *job) start(rec *Record) (int, string) {
 	}
 	if forkErr == nil {
 		j.mu.Lock()
-		term := j.terminating
+		term, sig := j.terminating, j.termSig
 		j.mu.Unlock()
 		if started < len(p.Tasks) && term {
-			return fjob.WaitStatusSignaled(int(unix.SIGTERM)), ""
+			// The tasks not started count as killed by the signal
+			// that ended the others.
+			return fjob.WaitStatusSignaled(int(sig)), ""
 		}
 		return 0, ""
 	}
@@ -1247,8 +1250,9 @@ func (j *job) finish() {
 	r.emit(j, Event{End: &End{Status: j.status, Known: true, Usage: j.usage}})
 }
 
-// expire is the time limit: exception "timeout", then SIGTERM, and SIGKILL
-// after the grace.
+// expire is the time limit: exception "timeout", then SIGALRM, and SIGKILL
+// after the grace, as flux-core's job-exec does: a job that ran out of
+// time is told apart from a canceled one by its status (142, not 143).
 func (j *job) expire() {
 	j.mu.Lock()
 	defer j.unlock()
@@ -1256,16 +1260,18 @@ func (j *job) expire() {
 		return
 	}
 	j.r.emit(j, Event{Exception: &execproto.Exception{Type: TypeTimeout, Severity: 0, Note: NoteTimeout}})
-	j.terminate()
+	j.terminate(unix.SIGALRM)
 }
 
-// terminate sends SIGTERM, and arms SIGKILL. Called with j.mu held.
-func (j *job) terminate() {
+// terminate sends sig (SIGTERM for a cancel, SIGALRM for the time
+// limit), and arms SIGKILL. Called with j.mu held.
+func (j *job) terminate(sig syscall.Signal) {
 	if j.terminating || j.done {
 		return
 	}
 	j.terminating = true
-	j.signal(unix.SIGTERM)
+	j.termSig = sig
+	j.signal(sig)
 	j.kill = time.AfterFunc(j.rec.KillGrace, func() {
 		j.mu.Lock()
 		defer j.unlock()

@@ -18,11 +18,11 @@ import (
 // (docs/simulation.md: "killed at the requested time").
 const execService = "sim-exec"
 
-// Wait statuses of a simulated job's end: success, or killed by SIGTERM at
-// its time limit, as the real exec service does.
+// Wait statuses of a simulated job's end: success, or killed by SIGALRM
+// at its time limit, as the real exec service does (returncode 142).
 const (
 	statusOK      = 0
-	statusTimeout = 15
+	statusTimeout = 14
 )
 
 // exec serves one message from the job manager.

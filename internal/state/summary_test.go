@@ -8,7 +8,8 @@ import (
 )
 
 // A summary's returncode is Flux's (flux jobs' returncode), the same as
-// fluxq jobs --json prints: -N for tasks killed by signal N, -128 for a
+// fluxq jobs --json prints: 128+N for tasks killed by signal N (what
+// Flux's job shell exits with: 143 canceled, 142 timed out), -128 for a
 // job canceled before it ran, 1 for one denied before it ran. Its
 // waitstatus is there only once the tasks finished.
 func TestSummaryReturnCodeIsFlux(t *testing.T) {
@@ -39,7 +40,9 @@ func TestSummaryReturnCodeIsFlux(t *testing.T) {
 	}{
 		{"exit 0", ran(job.WaitStatusExited(0)), 0, 0},
 		{"exit 3", ran(job.WaitStatusExited(3)), 3, 3 << 8},
-		{"killed by SIGKILL", ran(job.WaitStatusSignaled(9)), -9, 9},
+		{"killed by SIGKILL", ran(job.WaitStatusSignaled(9)), 137, 9},
+		{"killed by SIGTERM (a cancel)", ran(job.WaitStatusSignaled(15)), 143, 15},
+		{"killed by SIGALRM (the time limit)", ran(job.WaitStatusSignaled(14)), 142, 14},
 		{"canceled while pending", append(append([]eventlog.Event{}, pending...),
 			e(5, "exception", "type", "cancel", "severity", 0, "note", "", "userid", 1000), e(6, "clean")), -128, none},
 		{"denied", append(append([]eventlog.Event{}, pending...),

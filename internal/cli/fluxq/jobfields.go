@@ -108,7 +108,7 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 		{Name: "t_inactive", Help: "when it became inactive"},
 		{Name: "runtime", Help: "seconds it has run ({runtime!F}, {runtime!H})"},
 		{Name: "waitstatus", Heading: "WSTATUS", Help: "wait status, once it exited"},
-		{Name: "returncode", Heading: "RC", Help: "exit code (-signal if killed, -128 if canceled before it ran), once inactive"},
+		{Name: "returncode", Heading: "RC", Help: "exit code (128+signal if killed: 143 canceled, 142 timed out; -128 if canceled before it ran), once inactive"},
 		{Name: "exception.occurred", Heading: "EXCEPTION-OCCURRED", Help: "True if an exception was raised"},
 		{Name: "exception.severity", Heading: "EXCEPTION-SEVERITY", Help: "its severity (0 is fatal)"},
 		{Name: "exception.type", Heading: "EXCEPTION-TYPE", Help: "its type: cancel, timeout, exec..."},

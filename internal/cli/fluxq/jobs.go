@@ -157,8 +157,9 @@ func statusAbbrev(s *api.JobSummary) string {
 
 // returnCode is flux jobs' returncode (job.ReturnCode). It is worked out
 // from the wait status and result rather than read from the summary's
-// returncode, which summaries stored before it had one meaning hold as
-// 128+N for signal N.
+// returncode: summaries stored under earlier meanings hold 128+N or -N
+// for signal N, while the wait status beneath them never changed, so
+// every job, old or new, lists Flux's value.
 func returnCode(s *api.JobSummary) (int, bool) {
 	return job.ReturnCode(s.WaitStatus, s.Result)
 }
@@ -252,14 +253,18 @@ func inactiveReason(s *api.JobSummary) string {
 			}
 			return r
 		}
+		// As flux jobs reads it: a returncode above 128 is a signal's
+		// (the tasks', or a task that exited with such a code).
 		rc, _ := returnCode(s)
 		switch {
-		case rc < 0:
-			return signalName(-rc)
+		case rc > 128:
+			return signalName(rc - 128)
 		case rc == 126:
 			return "Command invoked cannot execute"
 		case rc == 127:
 			return "command not found"
+		case rc == 128:
+			return "Invalid argument to exit"
 		}
 		return "Exit " + strconv.Itoa(rc)
 	}

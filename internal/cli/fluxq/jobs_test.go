@@ -29,7 +29,7 @@ var testJobs = []api.JobSummary{
 	{ID: 7 << 24, UserID: 1000, Name: "false", State: job.Inactive, Result: job.Failed, NTasks: 1, NNodes: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 1.25, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(1), WaitStatus: intp(1 << 8)},
 	{ID: 8 << 24, UserID: 1000, Name: "stopped", State: job.Inactive, Result: job.Canceled, NTasks: 1, TSubmit: t0, TCleanup: t0 + 5, TInactive: t0 + 5,
 		Exception: &api.Exception{Occurred: true, Type: "cancel", Note: "enough"}},
-	{ID: 9 << 24, UserID: 1000, Name: "slow", State: job.Inactive, Result: job.Timeout, NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(-15), WaitStatus: intp(15),
+	{ID: 9 << 24, UserID: 1000, Name: "slow", State: job.Inactive, Result: job.Timeout, NTasks: 1, NNodes: 1, Duration: 1, TSubmit: t0, TRun: t0 + 1, TCleanup: t0 + 2, TInactive: t0 + 2, Nodelist: "node0", ReturnCode: intp(142), WaitStatus: intp(14),
 		Exception: &api.Exception{Occurred: true, Type: "timeout", Note: "resource allocation expired"}},
 }
 
@@ -177,16 +177,26 @@ func TestJobEnd(t *testing.T) {
 	}{
 		{"completed", api.JobSummary{State: job.Inactive, Result: job.Completed, ReturnCode: intp(0), WaitStatus: intp(0)}, "CD", "Exit 0", 0, true, 0, ""},
 		{"exit 3", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(3), WaitStatus: intp(3 << 8)}, "F", "Exit 3", 3, true, 3, "task(s) exited with exit code 3"},
-		// Flux's returncode is minus the signal; the exit code a shell
-		// shows is 128+N (docs/cli.md).
-		{"killed", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(-9), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
-		// A summary stored when the store's returncode was 128+N reads
-		// as Flux's all the same.
-		{"killed, stored before", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", -9, true, 137, "task(s) Killed"},
+		// Flux's returncode for tasks killed by signal N is its shell's
+		// exit code, 128+N, as the exit code of fluxq run is (docs/cli.md).
+		{"killed", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(137), WaitStatus: intp(9)}, "F", "Killed", 137, true, 137, "task(s) Killed"},
+		{"interrupted", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(130), WaitStatus: intp(2)}, "F", "Interrupt", 130, true, 130, "task(s) Interrupt"},
+		// A summary stored when the store's returncode was -N reads as
+		// Flux's all the same: the listing works it out from the wait status.
+		{"killed, stored before", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(-9), WaitStatus: intp(9)}, "F", "Killed", 137, true, 137, "task(s) Killed"},
+		// flux jobs reads a returncode above 128 as a signal's, though the
+		// task exited with it.
+		{"exit 130", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(130), WaitStatus: intp(130 << 8)}, "F", "Interrupt", 130, true, 130, "task(s) exited with exit code 130"},
+		{"exit 128", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(128), WaitStatus: intp(128 << 8)}, "F", "Invalid argument to exit", 128, true, 128, "task(s) exited with exit code 128"},
+		{"canceled running", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(143), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", 143, true, 143, "task(s) Terminated"},
 		{"not found", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},
 		{"canceled pending", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(-128), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", -128, true, 1, "Fatal exception type=cancel"},
 		{"denied", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(1), Exception: &api.Exception{Occurred: true, Type: "alloc", Note: "unsatisfiable request"}}, "F", "Exception: type=alloc note=unsatisfiable request", 1, true, 1, "Fatal exception type=alloc unsatisfiable request"},
-		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(-15), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", -15, true, 143, "task(s) Terminated"},
+		// The time limit sends SIGALRM, as flux-core's job-exec does.
+		{"timeout", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(142), WaitStatus: intp(14), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", 142, true, 142, "task(s) Alarm clock"},
+		// One stored when the time limit sent SIGTERM: what it was killed by.
+		{"timeout, stored before", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(-15), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", 143, true, 143, "task(s) Terminated"},
+		{"timeout, SIGALRM ignored", api.JobSummary{State: job.Inactive, Result: job.Timeout, ReturnCode: intp(137), WaitStatus: intp(9), Exception: &api.Exception{Occurred: true, Type: "timeout"}}, "TO", "Timeout", 137, true, 137, "task(s) Killed"},
 		// Tasks that succeeded, output that could not be written: the job
 		// FAILED, and run, wait and submit --wait exit 1 saying why.
 		{"lost output", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(0), WaitStatus: intp(0), Exception: &api.Exception{Occurred: true, Type: "exec", Note: "error writing output file: no space left on device"}}, "F", "Exit 0", 0, true, 1, "Fatal exception type=exec error writing output file: no space left on device"},
