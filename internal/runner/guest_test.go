@@ -144,19 +144,26 @@ func TestOutputNoSpace(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small tmpfs")
 	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
-		t.Skipf("mount: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	h := newHarness(t, "auto")
-	h.t = t
-	h.jobs = dir
-	h.r.opts.JobsDir = dir
+	h := tmpfsHarness(t, t.TempDir(), "size=256k")
 	h.launch(spec(t, 900, jobspec.Options{Command: sh("head -c 1000000 /dev/zero; exit 3")}, 1, "0"))
 	note := "exec: error writing output file: write " + filepath.Join(h.dir(900), shell.StdoutFile) + ": no space left on device"
 	want := []summary{{Exc: note}, {Status: fjob.WaitStatusExited(3), Known: true}}
 	if diff := cmp.Diff(want, summarize(h.wait(900))); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+}
+
+// tmpfsHarness is a harness whose job folders are in jobs, a tmpfs of
+// opts mounted for the test: for the tests of a full filesystem.
+func tmpfsHarness(t *testing.T, jobs, opts string) *harness {
+	t.Helper()
+	if err := syscall.Mount("tmpfs", jobs, "tmpfs", 0, opts); err != nil {
+		t.Skipf("mount: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(jobs, syscall.MNT_DETACH) })
+	h := newHarness(t, "auto")
+	h.t = t
+	h.jobs = jobs
+	h.r.opts.JobsDir = jobs
+	return h
 }

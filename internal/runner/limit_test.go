@@ -155,14 +155,7 @@ func TestGuestOutputReserve(t *testing.T) {
 	guest := nobody(t)
 	dir := guestTree(t)
 	jobs := filepath.Join(dir, "jobs")
-	if err := syscall.Mount("tmpfs", jobs, "tmpfs", 0, "size=4m,mode=0711"); err != nil {
-		t.Skipf("mount: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(jobs, syscall.MNT_DETACH) })
-	h := newHarness(t, "auto")
-	h.t = t
-	h.jobs = jobs
-	h.r.opts.JobsDir = jobs
+	h := tmpfsHarness(t, jobs, "size=4m,mode=0711")
 	s := spec(t, 1420, jobspec.Options{Command: sh("head -c 8000000 /dev/zero; exit 2"), Cwd: filepath.Join(dir, "work")}, 1, "0")
 	s.UserID = guest.Uid
 	h.launch(s)
@@ -189,14 +182,7 @@ func TestGuestFolderReserve(t *testing.T) {
 	guest := nobody(t)
 	dir := guestTree(t)
 	jobs := filepath.Join(dir, "jobs")
-	if err := syscall.Mount("tmpfs", jobs, "tmpfs", 0, "size=4m,mode=0711"); err != nil {
-		t.Skipf("mount: %v", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(jobs, syscall.MNT_DETACH) })
-	h := newHarness(t, "auto")
-	h.t = t
-	h.jobs = jobs
-	h.r.opts.JobsDir = jobs
+	h := tmpfsHarness(t, jobs, "size=4m,mode=0711")
 	// Leave 100k free: under the reserve of 5% of 4m.
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(jobs, &st); err != nil {
