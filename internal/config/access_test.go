@@ -23,15 +23,9 @@ func TestGuestLimits(t *testing.T) {
 		{"zero time", "[access]\nguest-reservation-time = \"0\"\n", reservation.Limits{}, "guest-reservation-time: 0 would forbid every reservation"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
-					t.Fatalf("Load err = %v, want one line with %q", err, tc.err)
-				}
+			cfg := loadAccess(t, tc.content, tc.err)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := cfg.Access.GuestLimits(); got != tc.want {
 				t.Errorf("GuestLimits = %+v, want %+v", got, tc.want)
@@ -56,19 +50,30 @@ func TestGuestMaxActive(t *testing.T) {
 		{"not a number", "[access]\nguest-max-active-jobs = \"many\"\n", 0, "guest-max-active-jobs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "\n") {
-					t.Fatalf("Load err = %v, want one line with %q", err, tc.err)
-				}
+			cfg := loadAccess(t, tc.content, tc.err)
+			if cfg == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got := cfg.Access.GuestMaxActive(); got != tc.want {
 				t.Errorf("GuestMaxActive = %d, want %d", got, tc.want)
 			}
 		})
 	}
+}
+
+// loadAccess loads a config of content, and checks that it is refused in
+// one line holding wantErr when that is set (then nil is returned).
+func loadAccess(t *testing.T, content, wantErr string) *Config {
+	t.Helper()
+	cfg, err := Load(write(t, t.TempDir(), "a.toml", content))
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("Load err = %v, want one line with %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
