@@ -14,6 +14,9 @@ type Counts struct {
 	NTasks int
 	// CoresPerSlot and GPUsPerSlot describe one slot.
 	CoresPerSlot, GPUsPerSlot int
+	// MemPerSlot is the memory one slot asks for, in bytes: the slot's
+	// memory vertex (MemoryType), 0 when it has none.
+	MemPerSlot uint64
 	// Exclusive is true when the node level asks for whole nodes.
 	Exclusive bool
 	// Duration is attributes.system.duration in seconds (0: unlimited).
@@ -59,6 +62,8 @@ func (j *Jobspec) Counts() Counts {
 			c.CoresPerSlot = r.Count
 		case "gpu":
 			c.GPUsPerSlot = r.Count
+		case MemoryType:
+			c.MemPerSlot, _ = memoryBytes(&r)
 		}
 	}
 	c.NCores = c.NSlots * c.CoresPerSlot

@@ -143,7 +143,7 @@ attributes:
 		{name: "empty label", in: edit(`"label":"task"`, `"label":""`), wantErr: "slots must have labels"},
 		{name: "unknown vertex key", in: edit(`"label":"task"`, `"label":"task","zz":1`), wantErr: "resources[0]: extraneous key (zz)"},
 		{name: "core at top", in: edit(`"type":"slot"`, `"type":"core"`), wantErr: "jobspec V1 requires node or slot as the top-level resource, not core"},
-		{name: "slot without with", in: edit(`,"with":[{"type":"core","count":1}]`, ``), wantErr: "slot with array must have 1-2 elements (got 0)"},
+		{name: "slot without with", in: edit(`,"with":[{"type":"core","count":1}]`, ``), wantErr: "slot with array must have 1-3 elements: core, and optionally gpu and memory (got 0)"},
 		{name: "slot of gpu only", in: edit(`{"type":"core","count":1}`, `{"type":"gpu","count":1}`), wantErr: "jobspec V1 requires a core in each slot"},
 		{name: "two cores", in: edit(`{"type":"core","count":1}`, `{"type":"core","count":1},{"type":"core","count":1}`), wantErr: "slot with must list core only once"},
 		{name: "slot in slot", in: edit(`{"type":"core","count":1}`, `{"type":"slot","count":1,"label":"x"}`), wantErr: "jobspec V1 does not allow slots inside slots"},

@@ -14,6 +14,9 @@ type Options struct {
 	NTasks       int // -n: number of tasks (default 1, or -N without -n)
 	CoresPerTask int // -c: cores per task (default 1)
 	GPUsPerTask  int // -g: gpus per task (default none)
+	// MemPerSlot is --mem: the memory of each task slot in bytes, 0 for
+	// none asked. It becomes the slot's memory vertex.
+	MemPerSlot uint64
 	Nodes        int // -N: number of nodes (default: the scheduler picks)
 	Exclusive    bool
 	Duration     float64 // -t, in seconds; 0 is unlimited
@@ -84,6 +87,13 @@ func FromOptions(o Options) (*Jobspec, error) {
 	children := []Resource{{Type: "core", Count: cores}}
 	if o.GPUsPerTask > 0 {
 		children = append(children, Resource{Type: "gpu", Count: o.GPUsPerTask})
+	}
+	if o.MemPerSlot > 0 {
+		m, err := memoryVertex(o.MemPerSlot)
+		if err != nil {
+			return nil, errorf("", "%v", err)
+		}
+		children = append(children, m)
 	}
 	task := Task{Command: append([]string(nil), o.Command...), Slot: "task", Count: Count{PerSlot: 1}}
 	var top Resource

@@ -159,10 +159,10 @@ func validateSlot(r *Resource, path string) error {
 	if r.Label == "" {
 		return errorf(path, "slots must have labels")
 	}
-	if len(r.With) < 1 || len(r.With) > 2 {
-		return errorf(path, "slot with array must have 1-2 elements (got %d)", len(r.With))
+	if len(r.With) < 1 || len(r.With) > 3 {
+		return errorf(path, "slot with array must have 1-3 elements: core, and optionally gpu and memory (got %d)", len(r.With))
 	}
-	var seen [2]bool // core, gpu
+	var seen [3]bool // core, gpu, memory
 	for i := range r.With {
 		c := &r.With[i]
 		cpath := lazyPath{path, ".with", i}
@@ -173,12 +173,18 @@ func validateSlot(r *Resource, path string) error {
 		case "gpu":
 			// Python JobspecV1 lets a gpu count be 0: "no gpus".
 			least, idx = 0, 1
+		case MemoryType:
+			// Fluxion's jobspecs ask for memory inside the slot.
+			least, idx = 1, 2
+			if _, err := memoryBytes(c); err != nil {
+				return errorf(cpath.String(), "%v", err)
+			}
 		case "node":
 			return errorf(cpath.String(), "jobspec V1 does not allow nodes inside slots")
 		case "slot":
 			return errorf(cpath.String(), "jobspec V1 does not allow slots inside slots")
 		default:
-			return errorf(cpath.String(), "slot with type must be core or gpu: jobspec V1 does not allow '%s' in a slot", c.Type)
+			return errorf(cpath.String(), "slot with type must be core, gpu or memory: jobspec V1 does not allow '%s' in a slot", c.Type)
 		}
 		if seen[idx] {
 			return errorf(cpath.String(), "slot with must list %s only once", c.Type)
@@ -343,6 +349,12 @@ func totals(j *Jobspec) error {
 		return errorf("resources", "total slot count must be <= %d", MaxCount)
 	}
 	for _, c := range slot.With {
+		if c.Type == MemoryType {
+			if b, _ := memoryBytes(&c); uint64(nslots) > MaxMemory/b {
+				return errorf("resources", "total memory must be at most 1E")
+			}
+			continue
+		}
 		if nslots*int64(c.Count) > MaxCount {
 			return errorf("resources", "total %s count must be <= %d", c.Type, MaxCount)
 		}

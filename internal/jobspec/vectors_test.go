@@ -26,7 +26,7 @@ func TestFluxCoreVectors(t *testing.T) {
 		noSystem  = "attributes.system is a required key in jobspec V1"
 		noDurV1   = "attributes.system.duration is a required key in jobspec V1"
 		onlyV1    = "only version 1 jobspec is supported"
-		slotTypes = "slot with type must be core or gpu"
+		slotTypes = "slot with type must be core, gpu or memory"
 	)
 	want := map[string]string{
 		// valid_v1: every file is accepted.
@@ -81,7 +81,7 @@ func TestFluxCoreVectors(t *testing.T) {
 		"invalid_v1/slot_node.yaml":                inSlots,
 		"invalid_v1/task_count_per_resource.yaml":  "count per_slot or total must be set: jobspec V1 does not allow per_resource",
 		"invalid_v1/version_wrong.yaml":            onlyV1 + " (got version 2)",
-		"invalid_v1/with_toomany.yaml":             "slot with array must have 1-2 elements (got 3)",
+		"invalid_v1/with_toomany.yaml":             "slot with type must be core, gpu or memory: jobspec V1 does not allow 'smurf' in a slot",
 		"invalid_v1/with_whatnow.yaml":             slotTypes + ": jobspec V1 does not allow 'piglets' in a slot",
 
 		"invalid/attributes_bad_entry.yaml":             "unknown attributes section foo",

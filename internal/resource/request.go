@@ -63,6 +63,9 @@ type Request struct {
 	NSlots int
 	// CoresPerSlot and GPUsPerSlot size one slot; a slot is on one node.
 	CoresPerSlot, GPUsPerSlot int
+	// MemPerSlot is the memory of one slot in bytes, 0 for none asked
+	// (the slot's memory vertex, jobspec.Counts.MemPerSlot).
+	MemPerSlot uint64
 	// Exclusive asks for whole nodes; it needs NNodes > 0.
 	Exclusive bool
 	// Duration is the time limit in seconds, 0 for none.
@@ -103,6 +106,7 @@ func RequestFromJobspec(js *jobspec.Jobspec) (Request, error) {
 		NSlots:       c.NSlots,
 		CoresPerSlot: c.CoresPerSlot,
 		GPUsPerSlot:  c.GPUsPerSlot,
+		MemPerSlot:   c.MemPerSlot,
 		Exclusive:    c.Exclusive,
 		Duration:     c.Duration,
 	}
