@@ -16,15 +16,15 @@ type Options struct {
 	GPUsPerTask  int // -g: gpus per task (default none)
 	// MemPerSlot is --mem: the memory of each task slot in bytes, 0 for
 	// none asked. It becomes the slot's memory vertex.
-	MemPerSlot uint64
-	Nodes        int // -N: number of nodes (default: the scheduler picks)
-	Exclusive    bool
-	Duration     float64 // -t, in seconds; 0 is unlimited
-	Command      []string
-	Cwd          string
-	Name         string // attributes.system.job.name
-	Queue        string
-	Environment  map[string]string // nil is an empty environment
+	MemPerSlot  uint64
+	Nodes       int // -N: number of nodes (default: the scheduler picks)
+	Exclusive   bool
+	Duration    float64 // -t, in seconds; 0 is unlimited
+	Command     []string
+	Cwd         string
+	Name        string // attributes.system.job.name
+	Queue       string
+	Environment map[string]string // nil is an empty environment
 	// Constraints is an RFC 31 object (map, json.RawMessage, or anything
 	// encoding/json writes as an object), or nil.
 	Constraints any
