@@ -88,6 +88,8 @@ const (
 	flagNTasks    = "ntasks"
 	flagCores     = "cores-per-task"
 	flagGPUs      = "gpus-per-task"
+	flagMem       = "mem"
+	flagMemPerCPU = "mem-per-cpu"
 	flagNodes     = "nodes"
 	flagExclusive = "exclusive"
 	flagTime      = "time-limit"
@@ -115,7 +117,7 @@ const (
 )
 
 // jobFlags are the options that shape a job; --jobspec takes none of them.
-var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagNodes, flagExclusive, flagTime, flagQueue,
+var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagMem, flagMemPerCPU, flagNodes, flagExclusive, flagTime, flagQueue,
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
 	flagOutput, flagError, flagInput, flagTarget, flagSetopt}
 
@@ -126,6 +128,8 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.IntFlag{Name: flagNTasks, Aliases: []string{"n"}, Usage: "`N` tasks", DefaultText: "1, or one per node with -N"},
 		&cli.IntFlag{Name: flagCores, Aliases: []string{"c"}, Usage: "`N` cores per task", DefaultText: "1"},
 		&cli.IntFlag{Name: flagGPUs, Aliases: []string{"g"}, Usage: "`N` GPUs per task"},
+		&cli.StringFlag{Name: flagMem, Usage: "memory per task slot, a `SIZE`: 512M, 4G, 1.5T; a bare number means megabytes", DefaultText: "the queue's default, else none asked"},
+		&cli.StringFlag{Name: flagMemPerCPU, Usage: "memory per core, a `SIZE` (Slurm's): the slot gets SIZE x --cores-per-task", DefaultText: "none"},
 		&cli.IntFlag{Name: flagNodes, Aliases: []string{"N"}, Usage: "`N` nodes", DefaultText: "as the scheduler places the tasks"},
 		&cli.BoolFlag{Name: flagExclusive, Aliases: []string{"x"}, Usage: "with -N, whole nodes (implied by -N without -n)", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTime, Aliases: []string{"t"}, Usage: "time limit, an `FSD`: e.g. 30s, 1.5h; a bare number means minutes", DefaultText: "the queue's default, else none"},
@@ -441,6 +445,11 @@ func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
 			return nil, exitcode.UsageErrorf("--%s: %s", chk.flag, chk.msg)
 		}
 	}
+	mem, err := memPerSlot(c, o.CoresPerTask)
+	if err != nil {
+		return nil, err
+	}
+	o.MemPerSlot = mem
 	// The job runs in --cwd, else where it was submitted; a relative
 	// --cwd is taken from there too (a jobspec's cwd is absolute).
 	o.Cwd = c.String(flagCwd)
@@ -880,4 +889,32 @@ func setShellOption(opts map[string]any, opt string) error {
 	}
 	m[parts[len(parts)-1]] = val
 	return nil
+}
+
+// memPerSlot reads --mem, or --mem-per-cpu times the cores of a slot (a
+// slot is one task's cores, so Slurm's per-CPU memory maps to it exactly);
+// 0 when neither is given.
+func memPerSlot(c *cli.Context, coresPerTask int) (uint64, error) {
+	if c.IsSet(flagMem) && c.IsSet(flagMemPerCPU) {
+		return 0, exitcode.UsageErrorf("--mem and --mem-per-cpu are mutually exclusive")
+	}
+	flag := flagMem
+	if c.IsSet(flagMemPerCPU) {
+		flag = flagMemPerCPU
+	}
+	if !c.IsSet(flag) {
+		return 0, nil
+	}
+	n, err := jobspec.ParseMemory(c.String(flag))
+	if err != nil {
+		return 0, exitcode.UsageErrorf("--%s: %v", flag, err)
+	}
+	if flag == flagMemPerCPU {
+		cores := uint64(max(coresPerTask, 1))
+		if n > jobspec.MaxMemory/cores {
+			return 0, exitcode.UsageErrorf("--%s: %s per core x %d cores is over the largest allowed, 1E", flag, c.String(flag), cores)
+		}
+		n *= cores
+	}
+	return n, nil
 }
