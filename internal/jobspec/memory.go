@@ -2,6 +2,8 @@ package jobspec
 
 import (
 	"fmt"
+	"math/bits"
+	"strconv"
 	"strings"
 )
 
@@ -120,4 +122,32 @@ func ParseMemory(s string) (uint64, error) {
 		return 0, fmt.Errorf("memory size %q is over the largest allowed, 1E", s)
 	}
 	return n, nil
+}
+
+// FormatMemory writes a memory size for people, in the largest unit of
+// 1024 it reaches, with one decimal where the size is not whole in it:
+// 12G, 6.3G, 512M, 0 (ParseMemory reads a whole one back exactly). The
+// one way sizes of memory are shown: pending reasons, fluxres, fluxq info.
+func FormatMemory(n uint64) string {
+	units := []struct {
+		suffix string
+		shift  uint
+	}{{"P", 50}, {"T", 40}, {"G", 30}, {"M", 20}, {"K", 10}}
+	for _, u := range units {
+		if n < 1<<u.shift {
+			continue
+		}
+		if n&(1<<u.shift-1) == 0 {
+			return strconv.FormatUint(n>>u.shift, 10) + u.suffix
+		}
+		// One decimal, rounded down so that free memory is never shown
+		// as more than it is.
+		hi, lo := bits.Mul64(n, 10)
+		tenths := hi<<(64-u.shift) | lo>>u.shift
+		if tenths%10 == 0 {
+			return strconv.FormatUint(tenths/10, 10) + u.suffix
+		}
+		return strconv.FormatUint(tenths/10, 10) + "." + strconv.FormatUint(tenths%10, 10) + u.suffix
+	}
+	return strconv.FormatUint(n, 10) + "B"
 }

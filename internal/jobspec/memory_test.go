@@ -112,6 +112,20 @@ func TestFromOptionsMemory(t *testing.T) {
 	}
 }
 
+func TestFormatMemory(t *testing.T) {
+	for _, tc := range []struct {
+		n    uint64
+		want string
+	}{
+		{0, "0B"}, {1000, "1000B"}, {1 << 10, "1K"}, {12 << 30, "12G"}, {512 << 20, "512M"},
+		{6<<30 + 330<<20, "6.3G"}, {3 << 39, "1.5T"}, {1<<30 + 1, "1G"}, {2<<30 - 1, "1.9G"},
+	} {
+		if got := FormatMemory(tc.n); got != tc.want {
+			t.Errorf("FormatMemory(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
+
 func FuzzParseMemory(f *testing.F) {
 	for _, s := range []string{"512M", "4G", "1.5T", "2048", "1e3k", "", "G"} {
 		f.Add(s)
