@@ -75,6 +75,9 @@ func (j *job) adoptedGone() bool {
 				gone = false
 			}
 		}
+		if d := j.rec.MemCgroup; gone && d != "" && !removeCgroupDir(d) {
+			gone = false
+		}
 		return gone
 	}
 	for _, p := range j.rec.Procs {

@@ -1,0 +1,153 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/fluid"
+	fjob "github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
+)
+
+func TestOOMKillCount(t *testing.T) {
+	tests := []struct {
+		name, file string
+		want       uint64
+	}{
+		{"v1 none", "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n", 0},
+		{"v1 one", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", 1},
+		{"v2", "low 0\nhigh 0\nmax 12\noom 3\noom_kill 2\noom_group_kill 0\n", 2},
+		{"v2 oom_group_kill is not oom_kill", "oom_group_kill 5\n", 0},
+		{"old kernel without the line", "oom_kill_disable 0\nunder_oom 0\n", 0},
+		{"empty", "", 0},
+		{"garbage", "oom_kill lots\n", 0},
+		{"no newline", "oom_kill 7", 7},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := oomKillCount([]byte(tc.file)); got != tc.want {
+				t.Errorf("oomKillCount(%q) = %d, want %d", tc.file, got, tc.want)
+			}
+		})
+	}
+}
+
+func FuzzOOMKillCount(f *testing.F) {
+	f.Add([]byte("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n"))
+	f.Add([]byte("oom 1\noom_kill 18446744073709551615\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		oomKillCount(b) // never panics
+	})
+}
+
+func TestOOMNote(t *testing.T) {
+	tests := []struct {
+		limit, kills uint64
+		want         string
+	}{
+		{64 << 20, 1, "memory limit 64M exceeded: the kernel's OOM killer ended 1 process of the job"},
+		{3 << 30, 2, "memory limit 3G exceeded: the kernel's OOM killer ended 2 processes of the job"},
+	}
+	for _, tc := range tests {
+		if got := oomNote(tc.limit, tc.kills); got != tc.want {
+			t.Errorf("oomNote(%d, %d) = %q, want %q", tc.limit, tc.kills, got, tc.want)
+		}
+	}
+}
+
+// memModes are the containments of modes(t) under which this machine
+// enforces memory limits.
+func memModes(t *testing.T) []string {
+	var out []string
+	for _, m := range modes(t) {
+		h := newHarness(t, m)
+		if how, why := h.r.Memory(); how != "" {
+			out = append(out, m)
+		} else {
+			t.Logf("%s: memory limits not enforced: %s", m, why)
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no cgroup memory controller here")
+	}
+	return out
+}
+
+// A job over its limit ends with exception oom, once its processes are
+// gone, with the status its tasks had; one under it, and one with no
+// limit, end as they would anywhere; their memory cgroups go with them.
+func TestMemoryLimit(t *testing.T) {
+	const limit = 64 << 20
+	hog := sh("head -c 400000000 /dev/zero | tail")
+	small := sh("head -c 1000000 /dev/zero | tail | wc -c >/dev/null")
+	for _, mode := range memModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			h.t = t
+			tests := []struct {
+				name    string
+				command []string
+				memory  uint64
+				want    []summary
+			}{
+				{"over the limit", hog, limit, []summary{
+					{Exc: TypeOOM + ": " + oomNote(limit, 1)},
+					{Status: fjob.WaitStatusExited(137), Known: true}}},
+				{"under the limit", small, limit, []summary{{Status: 0, Known: true}}},
+				{"no limit", small, 0, []summary{{Status: 0, Known: true}}},
+			}
+			for i, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					h.t = t
+					s := spec(t, fluid.ID(7100+i), jobspec.Options{Command: tc.command}, 1, "0")
+					s.Memory = tc.memory
+					rec := h.launch(s)
+					if (rec.MemCgroup != "") != (tc.memory > 0 && !h.r.mem.v2) {
+						t.Errorf("memory cgroup %q for a limit of %d", rec.MemCgroup, tc.memory)
+					}
+					if diff := cmp.Diff(tc.want, summarize(h.wait(s.ID))); diff != "" {
+						t.Errorf("events (-want +got):\n%s", diff)
+					}
+					if rec.MemCgroup != "" {
+						if _, err := os.Stat(rec.MemCgroup); !os.IsNotExist(err) {
+							t.Errorf("memory cgroup %s left behind: %v", rec.MemCgroup, err)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// A memory cgroup made in Prepare goes with Discard.
+func TestMemoryLimitDiscard(t *testing.T) {
+	for _, mode := range memModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			h.t = t
+			s := spec(t, 7200, jobspec.Options{Command: []string{"true"}}, 1, "0")
+			s.Memory = 32 << 20
+			rec, err := h.r.Prepare(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.r.Discard(s.ID)
+			for _, d := range append(rec.Cgroup, rec.MemCgroup) {
+				if d == "" || isSlot(d) {
+					continue
+				}
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					t.Errorf("%s left behind: %v", d, err)
+				}
+			}
+			if rec.MemCgroup != "" {
+				if b, err := os.ReadFile(filepath.Join(filepath.Dir(rec.MemCgroup), "tasks")); err != nil || len(b) != 0 {
+					t.Errorf("the parent memory cgroup holds tasks %q (%v)", b, err)
+				}
+			}
+		})
+	}
+}
