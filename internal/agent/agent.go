@@ -260,7 +260,7 @@ func New(opts Options) (*Agent, error) {
 func (a *Agent) writeMemoryStatus() {
 	how, why := a.run.Memory()
 	if how == "" {
-		a.log.Warn(agentproto.NotEnforcedLine(why))
+		a.log.Info(agentproto.NotEnforcedLine(why))
 	}
 	path := filepath.Join(a.dir, agentproto.MemoryFile)
 	tmp := path + "." + a.opts.Build + ".tmp"

@@ -109,7 +109,7 @@ func Run(conn wire.Conn, opts Options) error {
 		if why := a.Hello.MemoryNotEnforced; why != "" && len(r.agents) == 0 {
 			// The agent that takes new jobs: their memory is scheduled,
 			// not enforced.
-			opts.Log.Warn(agentproto.NotEnforcedLine(why), "agent", a.Name)
+			opts.Log.Info(agentproto.NotEnforcedLine(why), "agent", a.Name)
 		}
 		l := &agentLink{Agent: a, retiring: a.Hello.Retiring}
 		r.agents = append(r.agents, l)
