@@ -29,6 +29,15 @@ const (
 	noteOOM = "memory limit %s exceeded: the kernel's OOM killer ended %d %s of the job"
 )
 
+// Modes of the v1 memory cgroups: the jobs' parent is passable but not
+// listable, and a job's cgroup is the runner's alone, so that a guest's job
+// neither lists the others' nor reads their use; their files are the
+// runner's (root's, for guests' jobs), so no guest can lift a limit.
+const (
+	memParentMode = 0o711
+	memJobMode    = 0o700
+)
+
 // memLimits puts the jobs that have a memory limit (Spec.Memory) under
 // it, with the cgroup memory controller, where there is one:
 //
@@ -133,12 +142,15 @@ func newMemLimitsV1(name string) (*memLimits, error) {
 		return nil, err
 	}
 	m := &memLimits{parent: filepath.Join(self, name), selfTasks: -1}
-	if err := os.Mkdir(m.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(m.parent, memParentMode); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, err
+	}
+	if err := os.Chmod(m.parent, memParentMode); err != nil {
 		return nil, err
 	}
 	probe := filepath.Join(m.parent, "probe")
 	os.Remove(probe)
-	if err := os.Mkdir(probe, 0o755); err != nil {
+	if err := os.Mkdir(probe, memJobMode); err != nil {
 		return nil, err
 	}
 	defer os.Remove(probe)
@@ -192,11 +204,11 @@ func (m *memLimits) limitV2(dir string, n uint64) error {
 // and returns its directory.
 func (m *memLimits) createV1(id uint64, n uint64) (string, error) {
 	dir := filepath.Join(m.parent, strconv.FormatUint(id, 10))
-	err := os.Mkdir(dir, 0o755)
+	err := os.Mkdir(dir, memJobMode)
 	if errors.Is(err, os.ErrNotExist) {
 		// The parent went with an earlier runner's Close.
-		if err = os.Mkdir(m.parent, 0o755); err == nil || errors.Is(err, os.ErrExist) {
-			err = os.Mkdir(dir, 0o755)
+		if err = os.Mkdir(m.parent, memParentMode); err == nil || errors.Is(err, os.ErrExist) {
+			err = os.Mkdir(dir, memJobMode)
 		}
 	}
 	if errors.Is(err, os.ErrExist) {
@@ -205,7 +217,7 @@ func (m *memLimits) createV1(id uint64, n uint64) (string, error) {
 		if !removeCgroupDir(dir) {
 			return "", fmt.Errorf("cgroup %s: still holds processes", dir)
 		}
-		err = os.Mkdir(dir, 0o755)
+		err = os.Mkdir(dir, memJobMode)
 	}
 	if err != nil {
 		return "", err

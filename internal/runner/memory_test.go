@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,4 +151,49 @@ func TestMemoryLimitDiscard(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A guest's job under a limit can neither lift it nor see another job's
+// memory cgroup: it runs as the guest, and the cgroups are root's, the
+// jobs' private (v1: the parent passable, not listable).
+func TestGuestMemoryLimit(t *testing.T) {
+	guest := nobody(t)
+	dir := guestTree(t)
+	h := newHarness(t, "auto")
+	h.t = t
+	if h.r.mem == nil || h.r.mem.v2 {
+		t.Skip("no v1 memory cgroups here")
+	}
+	h.jobs = filepath.Join(dir, "jobs")
+	h.r.opts.JobsDir = h.jobs
+	other := spec(t, 7300, jobspec.Options{Command: []string{"sleep", "300"}}, 1, "0")
+	other.Memory = 128 << 20
+	orec := h.launch(other)
+	// The guest's own memory cgroup, from /proc/self/cgroup and the
+	// memory hierarchy's mount: the same path the runner made.
+	script := `set -u
+mine=$(awk -F: '$2 ~ /(^|,)memory(,|$)/ { print $3 }' /proc/self/cgroup)
+mnt=$(awk '$9 == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $5 }' /proc/self/mountinfo)
+echo "mine $mnt$mine"
+echo 1073741824 > "$mnt$mine/memory.limit_in_bytes" && echo lifted
+ls "$mnt$(dirname "$mine")" && echo listed
+cat "$1/memory.usage_in_bytes" && echo seen
+true`
+	s := spec(t, 7301, jobspec.Options{Command: []string{"sh", "-c", script, "sh", orec.MemCgroup}, Cwd: filepath.Join(dir, "work")}, 1, "0")
+	s.UserID = guest.Uid
+	s.Memory = 64 << 20
+	rec := h.launch(s)
+	if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(s.ID))); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	out := readFile(t, filepath.Join(h.dir(s.ID), "stdout"))
+	if want := "mine " + rec.MemCgroup + "\n"; out != want {
+		t.Errorf("stdout %q, want %q alone", out, want)
+	}
+	errs := readFile(t, filepath.Join(h.dir(s.ID), "stderr"))
+	if n := strings.Count(errs, "ermission denied"); n != 3 {
+		t.Errorf("stderr %q: want 3 refusals", errs)
+	}
+	h.r.Terminate(other.ID)
+	h.wait(other.ID)
 }
