@@ -62,7 +62,7 @@ const (
 // exception "oom", whatever its status. Only the job's own processes are
 // candidates: the OOM killer of a memory cgroup looks at its processes
 // (thread group leaders) alone, so the agent's forking thread, never its
-// process's leader (see forkOffMain), is not one.
+// process's leader (see job.fork), is not one.
 type memLimits struct {
 	v2 bool
 	// parent is v1's <own memory cgroup>/<CgroupName>.

@@ -47,6 +47,14 @@
 // left in it is killed, and the job ends when the cgroup is empty, and
 // removed or given back to the pool.
 //
+// # Memory limits
+//
+// A job with a memory limit (Spec.Memory) runs under it where there is a
+// memory controller beside the containment (memory.go): its cgroup's
+// memory.max with v2's controller, else a cgroup of its own in v1's
+// memory hierarchy. A job the OOM killer reached ends with exception
+// "oom"; Memory() says how limits are enforced, or why they are not.
+//
 // # The job folder
 //
 // <JobsDir>/<id in decimal>/ is where a job's files are, for people,
