@@ -262,7 +262,7 @@ func (a *Agent) writeMemoryStatus() {
 	if how == "" {
 		a.log.Info(agentproto.NotEnforcedLine(why))
 	}
-	path := filepath.Join(a.dir, agentproto.MemoryFile)
+	path := filepath.Join(a.opts.StateDir, agentproto.MemoryFile)
 	tmp := path + "." + a.opts.Build + ".tmp"
 	err := os.WriteFile(tmp, agentproto.FormatMemoryStatus(how, why), 0o644)
 	if err == nil {

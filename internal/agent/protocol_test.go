@@ -655,7 +655,7 @@ func TestStartMemoryLimit(t *testing.T) {
 	if h.Memory != "" || h.MemoryNotEnforced != "scripted" {
 		t.Errorf("hello memory = %q, not enforced %q", h.Memory, h.MemoryNotEnforced)
 	}
-	b, err := os.ReadFile(filepath.Join(state, agentproto.Dir, agentproto.MemoryFile))
+	b, err := os.ReadFile(filepath.Join(state, agentproto.MemoryFile))
 	if how, why, ok := agentproto.ParseMemoryStatus(b); err != nil || !ok || how != "" || why != "scripted" {
 		t.Errorf("%s = %q (%v)", agentproto.MemoryFile, b, err)
 	}

@@ -5,11 +5,13 @@ import (
 	"strings"
 )
 
-// MemoryFile is the agent's word on memory limits, in the agents' folder
-// (<state>/agent/memory-limits), for the commands that say it without a
-// fluxsched to ask (fluxres status): one line, as FormatMemoryStatus
-// writes it, rewritten by each agent as it starts. It is readable by
-// every user who can reach the folder.
+// MemoryFile is the last exec agent's word on memory limits, in the state
+// directory (<state>/memory-limits), for the commands that say it without
+// a fluxsched to ask (fluxres status): one line, as FormatMemoryStatus
+// writes it, rewritten by each agent as it starts, and left when it
+// exits (the agents' folder is left empty), since the next agent, on the
+// same host, says the same. It is readable by every user who can reach
+// the state directory.
 const MemoryFile = "memory-limits"
 
 // Memory status lines, as FormatMemoryStatus writes them.

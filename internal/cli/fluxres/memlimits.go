@@ -22,7 +22,7 @@ func memoryLimits(c *cli.Context) (how, whyNot string) {
 	if err != nil {
 		return "", ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, agentproto.Dir, agentproto.MemoryFile))
+	b, err := os.ReadFile(filepath.Join(dir, agentproto.MemoryFile))
 	if err != nil {
 		return "", ""
 	}
