@@ -197,3 +197,52 @@ true`
 	h.r.Terminate(other.ID)
 	h.wait(other.ID)
 }
+
+// The v2 files, on a directory that stands for a cgroup (this machine's
+// v2 tree has no memory controller): the limit and swap.max 0 set, then
+// lifted; the oom_kill count read from memory.events.
+func TestMemoryV2Files(t *testing.T) {
+	tests := []struct {
+		name     string
+		swap     bool
+		limit    uint64
+		max, swp string
+	}{
+		{"limit", true, 64 << 20, "67108864", "0"},
+		{"lifted", true, 0, "max", "max"},
+		{"no swap accounting", false, 1 << 30, "1073741824", "untouched"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range []string{"memory.max", "memory.swap.max"} {
+				if err := os.WriteFile(filepath.Join(dir, f), []byte("untouched"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := &memLimits{v2: true, selfTasks: -1, swap: tc.swap}
+			if err := m.limitV2(dir, tc.limit); err != nil {
+				t.Fatal(err)
+			}
+			if got := readFile(t, filepath.Join(dir, "memory.max")); !strings.HasPrefix(got, tc.max) {
+				t.Errorf("memory.max = %q, want %q", got, tc.max)
+			}
+			if got := readFile(t, filepath.Join(dir, "memory.swap.max")); !strings.HasPrefix(got, tc.swp) {
+				t.Errorf("memory.swap.max = %q, want %q", got, tc.swp)
+			}
+		})
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "memory.events"), []byte("low 0\nhigh 0\nmax 40\noom 2\noom_kill 2\noom_group_kill 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if n := oomKills(dir, true); n != 2 {
+		t.Errorf("oomKills = %d, want 2", n)
+	}
+	if n := oomKills(dir, false); n != 0 {
+		t.Errorf("oomKills of a v1 file that is not there = %d, want 0", n)
+	}
+	if err := (&memLimits{v2: true}).limitV2(filepath.Join(dir, "gone"), 1); err == nil {
+		t.Error("limitV2 of a cgroup that is not there: no error")
+	}
+}
