@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +245,46 @@ func TestMemoryV2Files(t *testing.T) {
 	}
 	if err := (&memLimits{v2: true}).limitV2(filepath.Join(dir, "gone"), 1); err == nil {
 		t.Error("limitV2 of a cgroup that is not there: no error")
+	}
+}
+
+// A job adopted from a dead runner's record, which the OOM killer reaches
+// after the adoption, ends with exception oom before its end, whose
+// status is lost; its memory cgroup goes with it.
+func TestMemoryLimitAdopted(t *testing.T) {
+	const limit = 64 << 20
+	for _, mode := range memModes(t) {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, mode)
+			h.t = t
+			cwd := t.TempDir()
+			s := spec(t, 7400, jobspec.Options{Command: sh(`echo up > up; while [ ! -e go ]; do sleep 0.05; done; head -c 400000000 /dev/zero | tail`), Cwd: cwd}, 1, "0")
+			s.Memory = limit
+			rec := h.launch(s)
+			if rec.Memory != limit {
+				t.Errorf("record's memory %d, want %d", rec.Memory, limit)
+			}
+			waitFile(t, filepath.Join(cwd, "up"))
+			h.r.Close()
+
+			h2 := newHarness(t, mode)
+			h2.t = t
+			h2.r.Adopt(*rec)
+			if err := os.WriteFile(filepath.Join(cwd, "go"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := []summary{{Exc: TypeOOM + ": " + oomNote(limit, 1)}, {Known: false}}
+			if diff := cmp.Diff(want, summarize(h2.wait(s.ID))); diff != "" {
+				t.Errorf("adopted: events (-want +got):\n%s", diff)
+			}
+			for _, d := range append(slices.Clone(rec.Cgroup), rec.MemCgroup) {
+				if d == "" || isSlot(d) {
+					continue
+				}
+				if _, err := os.Stat(d); !os.IsNotExist(err) {
+					t.Errorf("%s left behind: %v", d, err)
+				}
+			}
+		})
 	}
 }

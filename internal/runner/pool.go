@@ -277,6 +277,13 @@ func adoptedSlotGone(dir string, id uint64) bool {
 	return removeCgroupDir(dir)
 }
 
+// slotMarkedDir reports whether the slot dir is marked with job id.
+func slotMarkedDir(dir string, id uint64) bool {
+	var buf [32]byte
+	n, err := unix.Getxattr(dir, jobAttr, buf[:])
+	return err == nil && string(buf[:n]) == strconv.FormatUint(id, 10)
+}
+
 // isSlot reports whether a cgroup dir is a slot of a pool.
 func isSlot(dir string) bool {
 	_, ok := slotNumber(filepath.Base(dir))

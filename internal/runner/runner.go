@@ -202,6 +202,11 @@ type Record struct {
 	// Cgroup, when it has a memory limit there (see memLimits): removed
 	// once empty, as Cgroup's.
 	MemCgroup string `json:"memory_cgroup,omitempty"`
+	// Memory is the job's memory limit where it is enforced (bytes; 0:
+	// none), and OOMBase its v2 cgroup's oom_kill count at the start: a
+	// later runner that adopts the job still tells an OOM kill.
+	Memory  uint64 `json:"memory,omitempty"`
+	OOMBase uint64 `json:"oom_base,omitempty"`
 	// Procs are the tasks in subreaper mode, filled by Launch.
 	Procs      []Proc        `json:"procs,omitempty"`
 	Expiration time.Time     `json:"expiration"` // zero: none
@@ -638,6 +643,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 	}
 	j.mu.Lock()
 	j.rec.Cgroup = cgroup
+	j.rec.Memory, j.rec.OOMBase = j.memLimit, j.oomBase
 	rec := *j.rec
 	j.mu.Unlock()
 	rec.Cgroup = slices.Clone(rec.Cgroup)
@@ -1328,13 +1334,13 @@ func (j *job) finish() {
 		delete(r.jobs, j.id)
 	}
 	r.mu.Unlock()
+	if j.oomKills > 0 {
+		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeOOM, Severity: 0, Note: oomNote(j.memLimit, j.oomKills)}})
+	}
 	if j.adopted {
 		j.unlockStray()
 		r.emit(j, Event{End: &End{Known: false}})
 		return
-	}
-	if j.oomKills > 0 {
-		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeOOM, Severity: 0, Note: oomNote(j.memLimit, j.oomKills)}})
 	}
 	if j.outErr != nil {
 		// The job ran, but lost output: it ends with an exception that
