@@ -167,7 +167,24 @@ func newMemLimitsV1(name string) (*memLimits, error) {
 		unix.Close(m.selfTasks)
 		return nil, err
 	}
+	m.sweep()
 	return m, nil
+}
+
+// sweep removes the empty job cgroups that dead runners left whose
+// records were lost (a record's adopter finds its cgroup gone, which is
+// what it waits for). Only a runner of this instance and build makes them
+// and only one such runs; an agent of another build takes no new job.
+func (m *memLimits) sweep() {
+	ents, err := os.ReadDir(m.parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if _, err := strconv.ParseUint(e.Name(), 10, 64); err == nil && e.IsDir() {
+			unix.Rmdir(filepath.Join(m.parent, e.Name())) // fails while populated
+		}
+	}
 }
 
 // writeFile writes v to the cgroup file dir/name, as the kernel wants it:

@@ -288,3 +288,20 @@ func TestMemoryLimitAdopted(t *testing.T) {
 		})
 	}
 }
+
+// An empty v1 memory cgroup a dead runner left (its record lost) goes
+// when the next runner starts.
+func TestMemoryLeftoverSwept(t *testing.T) {
+	h := newHarness(t, "auto")
+	if h.r.mem == nil || h.r.mem.v2 {
+		t.Skip("no v1 memory cgroups here")
+	}
+	left := filepath.Join(h.r.mem.parent, "7500")
+	if err := os.Mkdir(left, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h2 := newHarness(t, "auto")
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("%s left behind by %s: %v", left, h2.r.mem.parent, err)
+	}
+}
