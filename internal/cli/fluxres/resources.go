@@ -186,7 +186,9 @@ func statusCommand() *cli.Command {
 		Description: `Groups the nodes by status: avail (takes work), draining (drained, a job
 still runs), drained (drained and empty), offline, reserved (set aside by
 a reservation), each with its count, nodes, and the drain reason or the
-reservation. Use it to see why a node takes no jobs.
+reservation. Use it to see why a node takes no jobs. Where jobs' memory
+limits are scheduled but not enforced (no cgroup memory controller for
+the exec agent), a last line says so, and why.
 
 EXAMPLES:
   # Every node's status
@@ -221,8 +223,17 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return output.PrintObject(p, map[string]any{"nodes": nodes}, func(w io.Writer) error {
-				return printStatus(w, nodes)
+			obj := map[string]any{"nodes": nodes}
+			how, whyNot := memoryLimits(c)
+			if m := memoryLimitsJSON(how, whyNot); m != nil {
+				obj["memory_limits"] = m
+			}
+			return output.PrintObject(p, obj, func(w io.Writer) error {
+				if err := printStatus(w, nodes); err != nil {
+					return err
+				}
+				printMemoryLimits(w, whyNot)
+				return nil
 			})
 		}),
 	}
