@@ -584,19 +584,35 @@ func discoverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
 		Usage: "what this machine has, as R and as a [[resource.config]] snippet",
-		Description: `Reads what this machine has (hostname, cores from sysfs, GPUs) as
+		Description: `Reads what this machine has (hostname, cores from sysfs, GPUs, and
+memory: /proc/meminfo's MemTotal less a reserve for the system) as
 fluxsched does when its config has no [[resource.config]], and prints it
 as a config snippet to start from, or with --json as the machine, its R
-and the config entry. It needs no instance.
+and the config entry. --memory-reserve is [resource] memory-reserve, for
+a config that sets it. It needs no instance.
 
 EXAMPLES:
   # What fluxsched would find here
   $ fluxres discover
 
   # Start a config from it
-  $ fluxres discover > /etc/fluxq/resources.toml`,
-		Flags: []cli.Flag{output.JSONFlag()},
+  $ fluxres discover > /etc/fluxq/resources.toml
+
+  # Leave 8G of memory to the system, not the default
+  $ fluxres discover --memory-reserve 8G`,
+		Flags: []cli.Flag{
+			output.JSONFlag(),
+			&cli.StringFlag{Name: "memory-reserve", Usage: "leave `SIZE` of memory to the system, as [resource] memory-reserve does (0: none)", DefaultText: "5% of the memory, at least 512M, at most 4G"},
+		},
 		Action: exitcode.Action(func(c *cli.Context) error {
+			var reserve resource.MemoryReserve
+			if c.IsSet("memory-reserve") {
+				n, err := parseReserve(c.String("memory-reserve"))
+				if err != nil {
+					return exitcode.UsageErrorf("--memory-reserve: %v", err)
+				}
+				reserve = resource.MemoryReserve{Bytes: n, Set: true}
+			}
 			host, err := os.Hostname()
 			if err != nil {
 				return err
@@ -614,6 +630,7 @@ EXAMPLES:
 				// command name already does.
 				return errors.New(strings.TrimPrefix(err.Error(), "discover: "))
 			}
+			m.Reserve(reserve)
 			p, err := output.FromContext(c)
 			if err != nil {
 				return err
@@ -622,6 +639,15 @@ EXAMPLES:
 			return output.PrintObject(p, doc, m.WriteConfig)
 		}),
 	}
+}
+
+// parseReserve reads --memory-reserve as internal/config reads [resource]
+// memory-reserve: a size as --mem takes it, or 0 for none.
+func parseReserve(s string) (uint64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return jobspec.ParseMemory(s)
 }
 
 // discovered is `fluxres discover --json`: the machine, its R, and the
