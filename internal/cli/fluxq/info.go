@@ -32,6 +32,7 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // shows it, with its jobspec, R (null until allocated) and eventlog.
 type infoJSON struct {
 	jobJSON
+	memoryJSON
 	Jobspec  json.RawMessage  `json:"jobspec"`
 	R        json.RawMessage  `json:"R"`
 	Eventlog []eventlog.Event `json:"eventlog"`
@@ -102,7 +103,7 @@ func (e *env) info(c *cli.Context) error {
 		info.Summary.Command = jobspecCommand(info.Jobspec)
 	}
 	now := e.now()
-	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
+	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), memoryJSON: memoryOf(info).json(), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
 	if doc.Eventlog == nil {
 		doc.Eventlog = []eventlog.Event{}
 	}
@@ -139,6 +140,9 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 	add("nnodes", strconv.Itoa(s.NNodes))
 	add("ncores", strconv.Itoa(s.NCores))
 	add("ngpus", strconv.Itoa(s.NGPUs))
+	if m := memoryOf(info); m.shown() {
+		add("memory", m.line())
+	}
 	if s.Duration > 0 {
 		add("duration", fsd.Format(s.Duration))
 	} else {
