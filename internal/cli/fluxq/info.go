@@ -45,9 +45,11 @@ func (e *env) infoCommand() *cli.Command {
 		ArgsUsage: "ID [jobspec|R|eventlog]",
 		Description: `Shows one job: its state and result, submit, start and end times, the
 resources it was given (R), its exception and exit status, and once it
-finished the CPU time and peak memory its processes used. Use it to
-find out what became of a job. With a KEY, prints that part as stored
-instead: the jobspec or R as JSON, the eventlog as RFC 18 lines.
+finished the CPU time and peak memory its processes used. A job that
+asks for memory gets a memory line: asked (in all, and per slot),
+granted (by its R) and its peak, side by side. Use it to find out what
+became of a job. With a KEY, prints that part as stored instead: the
+jobspec or R as JSON, the eventlog as RFC 18 lines.
 
 EXAMPLES:
   # What became of a job
