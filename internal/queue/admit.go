@@ -36,8 +36,9 @@ func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(forma
 // Admit assigns a job to its queue and applies the queue's policy, as
 // Flux's ingest and job manager do, in this order: the default queue when
 // none is named; the queue must exist and be enabled; the access policy;
-// the jobspec defaults (duration, and memory per slot); the limits, against the job's derived counts; and
-// last the queue's required properties, and-ed into the job's constraints.
+// the jobspec defaults (duration, and memory per slot); the limits,
+// against the job's derived counts and total memory; and last the
+// queue's required properties, and-ed into the job's constraints.
 // The jobspec is changed in place; on error it must be discarded.
 func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error {
 	_, err := s.AdmitCanonical(js, states, u)
