@@ -94,6 +94,12 @@ func TestQueueTables(t *testing.T) {
 		{"bad size", "[queues.debug.policy.limits]\njob-size.max.ncores = -2\n",
 			"error parsing [queues.debug.policy.limits] config table: job-size.max.ncores: size must be -1 (unlimited), or >= 0"},
 		{"size of wrong type", "[policy.limits]\njob-size.max.ncores = \"2\"\n", "q.toml: [policy.limits.job-size.max]: ncores must be an integer"},
+		{"memory limits and default", "[policy.jobspec.defaults.system]\nmemory = \"1G\"\n[policy.limits]\njob-size.max.memory = \"64G\"\njob-size.min.memory = \"512M\"\n[queues.big.policy.limits]\njob-size.max.memory = \"unlimited\"\n", ""},
+		{"bad memory limit", "[queues.debug.policy.limits]\njob-size.max.memory = \"8Q\"\n",
+			"error parsing [queues.debug.policy.limits] config table: job-size.max.memory: invalid memory size \"8Q\" (want a size such as 512M, 4G or 1.5T)"},
+		{"memory limit in bytes", "[policy.limits]\njob-size.min.memory = 1024\n", "q.toml: [policy.limits.job-size.min]: memory must be a size string"},
+		{"bad default memory", "[policy.jobspec.defaults.system]\nmemory = \"-1\"\n",
+			"error parsing [policy.jobspec.defaults.system] config table: memory: invalid memory size \"-1\" (want a size such as 512M, 4G or 1.5T)"},
 		{"unknown key", "[queues.debug]\nrequire = [\"x\"]\n", `[queues.debug]: unknown key "require"`},
 		{"unknown policy key", "[queues.debug.policy.limits]\nwalltime = \"1h\"\n", `[queues.debug.policy.limits]: unknown key "walltime"`},
 		{"bad requires", "[queues.debug]\nrequires = [\"a|b\"]\n", "error parsing [queues.debug] config table: requires: "},
@@ -276,6 +282,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add("[[resource.config]]\nhosts = \"n[0-1]\"\ncores = \"0-3\"\n[sched]\nmode = \"limited=8\"\n")
 	f.Add("[exec]\nkill-timeout = \"1.5m\"\n")
 	f.Add("[sched\n")
+	f.Add("[policy.jobspec.defaults.system]\nmemory = \"1G\"\n[policy.limits]\njob-size.max.memory = \"8G\"\njob-size.min.memory = \"-1\"\n[queues.a.policy.jobspec.defaults.system]\nmemory = \"0\"\n")
 	f.Add("[policy.jobspec.defaults.system]\nqueue = \"batch\"\nduration = \"1h\"\n[policy.limits]\nduration = \"4h\"\njob-size.max.nnodes = 10\njob-size.min.ncores = -1\n[queues.batch]\nrequires = [\"batch\"]\n[queues.debug]\nrequires = [\"debug\"]\n[queues.debug.policy.limits]\nduration = \"0\"\n[queues.debug.policy.access]\nallow-user = [\"alice\"]\nallow-group = [\"wheel\"]\n[queues.x]\nparent = \"batch\"\n[queues.x.policy.scheduler]\nmatch-policy = \"first-fit\"\n")
 	f.Add("[queues.a]\nparent = \"b\"\n[queues.b]\nparent = \"a\"\n")
 	dir := f.TempDir()
