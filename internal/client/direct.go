@@ -17,7 +17,6 @@ import (
 	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/state"
-	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds
 	"github.com/fluxq/fluxq/internal/store"
 )
 

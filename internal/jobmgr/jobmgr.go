@@ -46,7 +46,6 @@
 package jobmgr
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -85,14 +84,6 @@ type Config struct {
 	// with the boot under which the jobs were last taken up.
 	BootID string
 }
-
-// Errors users see (Flux's wording).
-var (
-	ErrInactive       = errors.New("job is inactive")
-	ErrPermission     = errors.New("permission denied")
-	ErrUrgencyRunning = errors.New("urgency cannot be changed once resources are allocated")
-	ErrGuestUrgency   = fmt.Errorf("permission denied: only the instance owner may set urgency above %d", job.UrgencyGuestMax)
-)
 
 // Outbox is what a loop turn produced, to act on after the commit.
 type Outbox struct {

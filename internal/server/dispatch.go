@@ -11,7 +11,6 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/state"
-	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds on the wire
 	"github.com/fluxq/fluxq/internal/store"
 )
 
