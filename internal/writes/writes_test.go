@@ -154,9 +154,43 @@ func TestSubmitOffline(t *testing.T) {
 	if w, _ := Of(api.Reserve.Name); !w.NeedsLoop() {
 		t.Error("reserve does not need the instance")
 	}
-	// An urgency refused is that job's refusal, in api's kinds.
-	_, err = direct(t, st, api.Urgency, api.UrgencyParams{ID: ids[0] + 1, Urgency: 3})
-	if !errors.Is(err, api.ErrUnknownJob) {
-		t.Errorf("urgency of no job: %v", err)
+	// The job manager's refusals are api's kinds, with Flux's words, on
+	// this path as on the socket.
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		kind *api.Error
+		msg  string
+	}{
+		{"urgency of no job", func() error {
+			_, err := direct(t, st, api.Urgency, api.UrgencyParams{ID: ids[0] + 1, Urgency: 3})
+			return err
+		}, api.ErrUnknownJob, "unknown job id"},
+		{"cancel", func() error {
+			res, err := direct(t, st, api.Cancel, api.CancelParams{IDs: ids, Note: "bye"})
+			if err == nil && res[0] != nil {
+				err = res[0]
+			}
+			return err
+		}, nil, ""},
+		{"cancel again", func() error {
+			res, err := direct(t, st, api.Cancel, api.CancelParams{IDs: ids})
+			if err == nil && res[0] != nil {
+				err = api.Decode(res[0])
+			}
+			return err
+		}, api.ErrInactive, "job is inactive"},
+		{"urgency of an inactive job", func() error {
+			_, err := direct(t, st, api.Urgency, api.UrgencyParams{ID: ids[0], Urgency: 3})
+			return err
+		}, api.ErrInactive, "job is inactive"},
+	} {
+		err := api.Wire(tc.run())
+		switch {
+		case tc.kind == nil && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.kind != nil && (!errors.Is(err, tc.kind) || err.Error() != tc.msg):
+			t.Errorf("%s: %v, want %q of kind %s", tc.name, err, tc.msg, tc.kind.Code)
+		}
 	}
 }
