@@ -1,7 +1,10 @@
 // Package store is fluxq's state on disk: one bbolt file that the loop holds
 // while it runs and the CLIs open directly while it does not.
 //
-// The bucket tree (schema version 1):
+// The bucket tree, schema version 2 (SchemaVersion). Keys written uint64 BE
+// are big-endian, so a cursor walks them in order. docs/architecture.md
+// ("The bucket tree") holds a copy of it, and TestBucketTreeDrawn holds
+// both to the buckets and keys this package writes:
 //
 //	meta/
 //	    schema              uint64 BE   schema version of this file
@@ -11,17 +14,25 @@
 //	                                    (absent: one anonymous queue)
 //	    last-alloc          uint64 BE   the last reservation number issued (schema 2)
 //	    reservation-config  JSON        the [reservation] table as the loop last loaded it
+//	    boot-id             string      the machine's boot under which the loop last took up
+//	                                    the jobs (absent: never; see "Why unsynced launches")
 //	jobs/
 //	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
 //	        jobspec                     a cursor walks jobs in submit order
-//	        eventlog                    RFC 18 lines, only ever appended
+//	        eventlog                    RFC 18 lines, only ever appended (event
+//	                                    names: internal/job/events.go)
 //	        R                           R v1 JSON, once allocated
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
-//	        summary-crc                 uint32 BE CRC-32C of summary, written with it
-//	                                    (a new key, no migration; JobSummarySum)
+//	                                    (api.JobSummary: state and result by name,
+//	                                    returncode Flux's, as flux jobs prints it;
+//	                                    listings recompute it from waitstatus)
+//	        summary-crc                 uint32 BE CRC-32C of summary, written with it; a
+//	                                    summary that fails it reads as absent, and is
+//	                                    made again from the eventlog (no migration:
+//	                                    a summary without one is read as it is)
 //	        usage                       what its processes consumed (CPU, peak memory),
-//	                                    JSON, from its finish; a new key, no migration
+//	                                    JSON, from its finish
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
 //	                                    the anonymous queue's key is the single byte 0x00

@@ -15,7 +15,6 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/shell"
 )
 
@@ -34,7 +33,7 @@ func TestCancel(t *testing.T) {
 		{name: "all", jobs: active, args: []string{"--all"}, canceled: 3,
 			want:      result{Stderr: "fluxq: cancel: Canceled 3 jobs (0 errors)\n"},
 			wantQuery: &api.JobsQuery{States: job.Active}},
-		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: jobmgr.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
+		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: api.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
 			want: result{Stderr: "fluxq: cancel: ƒ3xyZh: job is inactive\nfluxq: cancel: Canceled 2 jobs (1 error)\n", Code: 1}},
 		// Another user's job, which a guest may list but not cancel: not
 		// counted as canceled, named with its owner, exit 1.
@@ -56,7 +55,7 @@ func TestCancel(t *testing.T) {
 		{name: "by id", args: []string{"ƒ2UzHM", "ƒ3xyZh"}, canceled: 2},
 		// Per job: the job manager's reason, exit 1.
 		{name: "by id with errors", args: []string{"ƒ2UzHM", "ƒ3xyZh", "ƒ5Sxr3"}, canceled: 3,
-			errs: map[fluid.ID]error{1 << 24: api.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
+			errs: map[fluid.ID]error{1 << 24: api.ErrUnknownJob, 3 << 24: api.ErrInactive},
 			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: unknown job id\nfluxq: cancel: ƒ5Sxr3: job is inactive\n", Code: 1}},
 		{name: "nothing", want: result{Stderr: "fluxq: cancel: No target jobs were provided\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "ids and all", args: []string{"--all", "ƒ2UzHM"},
@@ -103,7 +102,7 @@ func TestUrgency(t *testing.T) {
 		{name: "verbose held", old: 0, args: []string{"ƒ2UzHM", "default", "-v"}, want: result{Stderr: "old urgency: job held\n"}, valid: 16},
 		{name: "verbose expedited", old: 31, args: []string{"ƒ2UzHM", "-v", "expedite"}, want: result{Stderr: "old urgency: job expedited\n"}, valid: 31},
 		{name: "out of range", args: []string{"ƒ2UzHM", "32"}, want: result{Stderr: "fluxq: urgency: ƒ2UzHM: urgency value is out of range\n", Code: 1}, valid: -1},
-		{name: "allocated", err: jobmgr.ErrUrgencyRunning, args: []string{"ƒ2UzHM", "3"},
+		{name: "allocated", err: api.ErrUrgencyRunning, args: []string{"ƒ2UzHM", "3"},
 			want: result{Stderr: "fluxq: urgency: ƒ2UzHM: urgency cannot be changed once resources are allocated\n", Code: 1}, valid: -1},
 		{name: "word", args: []string{"ƒ2UzHM", "later"},
 			want: result{Stderr: "fluxq: urgency: invalid urgency \"later\": want 0-31, hold, default or expedite\nTry 'fluxq urgency --help' for more information.\n", Code: 2}, valid: -1},
