@@ -121,6 +121,13 @@ func TestPoolMemory(t *testing.T) {
 	if err := p.Release(2, job(1, 1, 8*giB)); err != nil || p.FreeMemory() != 12*giB {
 		t.Errorf("release all: %v, free %d", err, p.FreeMemory())
 	}
+	// Releasing all of a rank's cores gives its memory back too.
+	if err := p.Allocate(4, job(0, 2, 2*giB)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Release(4, job(0, 2, 0)); err != nil || p.FreeMemory() != 12*giB || p.Jobs() != 0 {
+		t.Errorf("release of the cores: %v, free %d, %d jobs", err, p.FreeMemory(), p.Jobs())
+	}
 	// Memory held on a node makes it busy for an exclusive request.
 	if err := p.Allocate(fluid.ID(3), job(1, 0, 1*giB)); err != nil {
 		t.Fatal(err)
