@@ -231,7 +231,10 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		}
 		held = u
 	} else {
-		held = r.Copy()
+		// An R is never changed in place (rset), so the caller's is
+		// kept as it is: a copy would cost the scheduler's hot path an
+		// allocation of every node for nothing.
+		held = r
 	}
 	for _, v := range views {
 		i := p.index[v.Rank]
