@@ -193,6 +193,15 @@ func init() {
 	serve(api.WaitAll, func(ctx context.Context, d *direct, p api.IDsParams, emit func(api.JobSummary) error) (api.None, error) {
 		return api.None{}, waitEach(ctx, d, p.IDs, emit)
 	})
+	serve(api.Reap, func(_ context.Context, d *direct, p api.ReapParams, _ func(api.None) error) ([]fluid.ID, error) {
+		var took []fluid.ID
+		err := d.with(true, func(tx *store.Tx) error {
+			var err error
+			took, err = state.Reap(tx, d.uid, p)
+			return err
+		})
+		return took, err
+	})
 	serve(api.Drain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
 		return api.None{}, d.with(true, func(tx *store.Tx) error {
 			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, d.now())

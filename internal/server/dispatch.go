@@ -175,6 +175,16 @@ func init() {
 		w.result(api.None{})
 		return nil
 	}
+	handle(api.Reap, func(ctx context.Context, s *Server, c *caller, p api.ReapParams, _ func(api.None) error) ([]fluid.ID, error) {
+		// The job manager holds no inactive job: the mark is the store's.
+		v, err := s.do(ctx, func(tx *store.Tx, _ *jobmgr.Manager) (any, error) {
+			return state.Reap(tx, c.uid, p)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return v.([]fluid.ID), nil
+	})
 	handle(api.Drain, func(ctx context.Context, s *Server, c *caller, p api.DrainParams, _ func(api.None) error) (api.None, error) {
 		return api.None{}, s.drain(ctx, func(tx *store.Tx, jm *jobmgr.Manager) error {
 			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())

@@ -35,6 +35,7 @@ const (
 type Error struct {
 	Code int
 	Err  error
+	job  bool // Code is a job's: never a usage error's, whatever its value
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -46,6 +47,15 @@ func WithCode(code int, err error) error {
 		return nil
 	}
 	return &Error{Code: code, Err: err}
+}
+
+// JobCode exits with a job's exit code, saying why on stderr (err): the
+// job's own 2 is no usage error, and gets no usage hint.
+func JobCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err, job: true}
 }
 
 // UsageErrorf reports a bad flag or argument (exit 2).
@@ -121,7 +131,7 @@ func Run(app *cli.App, args []string) int {
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, oneLine(msg))
 	}
-	if code == Usage {
+	if code == Usage && !(errors.As(err, &e) && e.job) {
 		fmt.Fprintf(app.ErrWriter, "Try '%s --help' for more information.\n", strings.Join(commandPath(app, args), " "))
 	}
 	return code
