@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -145,12 +146,30 @@ var errSilent = errors.New("")
 func Silent(code int) error { return &Error{Code: code, Err: errSilent} }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	// The root command carries the app's name, which Run prints already.
 	name := ""
-	if c != nil && c.Command != nil && c.Command.Name != "" && (c.App == nil || c.Command.Name != c.App.Name) {
-		name = c.Command.Name + ": "
+	if path := CommandPath(c); path != "" {
+		name = path + ": "
 	}
 	return &Error{Code: Usage, Err: fmt.Errorf("%s%w", name, err)}
+}
+
+// CommandPath is the command c runs, with the commands above it and
+// without the binary, which Run prints already: "queue stop" for `fluxq
+// queue stop`, so that every message names the command as it was typed.
+// It is "" for the binary itself.
+func CommandPath(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		cmd := ctx.Command
+		// The root command carries the app's name (no command of ours
+		// is named as its binary).
+		if cmd == nil || cmd.Name == "" || (ctx.App != nil && cmd.Name == ctx.App.Name) {
+			continue
+		}
+		names = append(names, cmd.Name)
+	}
+	slices.Reverse(names)
+	return strings.Join(names, " ")
 }
 
 func setUsageHandler(cmds []*cli.Command) {
@@ -194,9 +213,10 @@ func oneLine(s string) string {
 }
 
 // Action wraps a command's body so that its errors print as docs/cli.md shows
-// them, "bin: command: message", keeping their exit codes.
+// them, "bin: command: message" ("fluxq: queue stop: message" for a
+// subcommand), keeping their exit codes.
 func Action(fn cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) error { return Prefix(c.Command.Name, fn(c)) }
+	return func(c *cli.Context) error { return Prefix(CommandPath(c), fn(c)) }
 }
 
 // Prefix puts a command's name before err's message.

@@ -485,7 +485,7 @@ func (e *env) whichUnknown(c *cli.Context, cl client.Client, q api.JobsQuery, er
 		one := q
 		one.IDs = []fluid.ID{id}
 		if _, err1 := cl.Jobs(c.Context, one); err1 != nil {
-			return fmt.Errorf("%s: %w", e.fmtID(id), err1)
+			return fmt.Errorf("%s: %w", e.typedID(c, id), err1)
 		}
 	}
 	return err
