@@ -199,6 +199,14 @@ func TestDirectoryMerges(t *testing.T) {
 	if len(cfg.Resource.Config) != 2 || cfg.Sched.Mode != "unlimited" {
 		t.Errorf("merged = %+v", cfg)
 	}
+	// An unknown key is named with its file, not the directory.
+	bad := write(t, dir, "4-typo.toml", "[quues.debug]\n")
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), bad+`: top level: unknown key "quues". Did you mean "queues"?`) {
+		t.Errorf("unknown key in a directory's file: %v", err)
+	}
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
 	write(t, dir, "3-dup.toml", "[sched]\nmode = \"limited=2\"\n")
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "sched.mode is set twice") {
 		t.Errorf("duplicate key across files: %v", err)
@@ -211,6 +219,13 @@ func TestRejects(t *testing.T) {
 	}{
 		{"unknown table key", "[sched]\npolcy = \"fcfs\"\n", `[sched]: unknown key "polcy"`},
 		{"unknown top level", "[bogus]\nx = 1\n", `top level: unknown key "bogus"`},
+		// A misspelt table is named where it goes wrong, with the key it
+		// was surely meant to be, in the file (issue 27: `[quues.batch]`
+		// said `[quues]: unknown key "batch"`).
+		{"misspelt table", "[quues.batch]\n", `a.toml: top level: unknown key "quues". Did you mean "queues"?`},
+		{"misspelt key", "[sched]\nmatch-polcy = \"first-fit\"\n", `a.toml: [sched]: unknown key "match-polcy". Did you mean "match-policy"?`},
+		{"misspelt queue key", "[queues.batch]\npolcy.limits.duration = \"1h\"\n", `a.toml: [queues.batch]: unknown key "polcy". Did you mean "policy"?`},
+		{"a value's error names the file", "[sched]\nmatch-policy = \"random\"\n", `a.toml: error parsing [sched] config table: unknown match-policy "random"`},
 		{"wrong type", "[access]\nallow-guest-user = \"yes\"\n", "a.toml: [access]: allow-guest-user must be a boolean (true or false)"},
 		{"bad mode", "[sched]\nmode = \"limited=0\"\n", `error parsing [sched] config table: invalid mode "limited=0"`},
 		{"bad match policy", "[sched]\nmatch-policy = \"random\"\n", `unknown match-policy "random"`},

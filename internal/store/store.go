@@ -33,6 +33,9 @@
 //	                                    a summary without one is read as it is)
 //	        usage                       what its processes consumed (CPU, peak memory),
 //	                                    JSON, from its finish
+//	        waitable                    0x01 from submission until a wait reports the job
+//	                                    (Flux's waitable zombie; no migration: a job stored
+//	                                    before it has none, and no wait reports it again)
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
 //	                                    the anonymous queue's key is the single byte 0x00
@@ -115,6 +118,11 @@ const (
 	// summary that fails its sum reads as absent, which every reader
 	// already takes as "make it again from the eventlog".
 	JobSummarySum = "summary-crc"
+	// JobWaitable marks a job its submitter has not waited for yet:
+	// written with the job, deleted when a wait reports it (Flux's
+	// waitable flag and zombies). A job stored before it was added has
+	// none, and is not waited for again.
+	JobWaitable = "waitable"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -457,6 +465,15 @@ func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
 		}
 	}
 	return b.Put([]byte(key), value)
+}
+
+// DeleteJobValue removes one value of an existing job's record.
+func (t *Tx) DeleteJobValue(id uint64, key string) error {
+	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
+	if b == nil {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return b.Delete([]byte(key))
 }
 
 // AppendJobValue appends to one value of an existing job's record (the

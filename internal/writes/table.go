@@ -26,6 +26,10 @@ func init() {
 	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
 		return api.None{}, t.JM.Urgency(t.Tx, p.ID, t.Caller.UID, p.Urgency)
 	})
+	write(api.Reap, Write{}, func(t *Turn, p api.ReapParams) ([]fluid.ID, error) {
+		// The job manager holds no inactive job: the mark is the store's.
+		return state.Reap(t.Tx, t.Caller.UID, p)
+	})
 	write(api.Drain, Write{}, func(t *Turn, p api.DrainParams) (api.None, error) {
 		if _, err := state.Drain(t.Tx, p.Ranks, p.Reason, p.Force, t.JM.Now()); err != nil {
 			return api.None{}, err

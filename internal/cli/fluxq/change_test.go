@@ -206,11 +206,12 @@ func TestAttach(t *testing.T) {
 	}{
 		// The job's output, its non-fatal exception, its exit code. (The
 		// job's stderr and our notes may come in either order.)
-		{[]string{"attach", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\nfluxq: attach: job.exception type=test severity=1 just so\n", Code: 3}},
+		// The tasks' code is said last, as flux job attach says it.
+		{[]string{"attach", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\nfluxq: attach: job.exception type=test severity=1 just so\nfluxq: attach: ƒ2UzHM: task(s) exited with exit code 3\n", Code: 3}},
 		// Canceled before it ran: no output, exit 1.
 		{[]string{"attach", "ƒ3xyZh"}, result{Stderr: "fluxq: attach: job.exception type=cancel severity=0\n", Code: 1}},
 		// Killed by SIGKILL: 128+9.
-		{[]string{"attach", "ƒ5Sxr3"}, result{Code: 137}},
+		{[]string{"attach", "ƒ5Sxr3"}, result{Stderr: "fluxq: attach: ƒ5Sxr3: task(s) Killed\n", Code: 137}},
 		{[]string{"attach", "ƒ6vx8P"}, result{Stderr: "fluxq: attach: ƒ6vx8P: unknown job id\n", Code: 1}},
 		{[]string{"output", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\n"}},
 		{[]string{"output", "ƒ3xyZh"}, result{}},
@@ -243,8 +244,9 @@ func TestWait(t *testing.T) {
 		want result
 	}{
 		{[]string{"wait", "ƒ2UzHM"}, result{}},
-		// The job's own exit code, silently: 2 is not a usage error here.
-		{[]string{"wait", "ƒ3xyZh"}, result{Code: 2}},
+		// The job's own exit code, said as flux job wait says it: 2 is not
+		// a usage error here (no hint).
+		{[]string{"wait", "ƒ3xyZh"}, result{Stderr: "fluxq: wait: ƒ3xyZh: task(s) exited with exit code 2\n", Code: 2}},
 		{[]string{"wait", "ƒ5Sxr3"}, result{Stderr: "fluxq: wait: ƒ5Sxr3: Fatal exception type=cancel no\n", Code: 1}},
 		{[]string{"wait", "--all", "-v"}, result{Stderr: "fluxq: wait: waiting for 3 jobs\n" +
 			"fluxq: wait: ƒ2UzHM: job completed successfully\n" +
