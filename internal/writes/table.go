@@ -26,6 +26,9 @@ func init() {
 	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
 		return api.None{}, t.JM.Urgency(t.Tx, p.ID, t.Caller.UID, p.Urgency)
 	})
+	write(api.Update, Write{loads: true}, func(t *Turn, p api.UpdateParams) (api.UpdateResult, error) {
+		return t.JM.Update(t.Tx, p.ID, t.Caller.UID, p.Updates, p.DryRun)
+	})
 	write(api.Reap, Write{}, func(t *Turn, p api.ReapParams) ([]fluid.ID, error) {
 		// The job manager holds no inactive job: the mark is the store's.
 		return state.Reap(t.Tx, t.Caller.UID, p)
