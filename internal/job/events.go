@@ -24,4 +24,7 @@ const (
 	// context is the updated keys, as period-delimited jobspec paths, and
 	// their new values. The stored jobspec is the updated one.
 	EventJobspecUpdate = "jobspec-update"
+	// EventResourceUpdate records a change of a running job's R (RFC
+	// 21): its context is the new expiration, in seconds since the epoch.
+	EventResourceUpdate = "resource-update"
 )

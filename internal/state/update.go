@@ -181,6 +181,16 @@ func UpdateJobspec(tx *store.Tx, raw json.RawMessage, req UpdateRequest) (*Updat
 	if err := checkOutputLimit(js, req.Owner); err != nil {
 		return nil, err
 	}
+	if req.Running {
+		// What it asked for is what it holds: only the time changes, and
+		// who may change it which way is the job manager's to say.
+		canon, err := js.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("updated jobspec: %w", err)
+		}
+		out.Jobspec, out.Spec = canon, SpecOf(js)
+		return out, nil
+	}
 	set, err := QueueSet(tx)
 	if err != nil {
 		return nil, err
