@@ -9,8 +9,8 @@ import (
 	"github.com/fluxq/fluxq/internal/store"
 )
 
-// ErrUpdateAllocated refuses an update of a job that holds resources:
-// what it asked for is what it was given.
+// ErrUpdateAllocated refuses an update of a job past RUN (in CLEANUP): it
+// is ending.
 var ErrUpdateAllocated = api.Errorf(api.CodeBadRequest, "a job cannot be updated once resources are allocated")
 
 // Update changes an active job's jobspec for uid (flux update): every key
@@ -19,8 +19,8 @@ var ErrUpdateAllocated = api.Errorf(api.CodeBadRequest, "a job cannot be updated
 // applied as fluxq urgency applies it. A job waiting on the scheduler is
 // asked for again: its outstanding alloc request is cancelled, and once
 // the scheduler answers CANCEL the job is offered with its new jobspec
-// (RFC 27). With dryRun nothing changes and the result is what would be
-// stored.
+// (RFC 27). Of a running job only the duration changes (updateRunning).
+// With dryRun nothing changes and the result is what would be stored.
 func (m *Manager) Update(tx *store.Tx, id fluid.ID, uid uint32, updates []api.JobUpdate, dryRun bool) (api.UpdateResult, error) {
 	e, err := m.find(tx, id)
 	if err != nil {

@@ -16,9 +16,9 @@ import (
 func (e *env) updateCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "update",
-		Usage:     "change a pending job's jobspec",
+		Usage:     "change an active job's jobspec",
 		ArgsUsage: "ID KEY=VALUE...",
-		Description: `Changes attributes of a pending job, as flux update does. KEY is a
+		Description: `Changes attributes of an active job, as flux update does. KEY is a
 period-delimited jobspec path; one that does not start with attributes.,
 tasks. or resources. is taken as under attributes.system. Aliases:
 
@@ -34,7 +34,9 @@ checked again as a submission is (the queue's existence, state, access
 and limits, and whether the resources could ever run it), its eventlog
 gets one jobspec-update event, and a job waiting for the scheduler is
 asked for again with its new jobspec. Only the job's owner and the
-instance owner may update it, and only until resources are allocated.
+instance owner may update it. Of a running job only the duration
+changes: the instance owner may raise it, the job's owner lower it, and
+the job is timed out at the new limit (counted from its start).
 
 EXAMPLES:
   # Give a pending job more time and move it to another queue
