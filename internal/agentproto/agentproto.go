@@ -60,16 +60,16 @@ import (
 
 // Topics of the agent's methods.
 const (
-	TopicHello     = "agent.hello"
-	TopicStart     = "agent.start"
-	TopicKill      = "agent.kill"
+	TopicHello = "agent.hello"
+	TopicStart = "agent.start"
+	TopicKill  = "agent.kill"
 	// TopicExpiration: a running job's time limit changed.
 	TopicExpiration = "agent.expiration"
-	TopicException = "agent.exception"
-	TopicAck       = "agent.ack"
-	TopicRetire    = "agent.retire"
-	TopicStop      = "agent.stop"
-	TopicCancel    = "agent.cancel"
+	TopicException  = "agent.exception"
+	TopicAck        = "agent.ack"
+	TopicRetire     = "agent.retire"
+	TopicStop       = "agent.stop"
+	TopicCancel     = "agent.cancel"
 )
 
 // Dir is the agents' folder in a state directory: sockets, pid files and

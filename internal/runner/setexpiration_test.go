@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fluxq/fluxq/internal/jobspec"
 	fjob "github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
 )
 
 // SetExpiration moves a running job's time limit (fluxq update
