@@ -15,12 +15,23 @@ type job struct {
 	run    int64
 	req    int64
 	cores  int64
+	mem    int64 // bytes per processor (per slot) with --memory, else 0
 	denied bool
 
 	started bool
 	start   int64
 	end     int64 // start + min(run, req): the job is killed at its requested time
+	on      []slots
 }
+
+// slots is part of where a job runs: so many of its processors on a node.
+type slots struct {
+	node int
+	n    int64
+}
+
+// memAll is the memory the whole job asks for.
+func (j *job) memAll() int64 { return j.mem * j.cores }
 
 // estEnd is when the scheduler believes the job ends: it knows only the
 // requested time, never the run time.
@@ -43,21 +54,37 @@ const (
 // start now gets a reservation.
 const unbounded = -1
 
-// machine is the simulated state: the cores, the queue and the running jobs.
+// node is one node's free cores and memory.
+type node struct {
+	cores, mem int64
+}
+
+// machine is the simulated state: the cores (and memory), node by node and
+// in all, the queue and the running jobs. Without --memory the machine is
+// one node of all the cores: docs/simulation.md has only the number of
+// free cores decide then.
 type machine struct {
-	total   int64
-	free    int64
-	now     int64
-	queue   []*job // in queue order: submit, job number, trace position
-	running []*job
-	policy  string
-	depth   int // reservation depth for hybrid (and unbounded for conservative)
+	total    int64
+	free     int64
+	totalMem int64
+	freeMem  int64
+	nodes    []node
+	now      int64
+	queue    []*job // in queue order: submit, job number, trace position
+	running  []*job
+	policy   string
+	depth    int // reservation depth for hybrid (and unbounded for conservative)
 }
 
 // simulate replays the jobs (not skipped, in trace order, times relative to
-// time zero) on a machine of total cores and fills in their start and end.
-func simulate(jobs []*job, total int64, policy string, depth int) error {
-	m := &machine{total: total, free: total, policy: policy, depth: depth}
+// time zero) on a machine and fills in their start and end.
+func simulate(jobs []*job, spec machineSpec, policy string, depth int) error {
+	m := &machine{policy: policy, depth: depth}
+	for range spec.count() {
+		m.nodes = append(m.nodes, node{cores: spec.coresPer(), mem: spec.memory})
+	}
+	m.total, m.free = spec.cores(), spec.cores()
+	m.totalMem, m.freeMem = spec.memory*spec.count(), spec.memory*spec.count()
 	switch policy {
 	case policyFCFS, policyEASY, policyHybrid:
 	case policyConservative:
@@ -122,6 +149,12 @@ func (m *machine) freeEnded() {
 	for _, j := range m.running {
 		if j.end <= m.now {
 			m.free += j.cores
+			m.freeMem += j.memAll()
+			for _, s := range j.on {
+				m.nodes[s.node].cores += s.n
+				m.nodes[s.node].mem += s.n * j.mem
+			}
+			j.on = nil
 		} else {
 			kept = append(kept, j)
 		}
@@ -130,12 +163,59 @@ func (m *machine) freeEnded() {
 	m.running = kept
 }
 
-// startJob starts a queued job now; the caller removes it from the queue.
-func (m *machine) startJob(j *job) {
+// place returns where j fits now, docs/simulation.md's "Memory": the nodes
+// in worst-fit order (most free cores first, ties by rank), each taking as
+// many of its processors as it holds (free cores, and free memory / its
+// memory per processor), until all are placed.
+func (m *machine) place(j *job) ([]slots, bool) {
+	if j.cores > m.free || j.memAll() > m.freeMem {
+		return nil, false
+	}
+	if len(m.nodes) == 1 && j.mem == 0 {
+		return []slots{{node: 0, n: j.cores}}, true
+	}
+	order := make([]int, len(m.nodes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.nodes[order[a]].cores > m.nodes[order[b]].cores })
+	var on []slots
+	left := j.cores
+	for _, i := range order {
+		room := m.nodes[i].cores
+		if j.mem > 0 {
+			room = min(room, m.nodes[i].mem/j.mem)
+		}
+		if k := min(room, left); k > 0 {
+			on = append(on, slots{node: i, n: k})
+			left -= k
+		}
+		if left == 0 {
+			return on, true
+		}
+	}
+	return nil, false
+}
+
+// startJob starts a queued job now on the nodes place gave; the caller
+// removes it from the queue.
+func (m *machine) startJob(j *job, on []slots) {
 	j.started = true
 	j.start = m.now
 	j.end = m.now + min(j.run, j.req)
+	j.on = on
 	m.free -= j.cores
+	m.freeMem -= j.memAll()
+	for _, s := range on {
+		n := &m.nodes[s.node]
+		n.cores -= s.n
+		n.mem -= s.n * j.mem
+		if n.cores < 0 || n.mem < 0 {
+			// place never gives more than a node has: a bug here would
+			// otherwise show only as a schedule that disagrees.
+			panic(fmt.Sprintf("internal error: job %d overfills node %d", j.id, s.node))
+		}
+	}
 	m.running = append(m.running, j)
 }
 
@@ -175,75 +255,85 @@ func (m *machine) pass() bool {
 func (m *machine) passFCFS() []*job {
 	var started []*job
 	for _, j := range m.queue {
-		if j.cores > m.free {
+		on, ok := m.place(j)
+		if !ok {
 			break
 		}
-		m.startJob(j)
+		m.startJob(j, on)
 		started = append(started, j)
 	}
 	return started
 }
 
 // passEASY is EASY backfilling worded as docs/simulation.md words it: the head's
-// shadow time and extra cores, then one scan of the rest of the queue.
+// shadow time and extra cores (and memory), then one scan of the rest of
+// the queue.
 func (m *machine) passEASY() []*job {
 	var started []*job
 	i := 0
-	for i < len(m.queue) && m.queue[i].cores <= m.free {
-		m.startJob(m.queue[i])
+	for ; i < len(m.queue); i++ {
+		on, ok := m.place(m.queue[i])
+		if !ok {
+			break
+		}
+		m.startJob(m.queue[i], on)
 		started = append(started, m.queue[i])
-		i++
 	}
 	if i == len(m.queue) {
 		return started
 	}
 	head := m.queue[i]
-	shadow, extra := m.shadow(head.cores)
+	shadow, extra, extraMem := m.shadow(head.cores, head.memAll())
 	for _, j := range m.queue[i+1:] {
-		if j.cores > m.free {
+		on, ok := m.place(j)
+		if !ok {
 			continue
 		}
 		switch {
 		case m.now+j.req <= shadow:
 			// Tried first: a job done by the shadow time takes nothing
-			// from the extra cores.
-		case j.cores <= extra:
+			// from the extra cores or memory.
+		case j.cores <= extra && j.memAll() <= extraMem:
 			extra -= j.cores
+			extraMem -= j.memAll()
 		default:
 			continue
 		}
-		m.startJob(j)
+		m.startJob(j, on)
 		started = append(started, j)
 	}
 	return started
 }
 
-// shadow returns the earliest time at which need cores are free, counting
-// each running job as ending at start + requested time, and the cores free
-// then beyond need.
-func (m *machine) shadow(need int64) (shadow, extra int64) {
+// shadow returns the earliest time at which need cores and needMem memory
+// are free on the machine in all (not node by node), counting each running
+// job as ending at start + requested time, and the cores and memory free
+// then beyond the need.
+func (m *machine) shadow(need, needMem int64) (shadow, extra, extraMem int64) {
 	byEnd := make([]*job, len(m.running))
 	copy(byEnd, m.running)
 	sort.Slice(byEnd, func(a, b int) bool { return byEnd[a].estEnd() < byEnd[b].estEnd() })
-	avail := m.free
+	avail, availMem := m.free, m.freeMem
 	shadow = m.now
 	for _, j := range byEnd {
-		if avail >= need {
+		if avail >= need && availMem >= needMem {
 			break
 		}
 		avail += j.cores
+		availMem += j.memAll()
 		shadow = max(shadow, j.estEnd())
 	}
 	// The extra cores count every running job whose estimated end is at or
 	// before the shadow time, including those that end at the same second
 	// as the one that made the head fit.
-	avail = m.free
+	avail, availMem = m.free, m.freeMem
 	for _, j := range byEnd {
 		if j.estEnd() <= shadow {
 			avail += j.cores
+			availMem += j.memAll()
 		}
 	}
-	return shadow, avail - need
+	return shadow, avail - need, availMem - needMem
 }
 
 // passProfile is conservative (depth unbounded) and hybrid backfilling:
@@ -252,21 +342,24 @@ func (m *machine) shadow(need int64) (shadow, extra int64) {
 // requested time starts, the first depth jobs that do not get the earliest
 // start where they fit, the others are passed over.
 func (m *machine) passProfile() []*job {
-	p := newProfile(m.now, m.total, m.running)
+	p := newProfile(m.now, m.total, m.totalMem, m.running)
 	var started []*job
 	reserved := 0
 	for _, j := range m.queue {
-		if p.fitsAt(0, j.cores, j.hold()) {
-			p.take(m.now, j.cores, j.hold())
-			m.startJob(j)
-			started = append(started, j)
-			continue
+		a := amount{j.cores, j.memAll()}
+		if p.fitsAt(0, a, j.hold()) {
+			if on, ok := m.place(j); ok {
+				p.take(m.now, a, j.hold())
+				m.startJob(j, on)
+				started = append(started, j)
+				continue
+			}
 		}
 		if m.depth != unbounded && reserved >= m.depth {
 			continue
 		}
 		reserved++
-		p.take(p.earliest(j.cores, j.hold()), j.cores, j.hold())
+		p.take(p.earliest(a, j.hold()), a, j.hold())
 	}
 	return started
 }
