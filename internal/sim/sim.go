@@ -47,6 +47,10 @@ type Config struct {
 	// queue, with its requires and defaults, and every queue is started;
 	// Policy schedules them all.
 	Queues *queue.Set
+	// Memory asks each job for the memory of its trace's field 10
+	// (docs/simulation.md, "Memory"): per processor, so per slot. Without
+	// it field 10 is ignored and no job asks for memory.
+	Memory bool
 	// TempDir holds the store while the simulation runs ("" for the
 	// system's temporary directory); it is removed afterwards.
 	TempDir string
@@ -130,11 +134,15 @@ type simJob struct {
 	run       int64
 	requested int64
 	cores     int64
+	mem       uint64 // bytes per processor (per slot), 0 for none
 	id        fluid.ID
 	started   bool
 	start     int64
 	denied    bool
 	note      string // the scheduler's DENY note, once denied
+	// tooBig: it asks for more memory than any jobspec can (over 1E per
+	// processor or in all), so it is denied without being submitted.
+	tooBig bool
 }
 
 // Run simulates cfg.
@@ -192,7 +200,14 @@ func (s *simulation) load() error {
 			s.skips.add(why, j.Number)
 			continue
 		}
-		s.jobs = append(s.jobs, &simJob{pos: i, number: j.Number, submit: j.Submit, run: j.Run, requested: j.Requested(), cores: j.Cores()})
+		sj := &simJob{pos: i, number: j.Number, submit: j.Submit, run: j.Run, requested: j.Requested(), cores: j.Cores()}
+		if s.cfg.Memory {
+			// "Memory": field 10 x 1024 bytes per processor; a job
+			// asking more than 1E, per processor or in all, is denied.
+			sj.mem = j.ReqMemoryBytes()
+			sj.tooBig = sj.mem > jobspec.MaxMemory || (sj.mem > 0 && uint64(sj.cores) > jobspec.MaxMemory/sj.mem)
+		}
+		s.jobs = append(s.jobs, sj)
 		// "time zero: the smallest submit time among the jobs that are
 		// not skipped (denied jobs count)".
 		zero = min(zero, j.Submit)
@@ -331,8 +346,12 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 			var batch []*simJob
 			for next < len(s.jobs) && s.jobs[next].submit == s.now {
 				j := s.jobs[next]
+				if j.tooBig {
+					next++ // denied without a jobspec, which cannot say it
+					continue
+				}
 				js, err := jobspec.FromOptions(jobspec.Options{
-					NTasks: int(j.cores), CoresPerTask: 1, Duration: duration(j.requested),
+					NTasks: int(j.cores), CoresPerTask: 1, MemPerSlot: j.mem, Duration: duration(j.requested),
 					Command: []string{"swf-job", fmt.Sprint(j.number)}, Name: fmt.Sprint(j.number),
 				})
 				if err != nil {
@@ -462,7 +481,7 @@ func (s *simulation) result() *Result {
 		switch {
 		case j.denied:
 			sum.Denied++
-			denials.add(denyReason(j.note), j.number)
+			denials.add(s.denyReason(j), j.number)
 		case j.started:
 			started = append(started, j)
 		}
