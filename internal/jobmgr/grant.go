@@ -7,6 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
@@ -93,6 +94,8 @@ func lackText(l rset.Lack) string {
 	switch {
 	case l.Missing:
 		return fmt.Sprintf("rank %d is not in the instance", l.Rank)
+	case l.Memory > 0:
+		return fmt.Sprintf("rank %s has %s of memory, not %s", rankName(l.Rank, l.Have), jobspec.FormatMemory(l.HaveMemory), jobspec.FormatMemory(l.Memory))
 	case l.Kind == "":
 		return fmt.Sprintf("rank %d is host %s, not %s", l.Rank, l.Have, l.Host)
 	}

@@ -89,6 +89,11 @@ func TestSuccessRefused(t *testing.T) {
 				return rOf(t, rset.Node{Rank: 2, Hostname: "node2", Extra: map[string]idset.Set{"memory": cores("0-3")}}, 1, 0)
 			},
 			func(fluid.ID) string { return "rank 2 (node2) has no memory 0-3" }},
+		{"more memory than the node has",
+			func(t *testing.T, _ fluid.ID) json.RawMessage {
+				return rOf(t, rset.Node{Rank: 2, Hostname: "node2", Cores: cores("0"), Memory: 3 << 30}, 1, 0)
+			},
+			func(fluid.ID) string { return "rank 2 (node2) has 0B of memory, not 3G" }},
 		{"cores another job holds",
 			func(t *testing.T, _ fluid.ID) json.RawMessage {
 				return rOf(t, rset.Node{Rank: 0, Hostname: "node0", Cores: cores("0-1")}, 1, 0)

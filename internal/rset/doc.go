@@ -15,9 +15,19 @@
 //   - R_lite children keys other than "core" and "gpu" are accepted and
 //     carried (Node.Extra), and take part in set algebra, as rnode.c does;
 //     each must be an idset string.
-//   - R_lite entry keys other than "rank" and "children" (such as "slots")
-//     and unknown execution keys are ignored, as rlist_from_json ignores
-//     them; "nslots" is kept, as flux-core keeps it.
+//   - R_lite entry keys other than "rank", "children" and "memory" (such
+//     as "slots") and unknown execution keys are ignored, as
+//     rlist_from_json ignores them; "nslots" is kept, as flux-core keeps it.
+//   - "memory" is fluxq's extension (Flux's R has no memory): integer
+//     bytes on each rank of the entry (Node.Memory), 0 to MaxMemory, written
+//     only when not 0, so an R without memory is byte-for-byte what it was;
+//     Flux's R v1 readers skip it as an unknown entry key. Ranks merge into
+//     one entry only when children and memory are both equal. Memory is a
+//     quantity, not ids: a rank in several entries sums it, Union sums it,
+//     Difference subtracts it (down to 0), Intersection takes the lesser,
+//     so r U r holds r's memory twice. A rank holding memory alone is kept
+//     (written with empty children); String leaves memory out, as
+//     rlist_dumps does not know it.
 //   - "nodelist" is optional (older R has none); when present it must name
 //     exactly one host per rank, assigned in rank order.
 //   - "starttime" and "expiration" of 0 mean unset and are always written,
@@ -25,8 +35,9 @@
 //   - "scheduling" is opaque: kept compacted, never interpreted.
 //   - A rank that appears in several R_lite entries is merged; the same
 //     child id listed twice for one rank is an error (rnode_add's EEXIST).
-//   - A rank holding no resources at all is refused by Parse and dropped by
-//     New and the set operations, since flux-core never encodes one.
+//   - A rank holding no resources at all (no children, no memory) is
+//     refused by Parse and dropped by New and the set operations, since
+//     flux-core never encodes one.
 //   - Parse refuses more than MaxRanks ranks, counted without expanding,
 //     and more than MaxRanges child idset ranges summed over all ranks.
 //   - Union fails when one rank has two different hostnames; Intersection

@@ -11,30 +11,44 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 )
 
-// group is one R_lite entry: ranks sharing identical children.
+// group is one R_lite entry: ranks sharing identical children and memory.
 type group struct {
 	ranks []idset.Range
 	kids  []child
+	mem   uint64
 }
 
-// groups merges ranks with identical children into R_lite entries ordered
-// by their first rank, as flux-core's rlist_compressed does.
-func (r *R) groups() []group {
+// groups merges ranks with identical children and memory into R_lite
+// entries ordered by their first rank, as flux-core's rlist_compressed
+// does; withMem false merges by children alone (String, which has no word
+// for memory).
+func (r *R) groups(withMem bool) []group {
 	var gs []group
 	index := map[string]int{}
 	// Nodes decoded from one entry share a kids slice: key it once.
 	memo := map[*child]string{}
 	for _, n := range r.nodeList() {
-		key, ok := memo[&n.kids[0]]
-		if !ok {
-			key = kidsKey(n.kids)
-			memo[&n.kids[0]] = key
+		var key string
+		if len(n.kids) > 0 {
+			k, ok := memo[&n.kids[0]]
+			if !ok {
+				k = kidsKey(n.kids)
+				memo[&n.kids[0]] = k
+			}
+			key = k
+		}
+		mem := uint64(0)
+		if withMem && n.mem != 0 {
+			// '#' is in no idset string, so the key stays unambiguous;
+			// memory-less ranks keep exactly the key they had before.
+			mem = n.mem
+			key += "#" + strconv.FormatUint(n.mem, 10)
 		}
 		gi, ok := index[key]
 		if !ok {
 			gi = len(gs)
 			index[key] = gi
-			gs = append(gs, group{kids: n.kids})
+			gs = append(gs, group{kids: n.kids, mem: mem})
 		}
 		g := &gs[gi]
 		if k := len(g.ranks) - 1; k >= 0 && g.ranks[k].Last+1 == n.rank {
@@ -60,7 +74,10 @@ func kidsKey(kids []child) string {
 	return b.String()
 }
 
-// MarshalJSON encodes r canonically: R_lite compressed as flux-core does,
+// MarshalJSON encodes r canonically: R_lite compressed as flux-core does
+// (ranks merge only when both children and memory are equal; an entry's
+// "memory" key, integer bytes, is written only when not 0, so an R without
+// memory encodes exactly as flux-core's would),
 // the nodelist as one compressed hostlist, properties and all object keys
 // sorted, starttime and expiration always present (0 when unset). It fails
 // for an R that Parse would refuse, such as one where only some ranks have
@@ -75,7 +92,7 @@ func (r *R) MarshalJSON() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"execution":{"R_lite":[`)
-	for i, g := range r.groups() {
+	for i, g := range r.groups(true) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
@@ -88,7 +105,12 @@ func (r *R) MarshalJSON() ([]byte, error) {
 			b.WriteByte(':')
 			writeString(&b, k.ids.String())
 		}
-		b.WriteString(`},"rank":`)
+		b.WriteByte('}')
+		if g.mem != 0 {
+			b.WriteString(`,"memory":`)
+			b.WriteString(strconv.FormatUint(g.mem, 10))
+		}
+		b.WriteString(`,"rank":`)
 		writeString(&b, idset.FromRanges(g.ranks).String())
 		b.WriteByte('}')
 	}
@@ -136,6 +158,12 @@ func (r *R) check() error {
 	ranges := 0
 	memo := map[*child]int{}
 	for _, n := range r.nodeList() {
+		if n.mem > MaxMemory {
+			return fmt.Errorf("rank %d: memory %d is more than %d bytes", n.rank, n.mem, uint64(MaxMemory))
+		}
+		if len(n.kids) == 0 {
+			continue // memory alone: no ranges
+		}
 		c, ok := memo[&n.kids[0]]
 		if !ok {
 			for _, k := range n.kids {
@@ -207,10 +235,13 @@ func (r *R) encodeNodelist() (*string, error) {
 }
 
 // String returns r in flux-core's rlist_dumps form, such as
-// "rank[0-1]/core[0-3],gpu0 rank2/core[0-1]"; "" when empty.
+// "rank[0-1]/core[0-3],gpu0 rank2/core[0-1]"; "" when empty. Memory is
+// left out, as rlist_dumps knows none: it is the sched annotation's
+// resource_summary, which Flux's tools read. A rank holding memory alone
+// shows as "rank0/".
 func (r *R) String() string {
 	var b strings.Builder
-	for i, g := range r.groups() {
+	for i, g := range r.groups(false) {
 		if i > 0 {
 			b.WriteByte(' ')
 		}

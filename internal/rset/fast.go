@@ -111,6 +111,7 @@ func (f *fastR) entry() {
 	p := f.p
 	var rank string
 	var seen uint
+	var mem uint64
 	kids := f.kids[:0]
 	p.object(func(key string) {
 		switch key {
@@ -120,12 +121,19 @@ func (f *fastR) entry() {
 		case "children":
 			p.once(&seen, 2)
 			p.object(func(name string) { kids = append(kids, pair{name, p.str()}) })
+		case "memory":
+			p.once(&seen, 4)
+			n, err := memoryValue(p.number())
+			if err != nil {
+				p.bad = true // a real, a negative or too large: parseFull's to refuse
+			}
+			mem = n
 		default: // such as "slots", which parseFull ignores
 			p.bad = true
 		}
 	})
 	f.kids = kids
-	if p.bad || seen != 3 {
+	if p.bad || seen&3 != 3 {
 		p.bad = true
 		return
 	}
@@ -134,7 +142,7 @@ func (f *fastR) entry() {
 		p.bad = true
 		return
 	}
-	en := entry{ranks: ranks, kids: make([]child, 0, len(kids))}
+	en := entry{ranks: ranks, kids: make([]child, 0, len(kids)), mem: mem}
 	slices.SortFunc(kids, func(a, b pair) int { return strings.Compare(a.key, b.key) })
 	for i, k := range kids {
 		if k.key == "" || i > 0 && kids[i-1].key == k.key {

@@ -8,8 +8,9 @@ import (
 
 // Lack is one thing an R names that another does not hold: a rank it
 // lacks (Missing), a hostname other than its own for a rank (Host, beside
-// Have), or ids of one child kind on a rank (Kind and IDs; Have is then
-// the rank's hostname, "" when unknown).
+// Have), ids of one child kind on a rank (Kind and IDs), or more memory on
+// a rank than the receiver has there (Memory, beside HaveMemory); Have is
+// then the rank's hostname, "" when unknown.
 type Lack struct {
 	Rank    uint
 	Missing bool      // the rank itself is not there
@@ -17,12 +18,16 @@ type Lack struct {
 	Have    string    // the receiver's hostname for Rank
 	Kind    string    // a child kind: "core", "gpu", or another R_lite name
 	IDs     idset.Set // the ids of Kind not held on Rank
+	// Memory is the memory named for Rank when it is more than the
+	// receiver's HaveMemory there; 0 otherwise. Memory is not a child
+	// kind (an R_lite child may be called "memory"), hence its own field.
+	Memory, HaveMemory uint64
 }
 
 // Lacks returns the first part of o that r does not hold, in rank order:
 // a rank r lacks, a hostname o names for a rank that differs from r's
-// (compared only when both name one), or ids of a child kind r does not
-// hold on that rank. It reports false when r holds all of o. The cost is
+// (compared only when both name one), ids of a child kind r does not
+// hold on that rank, or more memory there than r has. It reports false when r holds all of o. The cost is
 // o's ranks times a binary search in r, so a small o is cheap to check
 // against a large r.
 func (r *R) Lacks(o *R) (Lack, bool) {
@@ -41,12 +46,17 @@ func (r *R) Lacks(o *R) (Lack, bool) {
 				return Lack{Rank: n.rank, Have: have.host, Kind: k.name, IDs: miss}, true
 			}
 		}
+		if n.mem > have.mem {
+			return Lack{Rank: n.rank, Have: have.host, Memory: n.mem, HaveMemory: have.mem}, true
+		}
 	}
 	return Lack{}, false
 }
 
 // SharedOn returns the children that r and o both hold on rank, in
 // words ("core 0-1", "core 1, gpu 0"); "" when they share none there.
+// Memory is never shared in this sense: it is a quantity that several
+// jobs' grants on one host divide, not ids that two of them could hold.
 func (r *R) SharedOn(o *R, rank uint) string {
 	i, j := r.find(rank), o.find(rank)
 	if i < 0 || j < 0 {

@@ -27,6 +27,8 @@ var fuzzSeeds = []string{
 	`{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"":"0"}}]}}`,
 	`{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"properties":{"a^b":"0","":"0"}}}`,
 	`{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0","<&>":"1"}}],"nodelist":["h\u00e9"]}}`,
+	`{"version":1,"execution":{"R_lite":[{"children":{"core":"0-1"},"memory":4294967296,"rank":"0-1"},{"children":{},"memory":7,"rank":"2"}],"nodelist":["n[0-2]"]}}`,
+	`{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1.5},{"rank":"0","children":{"core":"1"},"memory":-1}]}}`,
 	`[]`, `null`, `nope`, ``,
 }
 
@@ -171,9 +173,11 @@ func checkParsed(t *testing.T, data []byte) {
 	if r.IsEmpty() {
 		same, _ = same.WithScheduling(nil)
 	}
+	// Memory is a quantity, not ids: r U r holds r's memory twice, and is
+	// otherwise r.
 	u, err := r.Union(r)
-	if err != nil || !u.Equal(same) {
-		t.Fatalf("r U r != r (%v): %v", err, u)
+	if err != nil || r.Memory() == 0 && !u.Equal(same) || u.Memory() != addMem(r.Memory(), r.Memory()) || !u.Intersection(r).Equal(same) {
+		t.Fatalf("r U r is not r with its memory doubled (%v): %v", err, u)
 	}
 	if i := r.Intersection(r); !i.Equal(same) {
 		t.Fatalf("r ∩ r != r: %v", i)

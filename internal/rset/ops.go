@@ -9,7 +9,8 @@ import (
 )
 
 // Union returns the resources in r or o. A rank in both gets the union of
-// its children and of its properties; its hostname is whichever is set,
+// its children and of its properties and the sum of its memory (memory is
+// a quantity, not a set of ids: two jobs' grants on a host add up); its hostname is whichever is set,
 // and it is an error for the two to differ. Times come from r; the
 // scheduling key is r's, or o's when r has none.
 func (r *R) Union(o *R) (*R, error) {
@@ -33,6 +34,7 @@ func (r *R) Union(o *R) (*R, error) {
 				x.host = y.host
 			}
 			x.kids = unionKids(x.kids, y.kids)
+			x.mem = addMem(x.mem, y.mem)
 			out = append(out, x)
 			i++
 			j++
@@ -52,8 +54,9 @@ func (r *R) Union(o *R) (*R, error) {
 }
 
 // Difference returns r without o's resources: each rank of r loses the
-// cores, GPUs and other children o holds on the same rank, and a rank left
-// with nothing is dropped, as flux-core's rlist_diff does. Hostnames are not
+// cores, GPUs and other children o holds on the same rank and o's memory
+// there (down to 0), and a rank left with nothing is dropped, as
+// flux-core's rlist_diff does; a rank left with memory alone is kept. Hostnames are not
 // compared. Properties and times come from r, and so does the scheduling
 // key unless nothing is left.
 func (r *R) Difference(o *R) *R {
@@ -66,7 +69,8 @@ func (r *R) Difference(o *R) *R {
 		}
 		if j < len(b) && b[j].rank == x.rank {
 			x.kids = diffKids(x.kids, b[j].kids)
-			if len(x.kids) == 0 {
+			x.mem -= min(x.mem, b[j].mem)
+			if x.empty() {
 				continue
 			}
 		}
@@ -75,7 +79,8 @@ func (r *R) Difference(o *R) *R {
 	return r.derive(out)
 }
 
-// Intersection returns the resources both r and o hold. A rank whose
+// Intersection returns the resources both r and o hold, memory the lesser
+// of the two on each rank. A rank whose
 // hostnames are both set and differ is not shared, as in flux-core's
 // rlist_intersect. Properties and times come from r, and so does the
 // scheduling key unless nothing is left.
@@ -101,7 +106,9 @@ func (r *R) Intersection(o *R) *R {
 		if x.host == "" {
 			x.host = y.host
 		}
-		if x.kids = intersectKids(x.kids, y.kids); len(x.kids) > 0 {
+		x.kids = intersectKids(x.kids, y.kids)
+		x.mem = min(x.mem, y.mem)
+		if !x.empty() {
 			out = append(out, x)
 		}
 	}
@@ -121,7 +128,7 @@ func (r *R) SelectRanks(ranks idset.Set) *R {
 }
 
 // Equal reports whether r and o hold the same ranks, hostnames, children,
-// properties, times, nslots and scheduling key.
+// memory, properties, times, nslots and scheduling key.
 func (r *R) Equal(o *R) bool {
 	a, b := r.nodeList(), o.nodeList()
 	if len(a) != len(b) || r.StartTime() != o.StartTime() ||
@@ -132,7 +139,7 @@ func (r *R) Equal(o *R) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].rank != b[i].rank || a[i].host != b[i].host || !equalKids(a[i].kids, b[i].kids) {
+		if a[i].rank != b[i].rank || a[i].host != b[i].host || a[i].mem != b[i].mem || !equalKids(a[i].kids, b[i].kids) {
 			return false
 		}
 	}

@@ -114,7 +114,8 @@ func parseVersion(top map[string]json.RawMessage) error {
 type entry struct {
 	ranks  idset.Set
 	kids   []child
-	ranges int // idset ranges in kids
+	ranges int    // idset ranges in kids
+	mem    uint64 // the "memory" key, 0 when absent
 }
 
 func parseRLite(exec map[string]json.RawMessage) ([]node, error) {
@@ -169,12 +170,12 @@ func (es *entries) nodes() ([]node, error) {
 	nodes := make([]node, 0, es.total)
 	var bare idset.Set // ranks of entries with no resources
 	for _, en := range es.list {
-		if len(en.kids) == 0 {
+		if len(en.kids) == 0 && en.mem == 0 {
 			bare = bare.Union(en.ranks)
 			continue
 		}
 		for rank := range en.ranks.All() {
-			nodes = append(nodes, node{rank: rank, kids: en.kids})
+			nodes = append(nodes, node{rank: rank, kids: en.kids, mem: en.mem})
 		}
 	}
 	byRank := func(a, b node) int { return cmpUint(a.rank, b.rank) }
@@ -188,6 +189,9 @@ func (es *entries) nodes() ([]node, error) {
 				return nil, fmt.Errorf("execution.R_lite: rank %d lists %s %s more than once", n.rank, name, dup)
 			}
 			out[k].kids = unionKids(out[k].kids, n.kids)
+			if out[k].mem = addMem(out[k].mem, n.mem); out[k].mem > MaxMemory {
+				return nil, fmt.Errorf("execution.R_lite: rank %d: memory summed over its entries is more than %d bytes", n.rank, uint64(MaxMemory))
+			}
 			continue
 		}
 		out = append(out, n)
@@ -249,7 +253,39 @@ func parseEntry(raw json.RawMessage, where string) (entry, error) {
 			ranges += ids.RangeCount()
 		}
 	}
-	return entry{ranks: ranks, kids: kids, ranges: ranges}, nil
+	mem, err := parseMemory(m, where)
+	if err != nil {
+		return entry{}, err
+	}
+	return entry{ranks: ranks, kids: kids, ranges: ranges, mem: mem}, nil
+}
+
+// parseMemory reads an entry's "memory" key, fluxq's extension of R_lite:
+// bytes on each rank of the entry, an integer from 0 to MaxMemory; absent
+// is 0. Flux's R readers ignore entry keys they do not know.
+func parseMemory(m map[string]json.RawMessage, where string) (uint64, error) {
+	raw, ok := m["memory"]
+	if !ok {
+		return 0, nil
+	}
+	at := where + ".memory"
+	if k := kindOf(raw); k != "integer" {
+		return 0, fmt.Errorf("%s: expected integer, got %s", at, k)
+	}
+	n, err := memoryValue(string(bytes.TrimSpace(raw)))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %s", at, err)
+	}
+	return n, nil
+}
+
+// memoryValue reads the text of a JSON integer as a memory size in bytes.
+func memoryValue(lit string) (uint64, error) {
+	n, err := strconv.ParseUint(lit, 10, 64)
+	if err != nil || n > MaxMemory {
+		return 0, fmt.Errorf("invalid value %s: memory is bytes from 0 to %d", lit, uint64(MaxMemory))
+	}
+	return n, nil
 }
 
 // overlap returns the first child name, with its ids, that a and b share.

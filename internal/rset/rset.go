@@ -15,6 +15,10 @@ import (
 // idset like "0-4000000000" must be refused before it is expanded.
 const MaxRanks = 1_000_000
 
+// MaxMemory is the most memory Parse accepts on one rank, 1 EiB: the
+// jobspec's bound, and far below where sums of it could overflow.
+const MaxMemory = 1 << 60
+
 // MaxRanges is the most child idset ranges Parse accepts, summed over every
 // rank: a rank costs work in proportion to its ranges, and one short entry
 // can give a million ranks the same long core list.
@@ -38,6 +42,10 @@ type Node struct {
 	// Properties are the RFC 20 properties naming this rank, sorted; nil
 	// when there are none.
 	Properties []string
+	// Memory is bytes of memory on the rank, 0 for none known: in an
+	// inventory what may be scheduled there, in a job's R what the job
+	// was granted there. R_lite carries it as the entry key "memory".
+	Memory uint64
 }
 
 // R is an RFC 20 version 1 resource set. The zero value and nil are empty.
@@ -52,11 +60,25 @@ type R struct {
 }
 
 // node is one rank; kids never share a name, are sorted by name and are
-// never empty. Kids slices are shared between nodes and never mutated.
+// never empty. Kids slices are shared between nodes and never mutated. A
+// node holds something: kids, memory or both.
 type node struct {
 	rank uint
 	host string
 	kids []child
+	mem  uint64
+}
+
+// empty reports whether n holds nothing, so that no R keeps it.
+func (n node) empty() bool { return len(n.kids) == 0 && n.mem == 0 }
+
+// addMem sums two memory sizes, saturating rather than wrapping: each is
+// at most MaxMemory when parsed, but New and Union take any size.
+func addMem(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
 }
 
 type child struct {
@@ -65,8 +87,9 @@ type child struct {
 }
 
 // New builds an R from per-rank views. Ranks should be unique; a rank given
-// more than once is merged as Union would, its first hostname winning.
-// Nodes holding no resources, and ranks above idset.MaxID, are dropped.
+// more than once is merged as Union would (children united, memory
+// summed), its first hostname winning. Nodes holding no resources (no
+// children and no memory), and ranks above idset.MaxID, are dropped.
 func New(nodes []Node) *R {
 	ns := make([]node, 0, len(nodes))
 	props := map[string][]idset.Range{}
@@ -74,11 +97,11 @@ func New(nodes []Node) *R {
 		if v.Rank > idset.MaxID {
 			continue
 		}
-		kids := kidsOf(v)
-		if len(kids) == 0 {
+		n := node{rank: v.Rank, host: v.Hostname, kids: kidsOf(v), mem: v.Memory}
+		if n.empty() {
 			continue
 		}
-		ns = append(ns, node{rank: v.Rank, host: v.Hostname, kids: kids})
+		ns = append(ns, n)
 		for _, p := range v.Properties {
 			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
 		}
@@ -88,6 +111,7 @@ func New(nodes []Node) *R {
 	for _, n := range ns {
 		if k := len(out) - 1; k >= 0 && out[k].rank == n.rank {
 			out[k].kids = unionKids(out[k].kids, n.kids)
+			out[k].mem = addMem(out[k].mem, n.mem)
 			if out[k].host == "" {
 				out[k].host = n.host
 			}
@@ -205,7 +229,7 @@ func (r *R) find(rank uint) int {
 // view expands node n into its public form; names are r's property names,
 // sorted.
 func (r *R) view(n node, names []string) Node {
-	v := Node{Rank: n.rank, Hostname: n.host}
+	v := Node{Rank: n.rank, Hostname: n.host, Memory: n.mem}
 	for _, k := range n.kids {
 		switch k.name {
 		case CoreKey:
@@ -280,6 +304,16 @@ func (r *R) Counts() (nnodes, ncores, ngpus int) {
 		}
 	}
 	return len(r.nodeList()), ncores, ngpus
+}
+
+// Memory returns the bytes of memory r holds, summed over its ranks; 0
+// when it records none.
+func (r *R) Memory() uint64 {
+	var sum uint64
+	for _, n := range r.nodeList() {
+		sum = addMem(sum, n.mem)
+	}
+	return sum
 }
 
 // IsEmpty reports whether r holds no ranks.
