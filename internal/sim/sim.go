@@ -104,11 +104,25 @@ type Result struct {
 }
 
 // Machine is a machine of nodes hosts (node0, node1, ...) of cores cores
-// each, as `fluxsched sim --nodes --cores-per-node` describes it.
-func Machine(nodes, cores int) (*rset.R, error) {
+// and memory bytes (0: none known) each, as `fluxsched sim --nodes
+// --cores-per-node [--memory]` describes it.
+func Machine(nodes, cores int, memory uint64) (*rset.R, error) {
 	if nodes < 1 || cores < 1 {
 		return nil, fmt.Errorf("a machine needs at least one node and one core, not %d x %d", nodes, cores)
 	}
+	r, err := coresOnly(nodes, cores)
+	if err != nil || memory == 0 {
+		return r, err
+	}
+	all := r.Nodes()
+	for i := range all {
+		all[i].Memory = memory
+	}
+	return rset.New(all), nil
+}
+
+// coresOnly is Machine without memory.
+func coresOnly(nodes, cores int) (*rset.R, error) {
 	hosts, ids := "node0", "0"
 	if nodes > 1 {
 		hosts = fmt.Sprintf("node[0-%d]", nodes-1)
