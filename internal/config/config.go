@@ -17,6 +17,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
@@ -64,6 +65,28 @@ type Store struct {
 type Resource struct {
 	// Config is [[resource.config]]; empty means discover this machine.
 	Config []resource.ConfigEntry `toml:"config"`
+	// MemoryReserve is the memory of a discovered host left to the
+	// system, a size ("2G"); "" for resource.DefaultMemoryReserve (5% of
+	// the host, at least 512M, at most 4G). It does not apply to hosts of
+	// [[resource.config]], whose memory is what their entries say.
+	MemoryReserve string `toml:"memory-reserve" kind:"a memory size string"`
+}
+
+// Reserve is the checked memory-reserve.
+func (r Resource) Reserve() resource.MemoryReserve {
+	if r.MemoryReserve == "" {
+		return resource.MemoryReserve{}
+	}
+	n, _ := parseReserve(r.MemoryReserve) // Load checked it
+	return resource.MemoryReserve{Bytes: n, Set: true}
+}
+
+// parseReserve reads memory-reserve: a size as --mem takes it, or 0.
+func parseReserve(s string) (uint64, error) {
+	if t := strings.TrimSpace(s); t == "0" {
+		return 0, nil
+	}
+	return jobspec.ParseMemory(s)
 }
 
 // Sched is the [sched] table.
@@ -322,6 +345,11 @@ func (c *Config) check() error {
 	}
 	if _, err := c.BackupInterval(); err != nil {
 		return fmt.Errorf("error parsing [store] config table: backup-interval: %v", err)
+	}
+	if c.Resource.MemoryReserve != "" {
+		if _, err := parseReserve(c.Resource.MemoryReserve); err != nil {
+			return fmt.Errorf("error parsing [resource] config table: memory-reserve: %v", err)
+		}
 	}
 	for i, e := range c.Resource.Config {
 		if e.Hosts == "" {

@@ -285,7 +285,7 @@ func Inventory(cfg *config.Config) (*rset.R, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discovering resources: %w", err)
 	}
-	return resource.Discover(os.DirFS("/"), host)
+	return resource.Discover(os.DirFS("/"), host, cfg.Resource.Reserve())
 }
 
 // serve starts the loop with its scheduler, exec service and socket;

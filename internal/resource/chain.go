@@ -102,14 +102,14 @@ var filters = []filter{
 		},
 	},
 	{
-		// Free cores and GPUs now, within the caller's cap: room for a
-		// slot, or with a node count for the node's share, the whole
-		// idle node when exclusive.
+		// Free cores, GPUs and memory now, within the caller's cap:
+		// room for a slot, or with a node count for the node's share,
+		// the whole idle node when exclusive.
 		name: "room", asks: now,
 		keep: func(c *chain, ns []poolNode, idx []int) []int {
 			return keep(ns, idx, func(n *poolNode) bool {
-				fc, fg := n.usable(c.caps)
-				return c.req.room(n.ncores, n.ngpus, fc, fg) > 0
+				fc, fg, fm := n.usable(c.caps)
+				return c.req.room(n.ncores, n.ngpus, fc, fg, n.mem, fm) > 0
 			})
 		},
 	},
@@ -216,12 +216,13 @@ func (p *Pool) grouped() []group {
 		session       string
 		outside       bool
 		ncores, ngpus int
+		mem           uint64
 	}
 	at := map[key]int{}
 	out := []group{}
 	for i := range p.nodes {
 		n := &p.nodes[i]
-		k := key{n.session, n.outside, n.ncores, n.ngpus}
+		k := key{n.session, n.outside, n.ncores, n.ngpus, n.mem}
 		if j, ok := at[k]; ok {
 			out[j].count++
 		} else {
@@ -273,25 +274,26 @@ func (p *Pool) admitted(c *chain) []int {
 	return c.run(p.nodes, idx)
 }
 
-// Room is the room filter's measure: what a node of cores and gpus, with
-// freeCores and freeGPUs of them free, offers r. Without a node count it
-// is how many of r's slots fit; with one, 1 if the node can be one of r's
-// nodes (it holds its share of slots, and is whole and idle when r is
+// Room is the room filter's measure: what a node of cores, gpus and mem
+// bytes of memory, with freeCores, freeGPUs and freeMem of them free,
+// offers r. Without a node count it is how many of r's slots fit (cores,
+// GPUs and memory all allowing); with one, 1 if the node can be one of
+// r's nodes (it holds its share of slots, and is whole and idle when r is
 // exclusive), else 0. A planner asks it with what will be free later.
-func (r Request) Room(cores, gpus, freeCores, freeGPUs int) int {
-	return r.room(cores, gpus, freeCores, freeGPUs)
+func (r Request) Room(cores, gpus, freeCores, freeGPUs int, mem, freeMem uint64) int {
+	return r.room(cores, gpus, freeCores, freeGPUs, mem, freeMem)
 }
 
 // room is Room without copying the request, and cheap enough to inline
 // into the loops that ask it of every node.
-func (r *Request) room(cores, gpus, freeCores, freeGPUs int) int {
-	slots := capacity(freeCores, freeGPUs, r.CoresPerSlot, r.GPUsPerSlot)
+func (r *Request) room(cores, gpus, freeCores, freeGPUs int, mem, freeMem uint64) int {
+	slots := capacity(freeCores, freeGPUs, freeMem, r.CoresPerSlot, r.GPUsPerSlot, r.MemPerSlot)
 	if r.NNodes == 0 {
 		return slots
 	}
 	// Not its share, or (exclusive) not idle or partly held for a
 	// planned start.
-	if slots < r.NSlots/r.NNodes || (r.Exclusive && (freeCores != cores || freeGPUs != gpus)) {
+	if slots < r.NSlots/r.NNodes || (r.Exclusive && (freeCores != cores || freeGPUs != gpus || freeMem != mem)) {
 		return 0
 	}
 	return 1

@@ -60,16 +60,23 @@ func TestRoom(t *testing.T) {
 		req                             Request
 		cores, gpus, freeCores, freeGPU int
 		want                            int
+		mem, freeMem                    uint64
 	}{
-		{"slots of 2 cores in 5 free", Request{NSlots: 9, CoresPerSlot: 2}, 8, 0, 5, 0, 2},
-		{"gpus bound the slots", Request{NSlots: 9, CoresPerSlot: 1, GPUsPerSlot: 1}, 8, 2, 8, 1, 1},
-		{"a node's share fits", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 2}, 8, 0, 4, 0, 1},
-		{"a node's share does not", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 2}, 8, 0, 3, 0, 0},
-		{"exclusive on an idle node", Request{NNodes: 1, NSlots: 1, CoresPerSlot: 1, Exclusive: true}, 4, 1, 4, 1, 1},
-		{"exclusive on a busy node", Request{NNodes: 1, NSlots: 1, CoresPerSlot: 1, Exclusive: true}, 4, 1, 4, 0, 0},
+		{"slots of 2 cores in 5 free", Request{NSlots: 9, CoresPerSlot: 2}, 8, 0, 5, 0, 2, 0, 0},
+		{"gpus bound the slots", Request{NSlots: 9, CoresPerSlot: 1, GPUsPerSlot: 1}, 8, 2, 8, 1, 1, 0, 0},
+		{"a node's share fits", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 2}, 8, 0, 4, 0, 1, 0, 0},
+		{"a node's share does not", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 2}, 8, 0, 3, 0, 0, 0, 0},
+		{"exclusive on an idle node", Request{NNodes: 1, NSlots: 1, CoresPerSlot: 1, Exclusive: true}, 4, 1, 4, 1, 1, 0, 0},
+		{"exclusive on a busy node", Request{NNodes: 1, NSlots: 1, CoresPerSlot: 1, Exclusive: true}, 4, 1, 4, 0, 0, 0, 0},
+		{"memory bounds the slots", Request{NSlots: 9, CoresPerSlot: 1, MemPerSlot: 3 << 30}, 8, 0, 8, 0, 2, 8 << 30, 7 << 30},
+		{"no memory asked, none known", Request{NSlots: 9, CoresPerSlot: 1}, 8, 0, 8, 0, 8, 0, 0},
+		{"memory asked, none known", Request{NSlots: 9, CoresPerSlot: 1, MemPerSlot: 1}, 8, 0, 8, 0, 0, 0, 0},
+		{"a node's share of memory fits", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 1, MemPerSlot: 1 << 30}, 8, 0, 8, 0, 1, 4 << 30, 2 << 30},
+		{"a node's share of memory does not", Request{NNodes: 2, NSlots: 4, CoresPerSlot: 1, MemPerSlot: 1 << 30}, 8, 0, 8, 0, 0, 4 << 30, 1 << 30},
+		{"exclusive where memory is held", Request{NNodes: 1, NSlots: 1, CoresPerSlot: 1, Exclusive: true}, 4, 0, 4, 0, 0, 4 << 30, 3 << 30},
 	}
 	for _, tc := range tests {
-		if got := tc.req.Room(tc.cores, tc.gpus, tc.freeCores, tc.freeGPU); got != tc.want {
+		if got := tc.req.Room(tc.cores, tc.gpus, tc.freeCores, tc.freeGPU, tc.mem, tc.freeMem); got != tc.want {
 			t.Errorf("%s: Room = %d, want %d", tc.name, got, tc.want)
 		}
 	}

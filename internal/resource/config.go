@@ -8,17 +8,21 @@ import (
 
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
 // ConfigEntry is one [[resource.config]] table of a Flux config
 // (flux-config-resource(5)): Hosts is an RFC 29 hostlist, Cores and GPUs are
 // RFC 22 idsets ("" when the key is absent), Properties are property names
-// given to every host of the entry.
+// given to every host of the entry. Memory, fluxq's key (Flux's config has
+// none), is the schedulable memory of each host of the entry, a size as
+// --mem reads it ("64G"; a bare number is megabytes), "" for none known.
 type ConfigEntry struct {
 	Hosts      string   `toml:"hosts" json:"hosts"`
 	Cores      string   `toml:"cores" json:"cores,omitempty"`
 	GPUs       string   `toml:"gpus" json:"gpus,omitempty"`
+	Memory     string   `toml:"memory" json:"memory,omitempty" kind:"a memory size string"`
 	Properties []string `toml:"properties" json:"properties,omitempty"`
 }
 
@@ -31,6 +35,7 @@ const invalidPropertyChars = "!&'\"^`|()"
 type configHost struct {
 	name        string
 	cores, gpus idset.Set
+	mem         uint64
 	index       int32 // in the order hosts are first named: the rank
 	props       []string
 	// lastProp is the index of the last property added to props, so that
@@ -41,8 +46,10 @@ type configHost struct {
 // FromConfig builds the instance inventory from [[resource.config]]
 // entries, as flux-core's rlist_from_config does: ranks are assigned in the
 // order hosts are first named, a host named again gets the union of what
-// each entry gives it (the same core or GPU twice is an error), and
-// properties become R properties. Errors name the entry by index.
+// each entry gives it (the same core or GPU twice is an error; memory
+// given by several entries is summed, as cores are accumulated, each entry
+// adding its own), and properties become R properties. Errors name the
+// entry by index.
 func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 	var hosts []*configHost
 	byName := map[string]*configHost{}
@@ -74,6 +81,12 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: invalid idset gpus=%q", where, e.GPUs)
 		}
+		var mem uint64
+		if e.Memory != "" {
+			if mem, err = jobspec.ParseMemory(e.Memory); err != nil {
+				return nil, fmt.Errorf("%s: memory: %v", where, err)
+			}
+		}
 		props := make([]int, len(e.Properties))
 		for j, p := range e.Properties {
 			if p == "" || strings.ContainsAny(p, invalidPropertyChars) {
@@ -103,6 +116,9 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 			}
 			h.cores = h.cores.Union(cores)
 			h.gpus = h.gpus.Union(gpus)
+			if h.mem += mem; h.mem > rset.MaxMemory {
+				return nil, fmt.Errorf("%s: host %s: memory summed over its entries is more than 1E", where, name)
+			}
 			for _, k := range props {
 				propHosts[k] = append(propHosts[k], h.index)
 			}
@@ -132,7 +148,7 @@ func FromConfig(entries []ConfigEntry) (*rset.R, error) {
 			empty = append(empty, h.name)
 			continue
 		}
-		nodes = append(nodes, rset.Node{Rank: uint(rank), Hostname: h.name, Cores: h.cores, GPUs: h.gpus, Properties: h.props})
+		nodes = append(nodes, rset.Node{Rank: uint(rank), Hostname: h.name, Cores: h.cores, GPUs: h.gpus, Properties: h.props, Memory: h.mem})
 	}
 	if len(empty) > 0 {
 		// A rank with nothing cannot be written in R; flux-core refuses it

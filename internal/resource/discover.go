@@ -23,6 +23,7 @@ const (
 	nodeDir         = "sys/devices/system/node"
 	pciDir          = "sys/bus/pci/devices"
 	nvidiaProcDir   = "proc/driver/nvidia/gpus"
+	meminfoFile     = "proc/meminfo"
 	devDir          = "dev"
 	nvidiaDevPrefix = "nvidia"
 )
@@ -90,9 +91,53 @@ type Machine struct {
 	SMT  []idset.Set `json:"smt,omitempty"`
 	NUMA []NUMANode  `json:"numa,omitempty"`
 	GPUs []GPU       `json:"gpus,omitempty"`
+	// MemTotal is the machine's memory, /proc/meminfo's MemTotal, and
+	// Memory what of it may be scheduled: MemTotal less the reserve
+	// (Reserve; DefaultMemoryReserve until it is called). Both are 0 when
+	// /proc/meminfo cannot be read.
+	MemTotal uint64 `json:"memory_total,omitempty"`
+	Memory   uint64 `json:"memory,omitempty"`
 	// Notes are what went wrong without stopping discovery, such as NVML
 	// failing on a machine that has it.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// MemoryReserve is [resource] memory-reserve: the memory of a discovered
+// host left to the system (the kernel, fluxsched, a desktop), which jobs
+// are never given. The zero value is the default, DefaultMemoryReserve.
+type MemoryReserve struct {
+	Bytes uint64
+	Set   bool // Bytes was configured; false: the default
+}
+
+// Default memory reserve: 5% of the host's memory, at least 512M (what a
+// small machine's system needs to stay usable) and at most 4G (a big
+// machine's system needs no more).
+const (
+	DefaultReservePercent = 5
+	MinDefaultReserve     = 512 << 20
+	MaxDefaultReserve     = 4 << 30
+)
+
+// DefaultMemoryReserve is the reserve of a host with total bytes of
+// memory when none is configured: 5% of it clamped to [512M, 4G].
+func DefaultMemoryReserve(total uint64) uint64 {
+	return min(max(total/100*DefaultReservePercent, MinDefaultReserve), MaxDefaultReserve)
+}
+
+// Of is the reserve on a host of total bytes.
+func (r MemoryReserve) Of(total uint64) uint64 {
+	if r.Set {
+		return r.Bytes
+	}
+	return DefaultMemoryReserve(total)
+}
+
+// Reserve sets the machine's schedulable memory to MemTotal less r's
+// reserve, rounded down to a whole megabyte (so that a config entry can
+// say it exactly), 0 when the reserve is all of it.
+func (m *Machine) Reserve(r MemoryReserve) {
+	m.Memory = (m.MemTotal - min(m.MemTotal, r.Of(m.MemTotal))) &^ (1<<20 - 1)
 }
 
 // NUMANode is one NUMA domain: its online CPUs (possibly none, for a
@@ -115,14 +160,16 @@ type GPU struct {
 }
 
 // Discover describes this machine as a one-rank inventory: rank 0 named
-// hostname, with the online CPUs as cores and the NVIDIA GPUs, if any,
-// found from sysfs alone (DiscoverMachine without a GPULister). fsys is
-// the root filesystem (os.DirFS("/") in production).
-func Discover(fsys fs.FS, hostname string) (*rset.R, error) {
+// hostname, with the online CPUs as cores, the NVIDIA GPUs, if any,
+// found from sysfs alone (DiscoverMachine without a GPULister), and its
+// memory less reserve. fsys is the root filesystem (os.DirFS("/") in
+// production).
+func Discover(fsys fs.FS, hostname string, reserve MemoryReserve) (*rset.R, error) {
 	m, err := DiscoverMachine(fsys, hostname, nil)
 	if err != nil {
 		return nil, err
 	}
+	m.Reserve(reserve)
 	return m.R(), nil
 }
 
@@ -146,8 +193,13 @@ func Discover(fsys fs.FS, hostname string) (*rset.R, error) {
 // nvml that finds none is believed: in a container it sees only the GPUs
 // given to it, while sysfs shows the host's.
 //
-// Only cores are required: NUMA, SMT and GPU information that cannot be
-// read is left out (with a note when it looks broken rather than absent).
+// Memory is proc/meminfo's MemTotal, less the default reserve (see
+// Machine.Reserve). It is the host's memory, not a container's cgroup
+// limit: a container's fluxsched should be given memory in its config.
+//
+// Only cores are required: NUMA, SMT, GPU and memory information that
+// cannot be read is left out (with a note when it looks broken rather than
+// absent).
 func DiscoverMachine(fsys fs.FS, hostname string, nvml GPULister) (*Machine, error) {
 	hl, err := hostlist.FromNames(hostname)
 	if err != nil || hostname == "" {
@@ -170,12 +222,32 @@ func DiscoverMachine(fsys fs.FS, hostname string, nvml GPULister) (*Machine, err
 	if err != nil {
 		m.Notes = append(m.Notes, err.Error())
 	}
+	if b, err := readSmall(fsys, meminfoFile); err == nil {
+		if m.MemTotal = procMemTotal(string(b)); m.MemTotal == 0 {
+			m.Notes = append(m.Notes, "memory: no MemTotal in /"+meminfoFile)
+		}
+	}
+	m.Reserve(MemoryReserve{})
 	return m, nil
+}
+
+// procMemTotal finds "MemTotal:  16314020 kB" in /proc/meminfo and returns
+// it in bytes; 0 if it is not there.
+func procMemTotal(meminfo string) uint64 {
+	for line := range strings.Lines(meminfo) {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[0] == "MemTotal:" && f[2] == "kB" {
+			if n, err := strconv.ParseUint(f[1], 10, 64); err == nil && n <= rset.MaxMemory>>10 {
+				return n << 10
+			}
+		}
+	}
+	return 0
 }
 
 // R is the one-rank inventory the machine makes.
 func (m *Machine) R() *rset.R {
-	return rset.New([]rset.Node{{Rank: 0, Hostname: m.Hostname, Cores: m.Cores, GPUs: m.gpuIDs()}})
+	return rset.New([]rset.Node{{Rank: 0, Hostname: m.Hostname, Cores: m.Cores, GPUs: m.gpuIDs(), Memory: m.Memory}})
 }
 
 func (m *Machine) gpuIDs() idset.Set {
@@ -189,7 +261,11 @@ func (m *Machine) gpuIDs() idset.Set {
 // ConfigEntry is the [[resource.config]] entry that gives FromConfig the
 // same R as m.R().
 func (m *Machine) ConfigEntry() ConfigEntry {
-	return ConfigEntry{Hosts: m.Hostname, Cores: m.Cores.String(), GPUs: m.gpuIDs().String()}
+	e := ConfigEntry{Hosts: m.Hostname, Cores: m.Cores.String(), GPUs: m.gpuIDs().String()}
+	if m.Memory > 0 {
+		e.Memory = strconv.FormatUint(m.Memory>>20, 10) + "M" // Reserve keeps it whole megabytes
+	}
+	return e
 }
 
 // WriteConfig writes m as a TOML config snippet: the [[resource.config]]

@@ -184,7 +184,7 @@ func TestDiscover(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := resource.Discover(tc.fs, "myhost")
+			r, err := resource.Discover(tc.fs, "myhost", resource.MemoryReserve{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -380,7 +380,7 @@ func TestDiscoverErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := resource.Discover(tc.fs, tc.host)
+			_, err := resource.Discover(tc.fs, tc.host, resource.MemoryReserve{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.want)
 			}

@@ -22,8 +22,9 @@ const maxIndexWords = 1 << 21
 // any session), summed and bucketed by free cores. It holds node indices in
 // Pool.nodes, so it is rebuilt whenever those shift.
 type freeIndex struct {
-	// cores and gpus are the free totals.
+	// cores, gpus and mem are the free totals.
 	cores, gpus int
+	mem         uint64
 	// on says whether the buckets are kept; the totals always are.
 	on bool
 	// buckets[c] holds the nodes with exactly c free cores, c >= 1; nil
@@ -50,7 +51,7 @@ func (p *Pool) reindex() {
 		most = max(most, p.nodes[i].ncores)
 	}
 	words := (len(p.nodes) + 63) / 64
-	x.cores, x.gpus = 0, 0
+	x.cores, x.gpus, x.mem = 0, 0, 0
 	x.on = words > 0 && most < maxIndexWords/words
 	if !x.on {
 		x.buckets, x.filled, x.sizes, x.words = nil, nil, nil, 0
@@ -79,6 +80,7 @@ func (x *freeIndex) add(i int, n *poolNode) {
 	}
 	x.cores += n.nfreeCores
 	x.gpus += n.nfreeGPUs
+	x.mem += n.freeMem
 	c := n.nfreeCores
 	if !x.on || c == 0 {
 		return
@@ -99,6 +101,7 @@ func (x *freeIndex) remove(i int, n *poolNode) {
 	}
 	x.cores -= n.nfreeCores
 	x.gpus -= n.nfreeGPUs
+	x.mem -= n.freeMem
 	c := n.nfreeCores
 	if !x.on || c == 0 {
 		return

@@ -23,12 +23,15 @@ func (p *Pool) Feasible(req Request) error {
 	// librlist checks the job-wide total against the whole inventory
 	// before it looks at constraints.
 	var cores, gpus int
+	var mem uint64
 	for _, g := range p.grouped() {
 		n := &p.nodes[g.rep]
 		cores = satAdd(cores, need(g.count, n.ncores))
 		gpus = satAdd(gpus, need(g.count, n.ngpus))
+		mem = satAddMem(mem, needMem(g.count, n.mem))
 	}
-	if need(req.NSlots, req.CoresPerSlot) > cores || need(req.NSlots, req.GPUsPerSlot) > gpus {
+	if need(req.NSlots, req.CoresPerSlot) > cores || need(req.NSlots, req.GPUsPerSlot) > gpus ||
+		needMem(req.NSlots, req.MemPerSlot) > mem {
 		return ErrUnsatisfiable
 	}
 	constrained := !req.Constraint.IsEmpty()
@@ -37,7 +40,7 @@ func (p *Pool) Feasible(req Request) error {
 	matched, room := 0, 0
 	add := func(n *poolNode, count int) {
 		matched = satAdd(matched, count)
-		room = satAdd(room, need(count, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus)))
+		room = satAdd(room, need(count, req.room(n.ncores, n.ngpus, n.ncores, n.ngpus, n.mem, n.mem)))
 	}
 	if c := p.ask(ever, req, nil, false); c.summarised {
 		for _, g := range p.admittedGroups(c) {
@@ -69,8 +72,12 @@ func (p *Pool) Match(req Request, policy Policy) (*rset.R, bool) {
 }
 
 // Cap bounds what Match may take of one node: a scheduler's reservation
-// holds the rest of it for part of the new job's time.
-type Cap struct{ Cores, GPUs int }
+// holds the rest of it for part of the new job's time. Memory bounds only
+// a request that asks for memory.
+type Cap struct {
+	Cores, GPUs int
+	Memory      uint64
+}
 
 // MatchCapped is Match taking at most caps[rank] of each rank caps names.
 // Nodes are still ranked by what is free on them, capped or not. A capped
@@ -83,7 +90,8 @@ func (p *Pool) MatchCapped(req Request, policy Policy, caps map[uint]Cap) (*rset
 	// Every session's nodes are placeable ones, so a request needing more
 	// than all of them hold is refused before any node is looked at: what
 	// a scheduler pays for each waiting job while the machine is full.
-	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus {
+	if need(req.NSlots, req.CoresPerSlot) > p.free.cores || need(req.NSlots, req.GPUsPerSlot) > p.free.gpus ||
+		needMem(req.NSlots, req.MemPerSlot) > p.free.mem {
 		return nil, false
 	}
 	if p.free.on && req.NNodes == 0 && !req.Exclusive && req.Constraint.IsEmpty() {
@@ -92,14 +100,14 @@ func (p *Pool) MatchCapped(req Request, policy Policy, caps map[uint]Cap) (*rset
 	return p.matchSlow(req, policy, caps)
 }
 
-// usable is what n offers a request now: its free cores and GPUs, within
-// its cap if caps has one.
-func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int) {
-	cores, gpus = n.nfreeCores, n.nfreeGPUs
+// usable is what n offers a request now: its free cores, GPUs and
+// memory, within its cap if caps has one.
+func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int, mem uint64) {
+	cores, gpus, mem = n.nfreeCores, n.nfreeGPUs, n.freeMem
 	if c, ok := caps[n.target.Rank]; ok {
-		cores, gpus = max(min(cores, c.Cores), 0), max(min(gpus, c.GPUs), 0)
+		cores, gpus, mem = max(min(cores, c.Cores), 0), max(min(gpus, c.GPUs), 0), min(mem, c.Memory)
 	}
-	return cores, gpus
+	return cores, gpus, mem
 }
 
 // matchFast is matchSlow's answer for the common request (no node count,
@@ -121,9 +129,9 @@ func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R
 	place := func() {
 		for _, i := range c.run(p.nodes, idx) {
 			n := &p.nodes[i]
-			fc, fg := n.usable(caps)
-			k := min(req.room(n.ncores, n.ngpus, fc, fg), left)
-			views = append(views, n.take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+			fc, fg, fm := n.usable(caps)
+			k := min(req.room(n.ncores, n.ngpus, fc, fg, n.mem, fm), left)
+			views = append(views, n.take(k, &req))
 			if left -= k; left == 0 {
 				return
 			}
@@ -174,16 +182,18 @@ func (p *Pool) matchSlow(req Request, policy Policy, caps map[uint]Cap) (*rset.R
 		for _, c := range cands[:req.NNodes] {
 			n := &p.nodes[c.i]
 			if req.Exclusive {
-				views = append(views, n.view(n.cores, n.gpus))
+				// The whole node, its memory too: nothing else may
+				// start there while the job runs.
+				views = append(views, n.view(n.cores, n.gpus, n.mem))
 				continue
 			}
-			views = append(views, n.take(per*req.CoresPerSlot, per*req.GPUsPerSlot))
+			views = append(views, n.take(per, &req))
 		}
 	} else {
 		left := req.NSlots
 		for _, c := range cands {
 			k := min(c.slots, left)
-			views = append(views, p.nodes[c.i].take(k*req.CoresPerSlot, k*req.GPUsPerSlot))
+			views = append(views, p.nodes[c.i].take(k, &req))
 			if left -= k; left == 0 {
 				break
 			}
@@ -220,8 +230,8 @@ func (p *Pool) candidates(req Request, caps map[uint]Cap) []candidate {
 	out := make([]candidate, 0, len(idx))
 	for _, i := range idx {
 		n := &p.nodes[i]
-		fc, fg := n.usable(caps)
-		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.room(n.ncores, n.ngpus, fc, fg)})
+		fc, fg, fm := n.usable(caps)
+		out = append(out, candidate{i: i, rank: n.target.Rank, free: n.nfreeCores, slots: req.room(n.ncores, n.ngpus, fc, fg, n.mem, fm)})
 	}
 	return out
 }
@@ -239,10 +249,12 @@ func rank(cands []candidate, policy Policy) {
 	}
 }
 
-// take returns the node's lowest free cores and GPUs, as many as asked:
-// flux-core's rnode_alloc takes ids in order.
-func (n *poolNode) take(ncores, ngpus int) rset.Node {
-	return n.view(firstN(n.freeCores, ncores), firstN(n.freeGPUs, ngpus))
+// take returns k of req's slots on the node: its lowest free cores and
+// GPUs, as many as they need (flux-core's rnode_alloc takes ids in
+// order), and their memory, k x MemPerSlot, which is what the job's R
+// records as granted there.
+func (n *poolNode) take(k int, req *Request) rset.Node {
+	return n.view(firstN(n.freeCores, k*req.CoresPerSlot), firstN(n.freeGPUs, k*req.GPUsPerSlot), uint64(k)*req.MemPerSlot)
 }
 
 // firstN returns the n smallest ids of s (all of s if it has fewer).
@@ -271,15 +283,18 @@ func (r Request) perNode() int {
 	return r.NSlots / r.NNodes
 }
 
-// capacity is how many slots of cps cores and gps GPUs fit in cores and
-// gpus.
-func capacity(cores, gpus, cps, gps int) int {
+// capacity is how many slots of cps cores, gps GPUs and mps bytes of
+// memory fit in cores, gpus and mem.
+func capacity(cores, gpus int, mem uint64, cps, gps int, mps uint64) int {
 	if cps <= 0 {
 		return 0
 	}
 	c := cores / cps
 	if gps > 0 {
 		c = min(c, gpus/gps)
+	}
+	if mps > 0 {
+		c = min(c, int(min(mem/mps, uint64(maxInt))))
 	}
 	return c
 }
@@ -297,6 +312,24 @@ func need(slots, per int) int {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// needMem is slots x per bytes, saturating.
+func needMem(slots int, per uint64) uint64 {
+	if slots <= 0 || per == 0 {
+		return 0
+	}
+	if per > ^uint64(0)/uint64(slots) {
+		return ^uint64(0)
+	}
+	return uint64(slots) * per
+}
+
+func satAddMem(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
+}
 
 func satAdd(a, b int) int {
 	if a > maxInt-b {

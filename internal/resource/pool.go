@@ -6,11 +6,12 @@ import (
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
-// Pool is a scheduler's view of its inventory (RFC 16): which cores and
-// GPUs each job holds, what is free, and which ranks are down (drained or
+// Pool is a scheduler's view of its inventory (RFC 16): which cores,
+// GPUs and memory each job holds, what is free, and which ranks are down (drained or
 // offline: they keep their jobs but take no new ones). It records
 // allocations only for currently running work, so RFC 16's "job allocation
 // array" has size 1. A Pool is not safe for concurrent use.
@@ -46,7 +47,10 @@ type poolNode struct {
 	freeGPUs    idset.Set
 	nfreeCores  int
 	nfreeGPUs   int
-	down        bool
+	// mem and freeMem are the node's memory in bytes and what of it no
+	// job holds; 0 when the inventory gives the node none.
+	mem, freeMem uint64
+	down         bool
 	// session is the reservation (allocation id) holding the node, ""
 	// for the default session.
 	session string
@@ -56,7 +60,9 @@ type poolNode struct {
 }
 
 // idle reports whether no job holds anything on the node.
-func (n *poolNode) idle() bool { return n.nfreeCores == n.ncores && n.nfreeGPUs == n.ngpus }
+func (n *poolNode) idle() bool {
+	return n.nfreeCores == n.ncores && n.nfreeGPUs == n.ngpus && n.freeMem == n.mem
+}
 
 // NewPool returns a pool over inventory with every rank up and nothing
 // allocated.
@@ -92,6 +98,8 @@ func newPoolNode(v rset.Node) poolNode {
 		freeGPUs:   v.GPUs,
 		nfreeCores: nc,
 		nfreeGPUs:  ng,
+		mem:        v.Memory,
+		freeMem:    v.Memory,
 	}
 }
 
@@ -160,6 +168,10 @@ func (p *Pool) mark(ranks idset.Set, down bool) {
 // in any session: no request needing more can be placed now.
 func (p *Pool) FreeCores() (cores, gpus int) { return p.free.cores, p.free.gpus }
 
+// FreeMemory returns the free memory on up nodes in the instance, in any
+// session, in bytes.
+func (p *Pool) FreeMemory() uint64 { return p.free.mem }
+
 // Down returns the ranks that are down.
 func (p *Pool) Down() idset.Set {
 	var ids []uint
@@ -186,10 +198,11 @@ func (p *Pool) Find(c constraint.Constraint) *rset.R {
 	return p.inv.SelectRanks(idset.Of(ids...))
 }
 
-// Allocate records that job id holds r's cores and GPUs (RFC 16 Allocate).
-// It fails, changing nothing, if r names a rank, core or GPU the inventory
-// lacks or one that is already held: RFC 16 "no two jobs SHALL be
-// allocated the same resource unit". A job may be given more later; its
+// Allocate records that job id holds r's cores, GPUs and memory (RFC 16
+// Allocate). It fails, changing nothing, if r names a rank, core or GPU
+// the inventory lacks or one that is already held (RFC 16 "no two jobs
+// SHALL be allocated the same resource unit"), or more memory on a rank
+// than is free there. A job may be given more later; its
 // allocation is the union. Down ranks are accepted, so that running jobs
 // on a drained node can be replayed after a restart.
 func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
@@ -205,6 +218,9 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		}
 		if err := checkHeld(v.Rank, "gpu", v.GPUs, n.gpus, n.freeGPUs); err != nil {
 			return err
+		}
+		if v.Memory > n.freeMem {
+			return fmt.Errorf("rank %d: memory %s is more than the %s free", v.Rank, jobspec.FormatMemory(v.Memory), jobspec.FormatMemory(n.freeMem))
 		}
 	}
 	held := p.jobs[id]
@@ -225,6 +241,7 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		n.freeGPUs = n.freeGPUs.Difference(v.GPUs)
 		n.nfreeCores -= v.Cores.Count()
 		n.nfreeGPUs -= v.GPUs.Count()
+		n.freeMem -= v.Memory
 		p.free.add(i, n)
 	}
 	if !held.IsEmpty() {
@@ -273,6 +290,9 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		if extra := v.GPUs.Difference(h.GPUs); !extra.IsEmpty() {
 			return fmt.Errorf("job %s does not hold rank %d gpu %s", id, v.Rank, extra)
 		}
+		if v.Memory > h.Memory {
+			return fmt.Errorf("job %s holds %s of memory on rank %d, not %s", id, jobspec.FormatMemory(h.Memory), v.Rank, jobspec.FormatMemory(v.Memory))
+		}
 	}
 	for _, v := range views {
 		i := p.index[v.Rank]
@@ -282,6 +302,7 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
+		n.freeMem += v.Memory
 		p.free.add(i, n)
 	}
 	if left := held.Difference(r); left.IsEmpty() {
@@ -306,35 +327,36 @@ func (p *Pool) Jobs() int { return len(p.jobs) }
 // AllocatedAll returns everything any job holds, with the inventory's
 // hostnames and properties (RFC 16 Allocated, for all jobs).
 func (p *Pool) AllocatedAll() *rset.R {
-	return p.build(func(n *poolNode) (idset.Set, idset.Set, bool) {
-		return n.cores.Difference(n.freeCores), n.gpus.Difference(n.freeGPUs), true
+	return p.build(func(n *poolNode) (idset.Set, idset.Set, uint64, bool) {
+		return n.cores.Difference(n.freeCores), n.gpus.Difference(n.freeGPUs), n.mem - n.freeMem, true
 	})
 }
 
 // Available returns what no job holds on ranks that are up (RFC 16
 // Available).
 func (p *Pool) Available() *rset.R {
-	return p.build(func(n *poolNode) (idset.Set, idset.Set, bool) {
-		return n.freeCores, n.freeGPUs, !n.down
+	return p.build(func(n *poolNode) (idset.Set, idset.Set, uint64, bool) {
+		return n.freeCores, n.freeGPUs, n.freeMem, !n.down
 	})
 }
 
-// build makes an R of the cores and GPUs pick chooses on each node.
-func (p *Pool) build(pick func(*poolNode) (cores, gpus idset.Set, ok bool)) *rset.R {
+// build makes an R of the cores, GPUs and memory pick chooses on each
+// node.
+func (p *Pool) build(pick func(*poolNode) (cores, gpus idset.Set, mem uint64, ok bool)) *rset.R {
 	var views []rset.Node
 	for i := range p.nodes {
 		n := &p.nodes[i]
-		cores, gpus, ok := pick(n)
-		if !ok || (cores.IsEmpty() && gpus.IsEmpty()) {
+		cores, gpus, mem, ok := pick(n)
+		if !ok || (cores.IsEmpty() && gpus.IsEmpty() && mem == 0) {
 			continue
 		}
-		views = append(views, n.view(cores, gpus))
+		views = append(views, n.view(cores, gpus, mem))
 	}
 	return rset.New(views)
 }
 
-func (n *poolNode) view(cores, gpus idset.Set) rset.Node {
-	return rset.Node{Rank: n.target.Rank, Hostname: n.target.Hostname, Cores: cores, GPUs: gpus, Properties: n.target.Properties}
+func (n *poolNode) view(cores, gpus idset.Set, mem uint64) rset.Node {
+	return rset.Node{Rank: n.target.Rank, Hostname: n.target.Hostname, Cores: cores, GPUs: gpus, Properties: n.target.Properties, Memory: mem}
 }
 
 // NodeState is one node as a planner of future placements sees it.
@@ -342,6 +364,9 @@ type NodeState struct {
 	Rank                uint
 	Cores, GPUs         int // all the node has
 	FreeCores, FreeGPUs int // what no job holds now
+	// Memory and FreeMemory are the node's memory and what no job holds
+	// of it now, in bytes.
+	Memory, FreeMemory uint64
 }
 
 // Usable returns the ranks req could be placed on if nothing were
@@ -365,5 +390,6 @@ func (p *Pool) State(rank uint) (NodeState, bool) {
 		return NodeState{}, false
 	}
 	n := &p.nodes[i]
-	return NodeState{Rank: rank, Cores: n.ncores, GPUs: n.ngpus, FreeCores: n.nfreeCores, FreeGPUs: n.nfreeGPUs}, true
+	return NodeState{Rank: rank, Cores: n.ncores, GPUs: n.ngpus, FreeCores: n.nfreeCores, FreeGPUs: n.nfreeGPUs,
+		Memory: n.mem, FreeMemory: n.freeMem}, true
 }

@@ -139,7 +139,7 @@ func (p *Pool) FitsTargets(req Request) error {
 	// change; by groups, unless a constraint looks at more than sizes,
 	// this does not grow with the pool.
 	for _, g := range p.admittedGroups(p.ask(targets, req, nil, false)) {
-		f.add(p.nodes[g.rep].ncores, p.nodes[g.rep].ngpus, g.count)
+		f.add(p.nodes[g.rep].ncores, p.nodes[g.rep].ngpus, p.nodes[g.rep].mem, g.count)
 	}
 	short := func(format string, args ...any) error {
 		return fmt.Errorf("%s "+format, append([]any{targetLabel(req.Targets)}, args...)...)
@@ -152,10 +152,12 @@ func (p *Pool) FitsTargets(req Request) error {
 		return short("%d %scores, needs %d", f.cores, m, need(req.NSlots, req.CoresPerSlot))
 	case f.gpus < need(req.NSlots, req.GPUsPerSlot):
 		return short("%d %sgpus, needs %d", f.gpus, m, need(req.NSlots, req.GPUsPerSlot))
+	case f.mem < needMem(req.NSlots, req.MemPerSlot):
+		return short("%s of %smemory, needs %s", jobspec.FormatMemory(f.mem), m, jobspec.FormatMemory(needMem(req.NSlots, req.MemPerSlot)))
 	case req.NNodes > 0 && f.roomy < req.NNodes:
-		return short("%d %snodes with %s, needs %d", f.roomy, m, size(f.per*req.CoresPerSlot, f.per*req.GPUsPerSlot), req.NNodes)
+		return short("%d %snodes with %s, needs %d", f.roomy, m, size(f.per*req.CoresPerSlot, f.per*req.GPUsPerSlot, uint64(f.per)*req.MemPerSlot), req.NNodes)
 	case req.NNodes == 0 && f.slots < req.NSlots:
-		return short("room for %d slots of %s, needs %d", f.slots, size(req.CoresPerSlot, req.GPUsPerSlot), req.NSlots)
+		return short("room for %d slots of %s, needs %d", f.slots, size(req.CoresPerSlot, req.GPUsPerSlot, req.MemPerSlot), req.NSlots)
 	}
 	return nil
 }
@@ -172,10 +174,16 @@ func targetLabel(targets []string) string {
 	return "targets " + strings.Join(targets, ",") + " have"
 }
 
-// size words a slot or a node's share: "4 cores", "4 cores and 1 gpus".
-func size(cores, gpus int) string {
-	if gpus > 0 {
+// size words a slot or a node's share: "4 cores", "4 cores and 1 gpus",
+// "4 cores and 3G memory", "4 cores, 1 gpus and 3G memory".
+func size(cores, gpus int, mem uint64) string {
+	switch {
+	case gpus > 0 && mem > 0:
+		return fmt.Sprintf("%d cores, %d gpus and %s memory", cores, gpus, jobspec.FormatMemory(mem))
+	case gpus > 0:
 		return fmt.Sprintf("%d cores and %d gpus", cores, gpus)
+	case mem > 0:
+		return fmt.Sprintf("%d cores and %s memory", cores, jobspec.FormatMemory(mem))
 	}
 	return fmt.Sprintf("%d cores", cores)
 }
@@ -192,15 +200,17 @@ type fit struct {
 	req                              Request
 	per                              int // slots per node with a node count
 	nodes, cores, gpus, slots, roomy int // roomy: nodes that hold per slots
+	mem                              uint64
 }
 
 // add counts count nodes of ncores cores and ngpus GPUs. As in Feasible, a
 // node without cores holds no slot, so its GPUs cannot be used either.
-func (f *fit) add(ncores, ngpus, count int) {
+func (f *fit) add(ncores, ngpus int, mem uint64, count int) {
 	if ncores == 0 || count == 0 {
 		return
 	}
-	c := capacity(ncores, ngpus, f.req.CoresPerSlot, f.req.GPUsPerSlot)
+	c := capacity(ncores, ngpus, mem, f.req.CoresPerSlot, f.req.GPUsPerSlot, f.req.MemPerSlot)
+	f.mem = satAddMem(f.mem, needMem(count, mem))
 	f.nodes = satAdd(f.nodes, count)
 	f.cores = satAdd(f.cores, need(count, ncores))
 	f.gpus = satAdd(f.gpus, need(count, ngpus))

@@ -13,7 +13,8 @@ import (
 )
 
 // Planning at node granularity. The planner (s.plan) counts the cores and
-// GPUs of the default session's up nodes as one pool: right for a job that
+// GPUs (and memory, when the inventory has some) of the default session's
+// up nodes as one pool: right for a job that
 // may use any of them, since it can start on whichever are free. A job
 // whose constraint or targets narrow it to some nodes (its feasible set)
 // needs to know when enough of those nodes are free, so its planned start
@@ -34,12 +35,14 @@ type release struct {
 	id          fluid.ID
 	end         float64
 	cores, gpus int
+	mem         int64
 }
 
 // claim is what a planned start of the pass holds on one node.
 type claim struct {
 	start, end  float64
 	cores, gpus int
+	mem         int64
 }
 
 // feasible is the nodes a narrowed job may ever use: those the placement
@@ -59,8 +62,14 @@ const maxFeasible = 4096
 // for p. The sets are shared by constraint and targets (all of a queue's
 // jobs have its requires), so the key is made only for a job being
 // planned, not kept with every pending one.
+//
+// A job asking for memory is always planned node by node: memory, unlike
+// cores, is not one pool, since a slot's memory must all be on its node,
+// and the planner's sum of every node's free memory could show room that
+// no one node has.
 func (s *Scheduler) feasibleFor(p *pending) *feasible {
-	if p.inDefault && p.req.Constraint.IsEmpty() {
+	mem := p.req.MemPerSlot > 0
+	if p.inDefault && p.req.Constraint.IsEmpty() && !mem {
 		return nil
 	}
 	if s.feasAt != s.layout || len(s.feas) >= maxFeasible {
@@ -74,7 +83,7 @@ func (s *Scheduler) feasibleFor(p *pending) *feasible {
 		f = &feasible{ranks: ranks, wide: p.inDefault && len(ranks) == s.eligCored}
 		s.feas[key] = f
 	}
-	if f.wide {
+	if f.wide && !mem {
 		return nil
 	}
 	return f
@@ -120,7 +129,7 @@ func (s *Scheduler) addReleases(id fluid.ID, r *rset.R, end float64) {
 		for i > 0 && list[i-1].end > end {
 			i--
 		}
-		s.rel[v.Rank] = slices.Insert(list, i, release{id: id, end: end, cores: v.Cores.Count(), gpus: v.GPUs.Count()})
+		s.rel[v.Rank] = slices.Insert(list, i, release{id: id, end: end, cores: v.Cores.Count(), gpus: v.GPUs.Count(), mem: memAmount(1, v.Memory)})
 	}
 }
 
@@ -135,8 +144,16 @@ func (s *Scheduler) dropReleases(id fluid.ID, r *rset.R) {
 	}
 }
 
-// nodeFree is a node's free cores and GPUs at some time.
-type nodeFree struct{ cores, gpus int }
+// nodeFree is a node's free cores, GPUs and memory at some time.
+type nodeFree struct {
+	cores, gpus int
+	mem         int64
+}
+
+// freeOf is what st has free now.
+func freeOf(st resource.NodeState) nodeFree {
+	return nodeFree{st.FreeCores, st.FreeGPUs, memAmount(1, st.FreeMemory)}
+}
 
 // windowFree is what rank offers over [t, end) with the pass's claims on
 // it: the least, over that time, of what is free (base at t, plus what
@@ -149,13 +166,14 @@ func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float6
 		case c.start <= t && t < c.end:
 			f.cores -= c.cores
 			f.gpus -= c.gpus
+			f.mem -= c.mem
 			if c.end < end {
-				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus})
+				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus, mem: c.mem})
 			}
 		case c.start > t && c.start < end:
-			evs = append(evs, step{at: c.start, cores: -c.cores, gpus: -c.gpus, falls: true})
+			evs = append(evs, step{at: c.start, cores: -c.cores, gpus: -c.gpus, mem: -c.mem, falls: true})
 			if c.end < end {
-				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus})
+				evs = append(evs, step{at: c.end, cores: c.cores, gpus: c.gpus, mem: c.mem})
 			}
 		}
 	}
@@ -164,7 +182,7 @@ func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float6
 	if slices.ContainsFunc(evs, func(e step) bool { return e.falls }) {
 		for _, r := range s.rel[rank] {
 			if r.end > t && r.end < end {
-				evs = append(evs, step{at: r.end, cores: r.cores, gpus: r.gpus})
+				evs = append(evs, step{at: r.end, cores: r.cores, gpus: r.gpus, mem: r.mem})
 			}
 		}
 		slices.SortFunc(evs, func(a, b step) int { return cmp.Compare(a.at, b.at) })
@@ -173,15 +191,16 @@ func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float6
 			for ; i < len(evs) && evs[i].at == at; i++ {
 				f.cores += evs[i].cores
 				f.gpus += evs[i].gpus
+				f.mem += evs[i].mem
 				falls = falls || evs[i].falls
 			}
 			if falls {
-				least.cores, least.gpus = min(least.cores, f.cores), min(least.gpus, f.gpus)
+				least.cores, least.gpus, least.mem = min(least.cores, f.cores), min(least.gpus, f.gpus), min(least.mem, f.mem)
 			}
 		}
 	}
 	s.steps = evs[:0]
-	return nodeFree{max(least.cores, 0), max(least.gpus, 0)}
+	return nodeFree{max(least.cores, 0), max(least.gpus, 0), max(least.mem, 0)}
 }
 
 // step is a change of a node's free resources at a time, for windowFree;
@@ -189,17 +208,19 @@ func (s *Scheduler) windowFree(ps *pass, rank uint, base nodeFree, t, end float6
 type step struct {
 	at          float64
 	cores, gpus int
+	mem         int64
 	falls       bool
 }
 
 // baseFree is what rank has free from now on as far as the planner
 // knows: free now, plus what jobs past their planned end still hold.
 func (s *Scheduler) baseFree(st resource.NodeState, now float64) nodeFree {
-	f := nodeFree{st.FreeCores, st.FreeGPUs}
+	f := freeOf(st)
 	for _, r := range s.rel[st.Rank] {
 		if r.end <= now {
 			f.cores += r.cores
 			f.gpus += r.gpus
+			f.mem += r.mem
 		}
 	}
 	return f
@@ -208,7 +229,7 @@ func (s *Scheduler) baseFree(st resource.NodeState, now float64) nodeFree {
 // share is what one node contributes to req with free f on it: the
 // placement chain's room filter (resource.Request.Room) at a time to come.
 func share(req resource.Request, st resource.NodeState, f nodeFree) int {
-	return req.Room(st.Cores, st.GPUs, f.cores, f.gpus)
+	return req.Room(st.Cores, st.GPUs, f.cores, f.gpus, st.Memory, uint64(max(f.mem, 0)))
 }
 
 // sweepNode is one feasible node during a sweep.
@@ -244,11 +265,12 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 	for i, rank := range f.ranks {
 		st, _ := s.pool.State(rank) // f was computed for this layout
 		n := &nodes[i]
-		n.st, n.base = st, nodeFree{st.FreeCores, st.FreeGPUs}
+		n.st, n.base = st, freeOf(st)
 		n.rel = s.rel[rank]
 		for n.pos < len(n.rel) && n.rel[n.pos].end <= now {
 			n.base.cores += n.rel[n.pos].cores // past its planned end
 			n.base.gpus += n.rel[n.pos].gpus
+			n.base.mem += n.rel[n.pos].mem
 			n.pos++
 		}
 		if n.pos < len(n.rel) && !math.IsInf(n.rel[n.pos].end, 1) {
@@ -280,6 +302,7 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 			for n.pos < len(n.rel) && n.rel[n.pos].end <= t {
 				n.base.cores += n.rel[n.pos].cores
 				n.base.gpus += n.rel[n.pos].gpus
+				n.base.mem += n.rel[n.pos].mem
 				n.pos++
 			}
 			if n.pos < len(n.rel) && !math.IsInf(n.rel[n.pos].end, 1) {
@@ -311,10 +334,13 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 			for _, c := range picks {
 				if s.allElig || s.eligible.Contains(c.rank) {
 					if onPlan == nil {
-						onPlan = make([]int64, 2)
+						onPlan = make([]int64, s.plan.Dims())
 					}
 					onPlan[0] += int64(c.cores)
 					onPlan[1] += int64(c.gpus)
+					if s.memKind {
+						onPlan[2] += c.mem
+					}
 				}
 			}
 			if onPlan == nil || fits(s.plan.FreeDuring(t, end), onPlan) {
@@ -329,7 +355,7 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 					ps.claims = map[uint][]claim{}
 				}
 				for _, c := range picks {
-					ps.claims[c.rank] = append(ps.claims[c.rank], claim{start: t, end: end, cores: c.cores, gpus: c.gpus})
+					ps.claims[c.rank] = append(ps.claims[c.rank], claim{start: t, end: end, cores: c.cores, gpus: c.gpus, mem: c.mem})
 				}
 				return t, true
 			}
@@ -381,6 +407,7 @@ func (h *releaseHeap) Pop() any {
 type pick struct {
 	rank        uint
 	cores, gpus int
+	mem         int64
 }
 
 // choose places req on the feasible nodes at t for [t, end), as Match
@@ -417,9 +444,9 @@ func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Reques
 		per := req.PerNode()
 		for _, c := range cands[:min(req.NNodes, len(cands))] {
 			if req.Exclusive {
-				out = append(out, pick{c.st.Rank, c.st.Cores, c.st.GPUs})
+				out = append(out, pick{c.st.Rank, c.st.Cores, c.st.GPUs, memAmount(1, c.st.Memory)})
 			} else {
-				out = append(out, pick{c.st.Rank, per * req.CoresPerSlot, per * req.GPUsPerSlot})
+				out = append(out, pick{c.st.Rank, per * req.CoresPerSlot, per * req.GPUsPerSlot, memAmount(per, req.MemPerSlot)})
 			}
 		}
 		return out
@@ -427,7 +454,7 @@ func (s *Scheduler) choose(ps *pass, policy resource.Policy, req resource.Reques
 	left := req.NSlots
 	for _, c := range cands {
 		k := min(c.n, left)
-		out = append(out, pick{c.st.Rank, k * req.CoresPerSlot, k * req.GPUsPerSlot})
+		out = append(out, pick{c.st.Rank, k * req.CoresPerSlot, k * req.GPUsPerSlot, memAmount(k, req.MemPerSlot)})
 		if left -= k; left == 0 {
 			break
 		}
@@ -448,11 +475,11 @@ func (s *Scheduler) caps(ps *pass, end float64) map[uint]resource.Cap {
 			continue // nothing free to bound: the common case on a busy machine
 		}
 		f := s.windowFree(ps, rank, s.baseFree(st, ps.now), ps.now, end)
-		if f.cores < st.FreeCores || f.gpus < st.FreeGPUs {
+		if f.cores < st.FreeCores || f.gpus < st.FreeGPUs || uint64(f.mem) < st.FreeMemory {
 			if out == nil {
 				out = map[uint]resource.Cap{}
 			}
-			out[rank] = resource.Cap{Cores: f.cores, GPUs: f.gpus}
+			out[rank] = resource.Cap{Cores: f.cores, GPUs: f.gpus, Memory: uint64(f.mem)}
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 
@@ -215,6 +217,9 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			resp := s.grant(p, r, ps.now)
 			return &resp
 		}
+		if p.req.MemPerSlot > 0 {
+			p.why = s.memoryShort(p, q.Match)
+		}
 		switch {
 		case q.Kind == FCFS:
 			w.blocked = true
@@ -232,14 +237,14 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 				est = t
 				break
 			}
-			t, ok := s.plan.EarliestFit(ps.now, dur, p.amount)
+			t, ok := s.plan.EarliestFit(ps.now, dur, s.amount(p))
 			if !ok {
 				w.starved = true
 				break
 			}
 			// A planned start holds the job's start instant at least, even
 			// for a duration too small to move the clock.
-			if id, err := s.plan.Add(t, max(t+dur, math.Nextafter(t, math.Inf(1))), p.amount); err == nil {
+			if id, err := s.plan.Add(t, max(t+dur, math.Nextafter(t, math.Inf(1))), s.amount(p)); err == nil {
 				s.planned = append(s.planned, id)
 				w.estimates++
 				est = t
@@ -279,6 +284,9 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if cores, gpus := s.pool.FreeCores(); p.amount[0] > int64(cores) || p.amount[1] > int64(gpus) {
 		return nil, false
 	}
+	if p.amount[2] > 0 && uint64(p.amount[2]) > s.pool.FreeMemory() {
+		return nil, false
+	}
 	// Backfilling policies start a job only if it also fits the planner
 	// for its whole time, and on claimed nodes only what the claims
 	// leave, so that nothing a planned start counts on is taken.
@@ -286,7 +294,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	// as it starts).
 	end := ps.now + dur
 	guard := q.Kind != FCFS && end > ps.now
-	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), p.amount) {
+	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), s.amount(p)) {
 		return nil, false
 	}
 	var caps map[uint]resource.Cap
@@ -312,7 +320,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if !s.allElig {
 		on = r.SelectRanks(s.eligible)
 	}
-	if _, cores, gpus := on.Counts(); fits(s.plan.FreeDuring(ps.now, end), []int64{int64(cores), int64(gpus)}) {
+	if fits(s.plan.FreeDuring(ps.now, end), s.kinds(on)) {
 		return r, true
 	}
 	if p.req.Exclusive && p.inDefault {
@@ -341,6 +349,77 @@ func (s *Scheduler) settle(ps *pass, w *walk) {
 		}
 	}
 	w.done = true
+}
+
+// kinds is what r holds in the planner's kinds: cores, GPUs, and memory
+// when the planner counts it.
+func (s *Scheduler) kinds(r *rset.R) []int64 {
+	_, cores, gpus := r.Counts()
+	if !s.memKind {
+		return []int64{int64(cores), int64(gpus)}
+	}
+	return []int64{int64(cores), int64(gpus), memAmount(1, r.Memory())}
+}
+
+// amount is the part of p's amount the planner counts.
+func (s *Scheduler) amount(p *pending) []int64 {
+	if !s.memKind {
+		return p.amount[:2]
+	}
+	return p.amount
+}
+
+// maxMemAmount bounds memory in the planner, whose sums are int64: a
+// quarter of the range, far beyond any machine.
+const maxMemAmount = math.MaxInt64 / 4
+
+// memAmount is slots x per bytes as a planner amount, saturating.
+func memAmount(slots int, per uint64) int64 {
+	if slots <= 0 || per == 0 {
+		return 0
+	}
+	if per > maxMemAmount/uint64(slots) {
+		return maxMemAmount
+	}
+	return int64(uint64(slots) * per)
+}
+
+// memoryShort is the reason p, which asks for memory and did not start,
+// waits when memory is what it lacks: placed as if it asked for none, it
+// fits now, but some node it would take has less memory free than its
+// slots there need. Nil when cores or GPUs are short too, or when it is
+// something else that keeps it (a planned start it must not take).
+func (s *Scheduler) memoryShort(p *pending, policy resource.Policy) error {
+	req := p.req
+	req.MemPerSlot = 0
+	r, ok := s.pool.Match(req, policy)
+	if !ok {
+		return nil
+	}
+	for _, v := range r.Nodes() {
+		st, ok := s.pool.State(v.Rank)
+		if !ok {
+			continue
+		}
+		slots := uint64(v.Cores.Count() / req.CoresPerSlot)
+		if req.Exclusive {
+			slots = uint64(req.PerNode())
+		}
+		needs := slots * p.req.MemPerSlot
+		if needs <= st.FreeMemory {
+			continue
+		}
+		where := v.Hostname
+		if where == "" {
+			where = fmt.Sprintf("rank %d", v.Rank)
+		}
+		why := fmt.Sprintf("insufficient memory: needs %s, %s free on %s", jobspec.FormatMemory(needs), jobspec.FormatMemory(st.FreeMemory), where)
+		if p.memErr == nil || p.memErr.Error() != why {
+			p.memErr = errors.New(why)
+		}
+		return p.memErr
+	}
+	return nil
 }
 
 // fits reports whether free covers amount in every kind.
@@ -374,14 +453,14 @@ func (s *Scheduler) plans(r *rset.R, end float64) held {
 	if !s.allElig {
 		r = r.SelectRanks(s.eligible)
 	}
-	_, cores, gpus := r.Counts()
-	if cores == 0 && gpus == 0 {
+	amount := s.kinds(r)
+	if !slices.ContainsFunc(amount, func(n int64) bool { return n != 0 }) {
 		return held{}
 	}
 	start := min(r.StartTime(), end)
 	// A running job is recorded as it is, even over a planned start it was
 	// not counted against (an fcfs queue's, or a job replayed at hello).
-	span, err := s.plan.AddUnchecked(start, end, []int64{int64(cores), int64(gpus)})
+	span, err := s.plan.AddUnchecked(start, end, amount)
 	return held{span: span, planned: err == nil}
 }
 
@@ -396,8 +475,11 @@ func (s *Scheduler) rebuild() {
 	elig = elig.Difference(s.outside)
 	s.allElig = elig.Equal(inv.Ranks())
 	s.eligible = elig
-	_, cores, gpus := inv.SelectRanks(elig).Counts()
-	s.plan, _ = planner.New([]int64{int64(cores), int64(gpus)}) // counts are never negative
+	// Memory is a kind of the planner only where the inventory has some,
+	// so that an instance without memory plans exactly as before.
+	on := inv.SelectRanks(elig)
+	s.memKind = inv.Memory() > 0
+	s.plan, _ = planner.New(s.kinds(on)) // counts are never negative
 	s.planAt = s.layout
 	s.planned = s.planned[:0]
 	s.eligCored = 0

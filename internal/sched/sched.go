@@ -149,6 +149,7 @@ type Scheduler struct {
 	outside  idset.Set
 
 	plan     *planner.Planner
+	memKind  bool              // the planner counts memory, its third kind
 	planAt   int               // the layout plan was built for
 	running  map[fluid.ID]held // jobs holding resources
 	eligible idset.Set         // the ranks plan covers
@@ -176,7 +177,10 @@ type pending struct {
 	priority int64
 	tsubmit  float64
 	req      resource.Request
-	amount   []int64 // cores and GPUs the planner counts for it
+	// amount is the cores, GPUs and memory the planner counts for it;
+	// the planner has the memory kind only when the inventory has memory
+	// (Scheduler.amount gives the part it counts).
+	amount []int64
 	// inDefault: the job runs in the default session only, which the
 	// planner covers; onDefault: the default session is among its
 	// targets.
@@ -188,9 +192,12 @@ type pending struct {
 	sentWhy   error
 	sentEst   float64
 	// why is this pass's reason_pending: nil for ReasonInsufficient, else
-	// fitsErr. An error, not its text, so that a pass compares two words
-	// per waiting job, not two strings.
+	// fitsErr or memErr. An error, not its text, so that a pass compares
+	// two words per waiting job, not two strings.
 	why error
+	// memErr is the last "insufficient memory" reason made for it, kept
+	// so that the same words are the same error and announced once.
+	memErr error
 	// fitsErr is FitsTargets' answer at layout fitsAt.
 	fitsAt  int
 	fitsErr error
@@ -335,7 +342,7 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 	}
 	p := &pending{
 		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
-		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot)},
+		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot), memAmount(req.NSlots, req.MemPerSlot)},
 		inDefault: defaultOnly(req.Targets),
 		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),

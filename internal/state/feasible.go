@@ -62,7 +62,7 @@ func (f *feasibility) check(js *jobspec.Jobspec) error {
 	if err != nil {
 		return nil // malformed for the scheduler: it says so, as before
 	}
-	key := fmt.Sprintf("%d/%d/%d/%d/%t/%s", req.NNodes, req.NSlots, req.CoresPerSlot, req.GPUsPerSlot, req.Exclusive, req.Constraint)
+	key := fmt.Sprintf("%d/%d/%d/%d/%d/%t/%s", req.NNodes, req.NSlots, req.CoresPerSlot, req.GPUsPerSlot, req.MemPerSlot, req.Exclusive, req.Constraint)
 	if err, ok := f.judged[key]; ok {
 		return err
 	}
@@ -79,10 +79,17 @@ func (f *feasibility) explain(req resource.Request, err error) error {
 	}
 	nodes, cores, gpus := f.r.Counts()
 	maxCores, maxGPUs := 0, 0
+	var maxMem uint64
 	for _, n := range f.r.Nodes() {
 		maxCores = max(maxCores, n.Cores.Count())
 		maxGPUs = max(maxGPUs, n.GPUs.Count())
+		maxMem = max(maxMem, n.Memory)
 	}
+	mem := f.r.Memory()
+	// What the job's slots need of memory: all of them, and those one
+	// node must hold (its share with a node count, else one).
+	perNode := uint64(max(req.PerNode(), 1))
+	memAll, memNode := mulSat(uint64(req.NSlots), req.MemPerSlot), mulSat(perNode, req.MemPerSlot)
 	has := fmt.Sprintf("the instance has %s, %s and %s", plural(nodes, "node"), plural(cores, "core"), plural(gpus, "GPU"))
 	var why string
 	switch {
@@ -94,6 +101,12 @@ func (f *feasibility) explain(req resource.Request, err error) error {
 		why = fmt.Sprintf("it needs %s in all; %s", plural(req.NSlots*req.CoresPerSlot, "core"), has)
 	case req.NSlots*req.GPUsPerSlot > gpus:
 		why = fmt.Sprintf("it needs %s in all; %s", plural(req.NSlots*req.GPUsPerSlot, "GPU"), has)
+	case req.MemPerSlot > 0 && mem == 0:
+		why = fmt.Sprintf("it asks for %s of memory per task, and no node's memory is known (give it in [[resource.config]] memory)", jobspec.FormatMemory(req.MemPerSlot))
+	case memAll > mem:
+		why = fmt.Sprintf("it needs %s of memory in all; the instance has %s", jobspec.FormatMemory(memAll), jobspec.FormatMemory(mem))
+	case memNode > maxMem:
+		why = fmt.Sprintf("%s %s of memory, and no node has more than %s", pluralTasks(perNode), jobspec.FormatMemory(memNode), jobspec.FormatMemory(maxMem))
 	case req.CoresPerSlot > maxCores:
 		why = fmt.Sprintf("a task needs %s, and no node has more than %d", plural(req.CoresPerSlot, "core"), maxCores)
 	case req.GPUsPerSlot > maxGPUs:
@@ -104,6 +117,24 @@ func (f *feasibility) explain(req resource.Request, err error) error {
 		why = fmt.Sprintf("%s do not fit on %s; %s", plural(req.NSlots, "task"), plural(max(req.NNodes, 1), "node"), has)
 	}
 	return fmt.Errorf("%w: %s", ErrUnsatisfiable, why)
+}
+
+// mulSat is a x b, saturating: a request's memory can be named far
+// beyond what a uint64 holds.
+func mulSat(a, b uint64) uint64 {
+	if b != 0 && a > ^uint64(0)/b {
+		return ^uint64(0)
+	}
+	return a * b
+}
+
+// pluralTasks is the subject of a per-node memory refusal: "a task
+// needs", "4 tasks on a node need".
+func pluralTasks(n uint64) string {
+	if n == 1 {
+		return "a task needs"
+	}
+	return fmt.Sprintf("%d tasks on a node need", n)
 }
 
 func plural(n int, noun string) string {
