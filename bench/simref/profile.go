@@ -77,7 +77,23 @@ func (p *profile) fitsAt(i int, a amount, d int64) bool {
 // Only change points need trying: a job that fits from inside a step also
 // fits from the step's start.
 func (p *profile) earliest(a amount, d int64) int64 {
-	for i := 0; i < len(p.pts); {
+	return p.earliestAt(0, a, d)
+}
+
+// fitsFrom reports whether a is free for d seconds from time t (not
+// before the first point).
+func (p *profile) fitsFrom(t int64, a amount, d int64) bool {
+	return p.fitsAt(p.split(t), a, d)
+}
+
+// earliestFrom is earliest among the times from t on.
+func (p *profile) earliestFrom(t int64, a amount, d int64) int64 {
+	return p.earliestAt(p.split(t), a, d)
+}
+
+// earliestAt is earliest among the times from point i on.
+func (p *profile) earliestAt(i int, a amount, d int64) int64 {
+	for i < len(p.pts) {
 		ok, blocked := p.fit(i, a, d)
 		if ok {
 			return p.pts[i].t

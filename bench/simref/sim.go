@@ -227,9 +227,15 @@ func (m *machine) pass() bool {
 	case policyFCFS:
 		started = m.passFCFS()
 	case policyEASY:
-		started = m.passEASY()
+		if m.totalMem > 0 {
+			// docs/simulation.md, "Memory": easy is hybrid with D = 1;
+			// the shadow-time wording is its case without memory.
+			started = m.passProfile(1)
+		} else {
+			started = m.passEASY()
+		}
 	default:
-		started = m.passProfile()
+		started = m.passProfile(m.depth)
 	}
 	if len(started) == 0 {
 		return false
@@ -341,25 +347,218 @@ func (m *machine) shadow(need, needMem int64) (shadow, extra, extraMem int64) {
 // and the reservations made so far; a job that fits now for its whole
 // requested time starts, the first depth jobs that do not get the earliest
 // start where they fit, the others are passed over.
-func (m *machine) passProfile() []*job {
+//
+// With memory (docs/simulation.md, "Memory"), a job asking for memory is
+// reserved node by node (planOnNodes) and its reservation holds cores and
+// memory on those nodes (claims) as well as in the profile; a job starting
+// now may take of a node with claims only what they leave it for its whole
+// requested time.
+func (m *machine) passProfile(depth int) []*job {
 	p := newProfile(m.now, m.total, m.totalMem, m.running)
+	claims := make([][]claim, len(m.nodes))
 	var started []*job
 	reserved := 0
 	for _, j := range m.queue {
 		a := amount{j.cores, j.memAll()}
 		if p.fitsAt(0, a, j.hold()) {
-			if on, ok := m.place(j); ok {
+			if on, ok := m.placeCapped(j, claims); ok {
 				p.take(m.now, a, j.hold())
 				m.startJob(j, on)
 				started = append(started, j)
 				continue
 			}
 		}
-		if m.depth != unbounded && reserved >= m.depth {
+		if depth != unbounded && reserved >= depth {
 			continue
 		}
 		reserved++
-		p.take(p.earliest(a, j.hold()), a, j.hold())
+		if j.mem == 0 {
+			p.take(p.earliest(a, j.hold()), a, j.hold())
+			continue
+		}
+		t, picks := m.planOnNodes(p, claims, j)
+		var on amount
+		for _, pk := range picks {
+			claims[pk.node] = append(claims[pk.node], claim{start: t, end: t + j.hold(), free: amount{pk.n, pk.n * j.mem}})
+			on.cores += pk.n
+			on.mem += pk.n * j.mem
+		}
+		p.take(t, on, j.hold())
 	}
 	return started
+}
+
+// claim is what a reservation of the pass holds on one node over
+// [start, end).
+type claim struct {
+	start, end int64
+	free       amount // what it holds
+}
+
+// freeAt is what node n has free at time t >= now as far as the scheduler
+// knows: free now, plus what running jobs give back there by their
+// estimated end (start + requested time) at or before t.
+func (m *machine) freeAt(n int, t int64) amount {
+	f := amount{m.nodes[n].cores, m.nodes[n].mem}
+	for _, j := range m.running {
+		if j.estEnd() > t {
+			continue
+		}
+		for _, s := range j.on {
+			if s.node == n {
+				f.cores += s.n
+				f.mem += s.n * j.mem
+			}
+		}
+	}
+	return f
+}
+
+// offers is what node n offers a job over [t, end): without claims, what
+// is free at t (it only grows later); with claims, the least over that
+// time of what is free less what the claims hold, which can only fall
+// where a claim starts.
+func (m *machine) offers(n int, cl []claim, t, end int64) amount {
+	if len(cl) == 0 {
+		return m.freeAt(n, t)
+	}
+	least := amount{-1, -1}
+	for _, x := range append([]int64{t}, claimStarts(cl, t, end)...) {
+		f := m.freeAt(n, x)
+		for _, c := range cl {
+			if c.start <= x && x < c.end {
+				f.cores -= c.free.cores
+				f.mem -= c.free.mem
+			}
+		}
+		if least.cores < 0 || f.cores < least.cores {
+			least.cores = f.cores
+		}
+		if least.mem < 0 || f.mem < least.mem {
+			least.mem = f.mem
+		}
+	}
+	return amount{max(least.cores, 0), max(least.mem, 0)}
+}
+
+// claimStarts are the starts of claims strictly inside (t, end).
+func claimStarts(cl []claim, t, end int64) []int64 {
+	var out []int64
+	for _, c := range cl {
+		if c.start > t && c.start < end {
+			out = append(out, c.start)
+		}
+	}
+	return out
+}
+
+// room is how many of j's processors f holds.
+func room(j *job, f amount) int64 {
+	r := f.cores
+	if j.mem > 0 {
+		r = min(r, f.mem/j.mem)
+	}
+	return r
+}
+
+// placeCapped is place within the claims: nodes are still ordered by their
+// free cores now, but each holds only what it offers over the job's
+// requested time (offers).
+func (m *machine) placeCapped(j *job, claims [][]claim) ([]slots, bool) {
+	claimed := false
+	for _, cl := range claims {
+		claimed = claimed || len(cl) > 0
+	}
+	if !claimed {
+		return m.place(j)
+	}
+	if j.cores > m.free || j.memAll() > m.freeMem {
+		return nil, false
+	}
+	order := make([]int, len(m.nodes))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return m.nodes[order[a]].cores > m.nodes[order[b]].cores })
+	var on []slots
+	left := j.cores
+	for _, i := range order {
+		f := amount{m.nodes[i].cores, m.nodes[i].mem}
+		if len(claims[i]) > 0 {
+			f = m.offers(i, claims[i], m.now, m.now+j.hold())
+		}
+		if k := min(room(j, f), left); k > 0 {
+			on = append(on, slots{node: i, n: k})
+			left -= k
+		}
+		if left == 0 {
+			return on, true
+		}
+	}
+	return nil, false
+}
+
+// planOnNodes is the reservation of a job asking for memory: the earliest
+// time t, trying now and then each estimated end of a running job and each
+// end of a claim, at which the nodes offer it room for all its processors
+// over [t, t + requested); it is placed as place would place it then
+// (worst-fit on what each node offers, ties by rank), and the profile must
+// hold what it takes over that time too, or t moves on to the profile's
+// earliest time for that and is tried again.
+func (m *machine) planOnNodes(p *profile, claims [][]claim, j *job) (int64, []slots) {
+	var moments []int64
+	for _, r := range m.running {
+		moments = append(moments, r.estEnd())
+	}
+	for _, cl := range claims {
+		for _, c := range cl {
+			moments = append(moments, c.end)
+		}
+	}
+	sort.Slice(moments, func(a, b int) bool { return moments[a] < moments[b] })
+	t := m.now
+	for {
+		end := t + j.hold()
+		offer := make([]amount, len(m.nodes))
+		var total int64
+		for i := range m.nodes {
+			offer[i] = m.offers(i, claims[i], t, end)
+			total += room(j, offer[i])
+		}
+		if total >= j.cores {
+			order := make([]int, len(m.nodes))
+			for i := range order {
+				order[i] = i
+			}
+			sort.SliceStable(order, func(a, b int) bool { return offer[order[a]].cores > offer[order[b]].cores })
+			var picks []slots
+			var need amount
+			left := j.cores
+			for _, i := range order {
+				if k := min(room(j, offer[i]), left); k > 0 {
+					picks = append(picks, slots{node: i, n: k})
+					need.cores += k
+					need.mem += k * j.mem
+					left -= k
+				}
+				if left == 0 {
+					break
+				}
+			}
+			if p.fitsFrom(t, need, j.hold()) {
+				return t, picks
+			}
+			if ta := p.earliestFrom(t, need, j.hold()); ta > t {
+				t = ta
+				continue
+			}
+		}
+		k := sort.Search(len(moments), func(k int) bool { return moments[k] > t })
+		if k == len(moments) {
+			// Everything is free after the last moment: a job the
+			// machine can hold (it is not denied) fits there.
+			panic(fmt.Sprintf("internal error: job %d fits at no time", j.id))
+		}
+		t = moments[k]
+	}
 }
