@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/swf"
 )
 
@@ -91,5 +92,53 @@ func TestDenyMemoryReason(t *testing.T) {
 		if got := denyMemoryReason(tt.note); got != tt.want {
 			t.Errorf("denyMemoryReason(%q) = %q, want %q", tt.note, got, tt.want)
 		}
+	}
+}
+
+// docs/simulation.md, "Memory": the schedules bench/simref's
+// TestReplayMemory works out by hand, through the real scheduler.
+func TestRunMemorySchedule(t *testing.T) {
+	// 1 node x 4 cores x 4G: 2 waits for 1's memory with 3 cores free.
+	waits := trace(memRec(1, 0, 10, 1, 10, gb(3)), memRec(2, 1, 10, 1, 10, gb(3)))
+	// 2 nodes x 2 cores x 4G: 1 takes a core and 1G of node0 (worst-fit
+	// ties go to node0); 2 (2 x 2G) goes whole to node1, which has more
+	// free cores, so node0's 3G is left for 3.
+	worst := trace(memRec(1, 0, 100, 1, 100, gb(1)), memRec(2, 1, 100, 2, 100, gb(2)), memRec(3, 2, 10, 1, 10, gb(3)))
+	// 1 node x 4 cores x 4G: 2 (3G) waits for 1's 2G until 100 and is
+	// reserved then; 3 (2G, 200 s) fits now but would take the memory 2's
+	// reservation holds, so it waits; 4 (1G, 200 s) does not and starts.
+	backfill := trace(memRec(1, 0, 100, 1, 100, gb(2)), memRec(2, 1, 10, 1, 10, gb(3)), memRec(3, 1, 200, 1, 200, gb(2)), memRec(4, 1, 200, 1, 200, gb(1)))
+	tests := []struct {
+		name        string
+		trace       string
+		nodes, core int
+		memory      uint64
+		policy      string
+		want        []Entry
+	}{
+		{"fcfs waits for memory with cores free", waits, 1, 4, 4 << 30, "fcfs",
+			[]Entry{{1, 0, 0, 10, 1}, {2, 1, 10, 20, 1}}},
+		{"worst-fit keeps a node's memory whole", worst, 2, 2, 4 << 30, "fcfs",
+			[]Entry{{1, 0, 0, 100, 1}, {2, 1, 1, 101, 2}, {3, 2, 2, 12, 1}}},
+		{"easy backfills only what leaves the reserved memory", backfill, 1, 4, 4 << 30, "easy",
+			[]Entry{{1, 0, 0, 100, 1}, {2, 1, 100, 110, 1}, {3, 1, 110, 310, 1}, {4, 1, 1, 201, 1}}},
+		{"conservative too", backfill, 1, 4, 4 << 30, "conservative",
+			[]Entry{{1, 0, 0, 100, 1}, {2, 1, 100, 110, 1}, {3, 1, 110, 310, 1}, {4, 1, 1, 201, 1}}},
+	}
+	policies := map[string]sched.QueuePolicy{"fcfs": fcfs, "easy": easy, "conservative": conservative}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jobs, _, err := swf.Read(strings.NewReader(tt.trace))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := Run(Config{Jobs: jobs, Inventory: memMachine(t, tt.nodes, tt.core, tt.memory), Policy: policies[tt.policy], Memory: true, TempDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, res.Schedule); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
