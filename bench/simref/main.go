@@ -75,6 +75,20 @@
 //   - Without --memory the machine is one node of all the cores (only the
 //     count of free cores matters then); with it, nodes are separate and
 //     placement (worst-fit) decides which node's memory a job takes.
+//   - easy with --memory is the profile walk with one reservation (the page:
+//     "easy is hybrid with D = 1 here"), not the shadow-time code, which has
+//     no notion of a reservation on nodes.
+//   - "What it offers over [t, e)" is computed directly: the node's free
+//     cores and memory at t and at each claim start inside (t, e), each
+//     less the claims active then, the least of each taken on its own.
+//   - The times to try for a memory job's reservation are sorted and taken
+//     strictly after the time last tried; a time the profile moves it to is
+//     tried first, then the times to try after it.
+//   - Where the page was written from: the memory rules were worded from
+//     memsched's scheduler (issue 26) by the same hand that wrote this
+//     code, so this check is weaker for them than for the page's older
+//     rules; the formulation here (direct evaluation over claims, one node
+//     list) is not the scheduler's (sweeps, release heaps, caps).
 package main
 
 import (

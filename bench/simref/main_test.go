@@ -411,6 +411,8 @@ func FuzzParseSWF(f *testing.F) {
 	f.Add("1 0.5 x -0.9 2 552.21 -1 -1 -1 ; c\n\n2 1e3 3 4 5 6 7 8 9\n")
 	f.Add("1 2 3 4 5 6 7 8\n")
 	f.Add("1 NaN 3 4 5 6 7 8 Inf")
+	f.Add("1 0 -1 10 2 -1 -1 2 20 3145728\n2 0 -1 10 1 -1 -1 1 20 5242880\n3 1 -1 5 1 -1 -1 1 5 1.5e6\n")
+	f.Add("1 0 -1 10 2 -1 -1 2 20 x\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		recs, err := parseSWF(strings.NewReader(text), false)
 		if err != nil {
@@ -436,6 +438,37 @@ func FuzzParseSWF(f *testing.F) {
 			if _, _, err := replay(strings.NewReader(text), 4, p, 1); err != nil {
 				t.Errorf("%s: %v", p, err)
 			}
+		}
+		// With memory field 10 is read too: an error is one line, and
+		// what parses replays under every policy (2 nodes x 2 cores x 4G).
+		if _, err := parseSWF(strings.NewReader(text), true); err != nil {
+			if strings.ContainsRune(err.Error(), '\n') {
+				t.Errorf("error is not one line: %q", err)
+			}
+			return
+		}
+		for _, p := range []string{policyFCFS, policyEASY, policyHybrid, policyConservative} {
+			if _, _, err := replayOn(strings.NewReader(text), machineSpec{2, 2, 4 << 30}, p, 1); err != nil {
+				t.Errorf("%s with memory: %v", p, err)
+			}
+		}
+	})
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"4G", "512", "1.5T", "0", "-1G", "1E", "", "1024P", "1025P", "4GiB", "0.0000001K", "1e3M"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseSize(s)
+		if err != nil {
+			if strings.ContainsRune(err.Error(), '\n') {
+				t.Errorf("error is not one line: %q", err)
+			}
+			return
+		}
+		if n < 1 || n > maxMemory {
+			t.Errorf("parseSize(%q) = %d, outside 1..1E", s, n)
 		}
 	})
 }
