@@ -26,10 +26,12 @@ fi
 # edge.swf is a small synthetic trace of the corner cases the real traces
 # lack. The memory arm (a memory per node: --memory, and SWF field 10):
 # mem.swf is synthetic, hpc2n-mem.swf derived from the HPC2N excerpt
-# (testdata/swf/SOURCE.md).
+# (testdata/swf/SOURCE.md), mem-denied.swf a regression trace (a denied
+# job's submission makes no pass).
 edge=bench/simref/testdata/edge.swf
 mem=bench/simref/testdata/mem.swf
 hpc2nmem=testdata/swf/hpc2n-mem.swf
+memdenied=bench/simref/testdata/mem-denied.swf
 runs=(
 	"$swf/hpc2n-excerpt.swf 120 2 fcfs"
 	"$swf/hpc2n-excerpt.swf 120 2 easy"
@@ -46,6 +48,7 @@ runs=(
 	"$mem 4 2 easy - 4G"
 	"$mem 4 2 conservative - 4G"
 	"$mem 4 2 hybrid 2 4G"
+	"$memdenied 7 2 conservative - 2G"
 	"$hpc2nmem 120 2 fcfs - 1G"
 	"$hpc2nmem 120 2 easy - 1G"
 	"$hpc2nmem 120 2 conservative - 1G"

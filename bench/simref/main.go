@@ -26,8 +26,11 @@
 //   - A record is skipped if cores <= 0, submit < 0 or run time < 0 (any of
 //     them); a skipped record is never also denied.
 //   - Denied jobs (cores > the machine) take part in time zero only. An
-//     instant where only a denied job is submitted still gets a pass; such a
-//     pass can start nothing, since nothing changed since the last one.
+//     instant where only a denied job is submitted makes no pass: the page's
+//     "leaves no mark on the schedule", and its Memory section says so.
+//     (Without memory such a pass could start nothing, nothing having
+//     changed since the last; with memory's claims a pass later in time can
+//     decide otherwise, which is how this reading was found.)
 //   - A job with run time 0 holds its cores for the rest of the pass that
 //     starts it; then they are freed and another pass follows at the same
 //     instant, repeated while a pass starts such a job.

@@ -109,7 +109,7 @@ func simulate(jobs []*job, spec machineSpec, policy string, depth int) error {
 		m.now = t
 		// docs/simulation.md: at one instant, ends first, then submissions, then
 		// one pass.
-		m.freeEnded()
+		ended := m.freeEnded()
 		var batch []*job
 		for next < len(arrivals) && arrivals[next].submit == t {
 			if !arrivals[next].denied {
@@ -119,6 +119,12 @@ func simulate(jobs []*job, spec machineSpec, policy string, depth int) error {
 		}
 		sort.SliceStable(batch, func(a, b int) bool { return batch[a].id < batch[b].id })
 		m.queue = append(m.queue, batch...)
+		// docs/simulation.md: a denied job leaves no mark, so an instant
+		// where nothing but its submission happens makes no pass (with
+		// memory, a pass later in time can decide otherwise).
+		if !ended && len(batch) == 0 {
+			continue
+		}
 		// A job with run time 0 ends as it starts, and its freed cores earn
 		// another pass at the same instant.
 		for m.pass() {
@@ -143,8 +149,10 @@ func (m *machine) nextEnd() (int64, bool) {
 	return t, true
 }
 
-// freeEnded returns the cores of every running job that has ended by now.
-func (m *machine) freeEnded() {
+// freeEnded returns the cores of every running job that has ended by now,
+// and reports whether there was one.
+func (m *machine) freeEnded() bool {
+	n := len(m.running)
 	kept := m.running[:0]
 	for _, j := range m.running {
 		if j.end <= m.now {
@@ -161,6 +169,7 @@ func (m *machine) freeEnded() {
 	}
 	clear(m.running[len(kept):])
 	m.running = kept
+	return len(kept) < n
 }
 
 // place returns where j fits now, docs/simulation.md's "Memory": the nodes
