@@ -78,6 +78,10 @@
 //   - Without --memory the machine is one node of all the cores (only the
 //     count of free cores matters then); with it, nodes are separate and
 //     placement (worst-fit) decides which node's memory a job takes.
+//   - --match-policy worst-fit|best-fit|first-fit is the config's [sched]
+//     match-policy (fluxsched sim takes it from --config only); without
+//     --memory it changes nothing, since only the count of free cores
+//     matters then.
 //   - easy with --memory is the profile walk with one reservation (the page:
 //     "easy is hybrid with D = 1 here"), not the shadow-time code, which has
 //     no notion of a reservation on nodes.
@@ -114,6 +118,7 @@ type config struct {
 	nodes        int64
 	coresPerNode int64
 	memory       int64 // bytes per node, 0 without --memory
+	match        string
 	policy       string
 	depth        int
 	scheduleOut  string
@@ -173,7 +178,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer f.Close()
 	spec := machineSpec{nodes: 1, coresPerNode: cfg.cores}
 	if cfg.memory > 0 {
-		spec = machineSpec{nodes: cfg.nodes, coresPerNode: cfg.coresPerNode, memory: cfg.memory}
+		spec = machineSpec{nodes: cfg.nodes, coresPerNode: cfg.coresPerNode, memory: cfg.memory, match: cfg.match}
 	}
 	sched, sum, err := replayOn(f, spec, cfg.policy, cfg.depth)
 	if err != nil {
@@ -212,6 +217,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.nodes, "nodes", 0, "nodes (with --cores-per-node, instead of --cores)")
 	fs.Int64Var(&cfg.coresPerNode, "cores-per-node", 0, "cores per node (with --nodes)")
 	memory := fs.String("memory", "", "memory per node (512M, 4G; bare is MB), with --nodes and --cores-per-node")
+	fs.StringVar(&cfg.match, "match-policy", matchWorstFit, "worst-fit, best-fit or first-fit (matters only with --memory)")
 	fs.StringVar(&cfg.policy, "policy", policyFCFS, "fcfs, easy, hybrid or conservative")
 	fs.IntVar(&cfg.depth, "reservation-depth", 64, "reservations made by hybrid")
 	fs.StringVar(&cfg.scheduleOut, "schedule-out", "", "write one JSON line per started job here")
@@ -237,6 +243,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		cfg.cores = cfg.nodes * cfg.coresPerNode
 	case cfg.cores <= 0 || cfg.cores > maxField:
 		return cfg, fmt.Errorf("%w: --cores must be a positive number of cores", errUsage)
+	}
+	switch cfg.match {
+	case matchWorstFit, matchBestFit, matchFirstFit:
+	default:
+		return cfg, fmt.Errorf("%w: unknown match policy %q (want worst-fit, best-fit or first-fit)", errUsage, cfg.match)
 	}
 	if *memory != "" {
 		m, err := parseSize(*memory)
@@ -298,6 +309,7 @@ func parseSize(s string) (int64, error) {
 // cores).
 type machineSpec struct {
 	nodes, coresPerNode, memory int64
+	match                       string // match policy, "" for worst-fit
 }
 
 func (m machineSpec) count() int64    { return m.nodes }

@@ -448,7 +448,7 @@ func FuzzParseSWF(f *testing.F) {
 			return
 		}
 		for _, p := range []string{policyFCFS, policyEASY, policyHybrid, policyConservative} {
-			if _, _, err := replayOn(strings.NewReader(text), machineSpec{2, 2, 4 << 30}, p, 1); err != nil {
+			if _, _, err := replayOn(strings.NewReader(text), machineSpec{2, 2, 4 << 30, ""}, p, 1); err != nil {
 				t.Errorf("%s with memory: %v", p, err)
 			}
 		}
@@ -536,19 +536,19 @@ func TestReplayMemory(t *testing.T) {
 		policy string
 		want   []scheduleLine
 	}{
-		{"fcfs waits for memory with cores free", waits, machineSpec{1, 4, 4 << 30}, policyFCFS,
+		{"fcfs waits for memory with cores free", waits, machineSpec{1, 4, 4 << 30, ""}, policyFCFS,
 			[]scheduleLine{at(1, 0, 0, 10, 1), at(2, 1, 10, 20, 1)}},
-		{"without memory field 10 is ignored", waits, machineSpec{1, 4, 0}, policyFCFS,
+		{"without memory field 10 is ignored", waits, machineSpec{1, 4, 0, ""}, policyFCFS,
 			[]scheduleLine{at(1, 0, 0, 10, 1), at(2, 1, 1, 11, 1)}},
-		{"worst-fit placement keeps a node's memory whole", worst, machineSpec{2, 2, 4 << 30}, policyFCFS,
+		{"worst-fit placement keeps a node's memory whole", worst, machineSpec{2, 2, 4 << 30, ""}, policyFCFS,
 			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 1, 101, 2), at(3, 2, 2, 12, 1)}},
-		{"easy backfills only what fits the extra memory", easy, machineSpec{1, 4, 4 << 30}, policyEASY,
+		{"easy backfills only what fits the extra memory", easy, machineSpec{1, 4, 4 << 30, ""}, policyEASY,
 			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 100, 110, 1), at(3, 1, 110, 310, 1), at(4, 1, 1, 201, 1)}},
-		{"conservative reserves memory too", easy, machineSpec{1, 4, 4 << 30}, policyConservative,
+		{"conservative reserves memory too", easy, machineSpec{1, 4, 4 << 30, ""}, policyConservative,
 			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 100, 110, 1), at(3, 1, 110, 310, 1), at(4, 1, 1, 201, 1)}},
-		{"easy on cores alone backfills both", easy, machineSpec{1, 4, 0}, policyEASY,
+		{"easy on cores alone backfills both", easy, machineSpec{1, 4, 0, ""}, policyEASY,
 			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 1, 11, 1), at(3, 1, 1, 201, 1), at(4, 1, 1, 201, 1)}},
-		{"denied for memory", deny, machineSpec{2, 2, 4 << 30}, policyFCFS,
+		{"denied for memory", deny, machineSpec{2, 2, 4 << 30, ""}, policyFCFS,
 			[]scheduleLine{at(3, 0, 0, 10, 2)}},
 	}
 	for _, tt := range tests {
@@ -629,8 +629,8 @@ func TestMemoryTraces(t *testing.T) {
 		path string
 		spec machineSpec
 	}{
-		{filepath.Join("testdata", "mem.swf"), machineSpec{4, 2, 4 << 30}},
-		{filepath.Join("..", "..", "testdata", "swf", "hpc2n-mem.swf"), machineSpec{120, 2, 1 << 30}},
+		{filepath.Join("testdata", "mem.swf"), machineSpec{4, 2, 4 << 30, ""}},
+		{filepath.Join("..", "..", "testdata", "swf", "hpc2n-mem.swf"), machineSpec{120, 2, 1 << 30, ""}},
 	} {
 		data, err := os.ReadFile(tr.path)
 		if err != nil {

@@ -74,12 +74,33 @@ type machine struct {
 	running  []*job
 	policy   string
 	depth    int // reservation depth for hybrid (and unbounded for conservative)
+	match    string
+}
+
+// Match policies (--match-policy): the order nodes are tried in by their
+// free cores, ties by rank.
+const (
+	matchWorstFit = "worst-fit" // most free cores first
+	matchBestFit  = "best-fit"  // fewest first
+	matchFirstFit = "first-fit" // rank order
+)
+
+// before reports whether a node with a free cores comes before one with b
+// under the match policy (a stable sort keeps ties in rank order).
+func (m *machine) before(a, b int64) bool {
+	switch m.match {
+	case matchBestFit:
+		return a < b
+	case matchFirstFit:
+		return false
+	}
+	return a > b
 }
 
 // simulate replays the jobs (not skipped, in trace order, times relative to
 // time zero) on a machine and fills in their start and end.
 func simulate(jobs []*job, spec machineSpec, policy string, depth int) error {
-	m := &machine{policy: policy, depth: depth}
+	m := &machine{policy: policy, depth: depth, match: spec.match}
 	for range spec.count() {
 		m.nodes = append(m.nodes, node{cores: spec.coresPer(), mem: spec.memory})
 	}
@@ -187,7 +208,7 @@ func (m *machine) place(j *job) ([]slots, bool) {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return m.nodes[order[a]].cores > m.nodes[order[b]].cores })
+	sort.SliceStable(order, func(a, b int) bool { return m.before(m.nodes[order[a]].cores, m.nodes[order[b]].cores) })
 	var on []slots
 	left := j.cores
 	for _, i := range order {
@@ -488,7 +509,7 @@ func (m *machine) placeCapped(j *job, claims [][]claim) ([]slots, bool) {
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(a, b int) bool { return m.nodes[order[a]].cores > m.nodes[order[b]].cores })
+	sort.SliceStable(order, func(a, b int) bool { return m.before(m.nodes[order[a]].cores, m.nodes[order[b]].cores) })
 	var on []slots
 	left := j.cores
 	for _, i := range order {
@@ -539,7 +560,7 @@ func (m *machine) planOnNodes(p *profile, claims [][]claim, j *job) (int64, []sl
 			for i := range order {
 				order[i] = i
 			}
-			sort.SliceStable(order, func(a, b int) bool { return offer[order[a]].cores > offer[order[b]].cores })
+			sort.SliceStable(order, func(a, b int) bool { return m.before(offer[order[a]].cores, offer[order[b]].cores) })
 			var picks []slots
 			var need amount
 			left := j.cores
