@@ -222,6 +222,9 @@ func TestRejects(t *testing.T) {
 		{"backup interval too long", "[store]\nbackup-interval = \"1e9d\"\n", `backup-interval: "1e9d" is outside 1s to 30d`},
 		{"backup interval never", "[store]\nbackup-interval = \"inf\"\n", `backup-interval: "inf" is outside`},
 		{"backup interval a number", "[store]\nbackup-interval = 60\n", "[store]: backup-interval must be a duration string"},
+		{"bad memory reserve", "[resource]\nmemory-reserve = \"some\"\n", `error parsing [resource] config table: memory-reserve: invalid memory size "some"`},
+		{"memory reserve a number", "[resource]\nmemory-reserve = 512\n", "[resource]: memory-reserve must be a memory size string"},
+		{"memory a number", "[[resource.config]]\nhosts = \"n0\"\ncores = \"0\"\nmemory = 4\n", "memory must be a memory size string"},
 		{"not toml", "[sched\n", "a.toml:"},
 		{"entry without hosts", "[[resource.config]]\ncores = \"0\"\n", "entry 0 has no hosts"},
 	}
@@ -255,6 +258,26 @@ func TestBackupInterval(t *testing.T) {
 		}
 		if got, err := cfg.BackupInterval(); err != nil || got != tc.want {
 			t.Errorf("%q: backup interval %v, %v; want %v", tc.content, got, err, tc.want)
+		}
+	}
+}
+
+func TestMemoryReserve(t *testing.T) {
+	for _, tc := range []struct {
+		content string
+		want    resource.MemoryReserve
+	}{
+		{"", resource.MemoryReserve{}},
+		{"[resource]\nmemory-reserve = \"0\"\n", resource.MemoryReserve{Set: true}},
+		{"[resource]\nmemory-reserve = \"2G\"\n", resource.MemoryReserve{Bytes: 2 << 30, Set: true}},
+		{"[resource]\nmemory-reserve = \"512\"\n", resource.MemoryReserve{Bytes: 512 << 20, Set: true}},
+	} {
+		cfg, err := Load(write(t, t.TempDir(), "a.toml", tc.content))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.content, err)
+		}
+		if got := cfg.Resource.Reserve(); got != tc.want {
+			t.Errorf("%q: reserve %+v, want %+v", tc.content, got, tc.want)
 		}
 	}
 }

@@ -52,7 +52,13 @@ func randomNodes(rng *rand.Rand, first uint, n int) []rset.Node {
 		if rng.IntN(2) == 0 {
 			props = []string{"a"}
 		}
-		nodes = append(nodes, rset.Node{Rank: rank, Hostname: fmt.Sprintf("n%d", rank), Cores: idset.Of(cores...), GPUs: gpus, Properties: props})
+		// Memory on most nodes, 0 to 3G, in steps a request's slots
+		// divide unevenly.
+		var mem uint64
+		if rng.IntN(4) > 0 {
+			mem = uint64(rng.IntN(7)) << 29
+		}
+		nodes = append(nodes, rset.Node{Rank: rank, Hostname: fmt.Sprintf("n%d", rank), Cores: idset.Of(cores...), GPUs: gpus, Properties: props, Memory: mem})
 		rank++
 	}
 	return nodes
@@ -75,6 +81,9 @@ func randomRequest(rng *rand.Rand, c constraint.Constraint) Request {
 	req := Request{NSlots: 1 + rng.IntN(6), CoresPerSlot: 1 + rng.IntN(4)}
 	if rng.IntN(4) == 0 {
 		req.GPUsPerSlot = 1 + rng.IntN(2)
+	}
+	if rng.IntN(3) == 0 {
+		req.MemPerSlot = uint64(1+rng.IntN(3)) << 28
 	}
 	switch rng.IntN(12) {
 	case 0:
@@ -189,6 +198,7 @@ func TestMatchFastEquivalence(t *testing.T) {
 // say it should.
 type indexState struct {
 	Cores, GPUs int
+	Mem         uint64
 	Buckets     map[int][]int // free cores -> node indices
 }
 
@@ -203,12 +213,13 @@ func checkIndex(t *testing.T, p *Pool) {
 		}
 		want.Cores += n.nfreeCores
 		want.GPUs += n.nfreeGPUs
+		want.Mem += n.freeMem
 		if p.free.on && n.nfreeCores > 0 {
 			want.Buckets[n.nfreeCores] = append(want.Buckets[n.nfreeCores], i)
 		}
 	}
 	x := &p.free
-	got := indexState{Cores: x.cores, GPUs: x.gpus, Buckets: map[int][]int{}}
+	got := indexState{Cores: x.cores, GPUs: x.gpus, Mem: x.mem, Buckets: map[int][]int{}}
 	for c, b := range x.buckets {
 		var in []int
 		b.each(func(i int) bool { in = append(in, i); return true })

@@ -231,7 +231,10 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		}
 		held = u
 	} else {
-		held = r.Copy()
+		// An R is never changed in place (rset), so the caller's is
+		// kept as it is: a copy would cost the scheduler's hot path an
+		// allocation of every node for nothing.
+		held = r
 	}
 	for _, v := range views {
 		i := p.index[v.Rank]
@@ -279,6 +282,8 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		r = held
 	}
 	views := r.Nodes()
+	var buf [8]uint64 // most releases name a few ranks: no allocation
+	mems := buf[:0]   // memory each view gives back
 	for _, v := range views {
 		h, ok := held.Node(v.Rank)
 		if !ok {
@@ -293,8 +298,15 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		if v.Memory > h.Memory {
 			return fmt.Errorf("job %s holds %s of memory on rank %d, not %s", id, jobspec.FormatMemory(h.Memory), v.Rank, jobspec.FormatMemory(v.Memory))
 		}
+		give := v.Memory
+		if h.Memory > give && h.Cores.Difference(v.Cores).IsEmpty() && h.GPUs.Difference(v.GPUs).IsEmpty() {
+			// Nothing left there: its memory goes too, as the job's R
+			// keeps no rank without children.
+			give = h.Memory
+		}
+		mems = append(mems, give)
 	}
-	for _, v := range views {
+	for k, v := range views {
 		i := p.index[v.Rank]
 		n := &p.nodes[i]
 		p.free.remove(i, n)
@@ -302,7 +314,7 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
-		n.freeMem += v.Memory
+		n.freeMem += mems[k]
 		p.free.add(i, n)
 	}
 	if left := held.Difference(r); left.IsEmpty() {

@@ -25,9 +25,11 @@
 //     one entry only when children and memory are both equal. Memory is a
 //     quantity, not ids: a rank in several entries sums it, Union sums it,
 //     Difference subtracts it (down to 0), Intersection takes the lesser,
-//     so r U r holds r's memory twice. A rank holding memory alone is kept
-//     (written with empty children); String leaves memory out, as
-//     rlist_dumps does not know it.
+//     so r U r holds r's memory twice. Memory rides on a rank's children:
+//     a rank with memory but no children holds nothing a job could run on
+//     (every slot needs a core), so Parse refuses it, and New and the set
+//     operations drop it, whatever memory it had. String leaves memory
+//     out, as rlist_dumps does not know it.
 //   - "nodelist" is optional (older R has none); when present it must name
 //     exactly one host per rank, assigned in rank order.
 //   - "starttime" and "expiration" of 0 mean unset and are always written,
@@ -35,9 +37,9 @@
 //   - "scheduling" is opaque: kept compacted, never interpreted.
 //   - A rank that appears in several R_lite entries is merged; the same
 //     child id listed twice for one rank is an error (rnode_add's EEXIST).
-//   - A rank holding no resources at all (no children, no memory) is
-//     refused by Parse and dropped by New and the set operations, since
-//     flux-core never encodes one.
+//   - A rank holding no children (memory alone included) is refused by
+//     Parse and dropped by New and the set operations, since flux-core
+//     never encodes one.
 //   - Parse refuses more than MaxRanks ranks, counted without expanding,
 //     and more than MaxRanges child idset ranges summed over all ranks.
 //   - Union fails when one rank has two different hostnames; Intersection

@@ -83,7 +83,7 @@ func TestParseFastSameAsFull(t *testing.T) {
 		{"negative zero time", `{"version":1,"execution":{"R_lite":[],"starttime":-0,"expiration":-0.0}}`, true},
 		{"zero nslots", `{"version":1,"execution":{"R_lite":[],"nslots":0}}`, true},
 		{"memory", `{"version":1,"execution":{"R_lite":[{"children":{"core":"0-1"},"memory":4294967296,"rank":"0-1"}],"nodelist":["n[0-1]"]}}`, true},
-		{"memory alone", `{"version":1,"execution":{"R_lite":[{"children":{},"memory":1024,"rank":"0"}]}}`, true},
+		{"memory joining another entry's children", `{"version":1,"execution":{"R_lite":[{"children":{"core":"0"},"rank":"0"},{"children":{},"memory":1024,"rank":"0"}]}}`, true},
 		{"memory summed across entries", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1},{"rank":"0","children":{"core":"1"},"memory":2}]}}`, true},
 		{"zero memory", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":0}]}}`, true},
 
@@ -125,6 +125,7 @@ func TestParseFastSameAsFull(t *testing.T) {
 		{"memory too large", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1152921504606846977}]}}`, false},
 		{"memory sum too large", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1152921504606846976},{"rank":"0","children":{"core":"1"},"memory":1}]}}`, false},
 		{"duplicate memory", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1,"memory":2}]}}`, false},
+		{"memory alone", `{"version":1,"execution":{"R_lite":[{"children":{},"memory":1024,"rank":"0"}]}}`, false},
 		{"memory only, zero", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{},"memory":0}]}}`, false},
 		{"no children", `{"version":1,"execution":{"R_lite":[{"rank":"0"}]}}`, false},
 		{"trailing garbage", `{"version":1,"execution":{"R_lite":[]}}x`, false},

@@ -34,8 +34,6 @@ func TestMemoryEncoding(t *testing.T) {
 			`{"execution":{"R_lite":[{"children":{"core":"0-1"},"memory":4294967296,"rank":"0"},{"children":{"core":"0-1"},"memory":2147483648,"rank":"1"}],"expiration":0,"nodelist":["n[0-1]"],"starttime":0},"version":1}`},
 		{"memory on one rank only", memR(0, 1024),
 			`{"execution":{"R_lite":[{"children":{"core":"0-1"},"rank":"0"},{"children":{"core":"0-1"},"memory":1024,"rank":"1"}],"expiration":0,"nodelist":["n[0-1]"],"starttime":0},"version":1}`},
-		{"memory alone on a rank", New([]Node{{Rank: 3, Memory: 5}}),
-			`{"execution":{"R_lite":[{"children":{},"memory":5,"rank":"3"}],"expiration":0,"starttime":0},"version":1}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +58,7 @@ func TestMemoryParse(t *testing.T) {
 		{"absent", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}]}}`, []uint64{0}, "rank0/core0"},
 		{"per rank of the entry", `{"version":1,"execution":{"R_lite":[{"rank":"0-1","children":{"core":"0"},"memory":3}]}}`, []uint64{3, 3}, "rank[0-1]/core0"},
 		{"summed over entries", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":3},{"rank":"0","children":{"core":"1"},"memory":4}]}}`, []uint64{7}, "rank0/core[0-1]"},
-		{"alone", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{},"memory":3}]}}`, []uint64{3}, "rank0/"},
+		{"joining another entry's children", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}},{"rank":"0","children":{},"memory":3}]}}`, []uint64{3}, "rank0/core0"},
 		{"zero is none", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":0}]}}`, []uint64{0}, "rank0/core0"},
 		{"the most", `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":1152921504606846976}]}}`, []uint64{MaxMemory}, "rank0/core0"},
 	}
@@ -99,6 +97,8 @@ func TestMemoryParseErrors(t *testing.T) {
 			"execution.R_lite: rank 0: memory summed over its entries is more than 1152921504606846976 bytes"},
 		{"nothing at all", pre + `{"rank":"0","children":{},"memory":0}]}}`,
 			"execution.R_lite: rank 0 has no resources"},
+		{"memory alone", pre + `{"rank":"0","children":{"core":"0"}},{"rank":"1","children":{},"memory":3}]}}`,
+			"execution.R_lite: rank 1 has no resources"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,7 +111,8 @@ func TestMemoryParseErrors(t *testing.T) {
 }
 
 // Memory is a quantity: Union adds it, Difference subtracts it down to 0
-// (keeping a rank that has memory left), Intersection takes the lesser.
+// (dropping a rank left with no children, memory and all), Intersection
+// takes the lesser; memory alone is no resource.
 func TestMemoryOps(t *testing.T) {
 	inv := memR(8*gib, 4*gib)
 	job := New([]Node{{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0"), Memory: 3 * gib}})
@@ -125,10 +126,9 @@ func TestMemoryOps(t *testing.T) {
 		{"difference subtracts", inv.Difference(job), []Node{
 			{Rank: 0, Hostname: "n0", Cores: idset.MustParse("1"), Memory: 5 * gib},
 			{Rank: 1, Hostname: "n1", Cores: idset.MustParse("0-1"), Memory: 4 * gib}}},
-		{"difference keeps a rank with memory left", inv.Difference(whole), []Node{
-			{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0-1"), Memory: 8 * gib},
-			{Rank: 1, Hostname: "n1", Memory: 3 * gib}}},
-		{"difference floors at 0", job.Difference(New([]Node{{Rank: 0, Memory: 9 * gib}})), []Node{
+		{"difference drops a rank with no children left", inv.Difference(whole), []Node{
+			{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0-1"), Memory: 8 * gib}}},
+		{"difference floors at 0", job.Difference(New([]Node{{Rank: 0, Cores: idset.MustParse("1"), Memory: 9 * gib}})), []Node{
 			{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0")}}},
 		{"union sums", u, []Node{{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0"), Memory: 6 * gib}}},
 		{"union of disjoint ranks", mustUnion(t, job, whole), []Node{
@@ -136,8 +136,11 @@ func TestMemoryOps(t *testing.T) {
 			{Rank: 1, Hostname: "n1", Cores: idset.MustParse("0-1"), Memory: 1 * gib}}},
 		{"intersection takes the min", inv.Intersection(job), []Node{
 			{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0"), Memory: 3 * gib}}},
-		{"intersection of memory alone", New([]Node{{Rank: 1, Memory: 9 * gib}}).Intersection(inv), []Node{
-			{Rank: 1, Hostname: "n1", Memory: 4 * gib}}},
+		{"intersection where memory is more", New([]Node{{Rank: 1, Cores: idset.MustParse("1-2"), Memory: 9 * gib}}).Intersection(inv), []Node{
+			{Rank: 1, Hostname: "n1", Cores: idset.MustParse("1"), Memory: 4 * gib}}},
+		{"new drops memory alone", New([]Node{{Rank: 1, Memory: 9 * gib}}), nil},
+		{"new joins memory to a rank's children", New([]Node{{Rank: 1, Memory: 9}, {Rank: 1, Cores: idset.MustParse("0")}}), []Node{
+			{Rank: 1, Cores: idset.MustParse("0"), Memory: 9}}},
 		{"new merges a rank by summing", New([]Node{{Rank: 0, Cores: idset.MustParse("0"), Memory: 1}, {Rank: 0, Cores: idset.MustParse("1"), Memory: 2}}), []Node{
 			{Rank: 0, Cores: idset.MustParse("0-1"), Memory: 3}}},
 		{"select keeps memory", inv.SelectRanks(idset.MustParse("1")), []Node{
@@ -172,7 +175,7 @@ func TestMemoryLacks(t *testing.T) {
 		{"fits", New([]Node{{Rank: 0, Cores: idset.MustParse("0"), Memory: 4 * gib}}), Lack{}, false},
 		{"more than the rank has", New([]Node{{Rank: 0, Cores: idset.MustParse("0"), Memory: 5 * gib}}),
 			Lack{Rank: 0, Have: "n0", Memory: 5 * gib, HaveMemory: 4 * gib}, true},
-		{"a rank with none", New([]Node{{Rank: 1, Memory: 1}}),
+		{"a rank with none", New([]Node{{Rank: 1, Cores: idset.MustParse("0"), Memory: 1}}),
 			Lack{Rank: 1, Have: "n1", Memory: 1}, true},
 	}
 	for _, tt := range tests {

@@ -55,8 +55,9 @@ func (r *R) Union(o *R) (*R, error) {
 
 // Difference returns r without o's resources: each rank of r loses the
 // cores, GPUs and other children o holds on the same rank and o's memory
-// there (down to 0), and a rank left with nothing is dropped, as
-// flux-core's rlist_diff does; a rank left with memory alone is kept. Hostnames are not
+// there (down to 0), and a rank left with no children is dropped, as
+// flux-core's rlist_diff does, whatever memory it had left: memory alone
+// runs nothing. Hostnames are not
 // compared. Properties and times come from r, and so does the scheduling
 // key unless nothing is left.
 func (r *R) Difference(o *R) *R {

@@ -196,7 +196,12 @@ func (es *entries) nodes() ([]node, error) {
 		}
 		out = append(out, n)
 	}
-	if rank, ok := bare.Difference(ranksOf(out)).First(); ok {
+	for _, n := range out {
+		if n.empty() { // memory alone, which no job can use
+			bare = bare.Union(idset.Of(n.rank))
+		}
+	}
+	if rank, ok := bare.Difference(ranksOf(slices.DeleteFunc(slices.Clone(out), node.empty))).First(); ok {
 		return nil, fmt.Errorf("execution.R_lite: rank %d has no resources", rank)
 	}
 	return out, nil

@@ -61,7 +61,7 @@ type R struct {
 
 // node is one rank; kids never share a name, are sorted by name and are
 // never empty. Kids slices are shared between nodes and never mutated. A
-// node holds something: kids, memory or both.
+// node holds at least one child; memory rides on them.
 type node struct {
 	rank uint
 	host string
@@ -69,8 +69,10 @@ type node struct {
 	mem  uint64
 }
 
-// empty reports whether n holds nothing, so that no R keeps it.
-func (n node) empty() bool { return len(n.kids) == 0 && n.mem == 0 }
+// empty reports whether n holds no child, so that no R keeps it: memory
+// alone is nothing a job could run on (every slot needs a core), and
+// flux-core never encodes a rank without children.
+func (n node) empty() bool { return len(n.kids) == 0 }
 
 // addMem sums two memory sizes, saturating rather than wrapping: each is
 // at most MaxMemory when parsed, but New and Union take any size.
@@ -88,8 +90,8 @@ type child struct {
 
 // New builds an R from per-rank views. Ranks should be unique; a rank given
 // more than once is merged as Union would (children united, memory
-// summed), its first hostname winning. Nodes holding no resources (no
-// children and no memory), and ranks above idset.MaxID, are dropped.
+// summed), its first hostname winning. Nodes holding no children (memory
+// alone included), and ranks above idset.MaxID, are dropped.
 func New(nodes []Node) *R {
 	ns := make([]node, 0, len(nodes))
 	props := map[string][]idset.Range{}
@@ -98,10 +100,10 @@ func New(nodes []Node) *R {
 			continue
 		}
 		n := node{rank: v.Rank, host: v.Hostname, kids: kidsOf(v), mem: v.Memory}
-		if n.empty() {
+		if n.empty() && n.mem == 0 {
 			continue
 		}
-		ns = append(ns, n)
+		ns = append(ns, n) // memory alone may join another view's children
 		for _, p := range v.Properties {
 			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
 		}
@@ -119,6 +121,7 @@ func New(nodes []Node) *R {
 		}
 		out = append(out, n)
 	}
+	out = slices.DeleteFunc(out, node.empty)
 	r := &R{nodes: out}
 	r.ranks = ranksOf(out)
 	for p, rs := range props {
