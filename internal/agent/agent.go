@@ -105,6 +105,7 @@ const DefaultIdleTimeout = 10 * time.Minute
 // jobRunner is what the agent asks of internal/runner.
 type jobRunner interface {
 	Containment() string
+	Memory() (how, whyNot string)
 	Prepare(runner.Spec) (*runner.Record, error)
 	Launch(*runner.Record, runner.Spec) error
 	Discard(fluid.ID)
@@ -236,6 +237,7 @@ func New(opts Options) (*Agent, error) {
 		os.Remove(a.pidFile)
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	a.writeMemoryStatus()
 	a.takeBack(a.jnl.Jobs())
 	// Whatever the journals say, the cgroups are searched once at start
 	// (in adoptDead): an entry the journal lost or that no longer reads
@@ -250,6 +252,26 @@ func New(opts Options) (*Agent, error) {
 	ok = true
 	go a.launcher()
 	return a, nil
+}
+
+// writeMemoryStatus writes how this agent enforces memory limits where
+// commands read it (agentproto.MemoryFile), and logs it once when it does
+// not: readable by anyone who reaches the agents' folder.
+func (a *Agent) writeMemoryStatus() {
+	how, why := a.run.Memory()
+	if how == "" {
+		a.log.Info(agentproto.NotEnforcedLine(why))
+	}
+	path := filepath.Join(a.opts.StateDir, agentproto.MemoryFile)
+	tmp := path + "." + a.opts.Build + ".tmp"
+	err := os.WriteFile(tmp, agentproto.FormatMemoryStatus(how, why), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		a.log.Warn("cannot write the memory limits' status", "file", path, "err", err)
+	}
 }
 
 // journalStuck logs, once each, that the journal cannot be written and

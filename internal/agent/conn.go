@@ -288,6 +288,7 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 	a.setIdle(req.IdleTimeout)
 	h := agentproto.Hello{Build: a.opts.Build, PID: pid, Containment: a.run.Containment(),
 		Running: []fluid.ID{}, Ended: []fluid.ID{}, Retiring: a.retiring || a.stopping}
+	h.Memory, h.MemoryNotEnforced = a.run.Memory()
 	for id, j := range a.jobs {
 		if j.end != nil {
 			h.Ended = append(h.Ended, id)

@@ -130,7 +130,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		grace = DefaultKillGrace
 	}
 	j := &job{id: req.ID, userid: req.UserID, conn: cn, startOwed: true,
-		spec: runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace, Launched: a.opts.Now()}}
+		spec: runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace, Launched: a.opts.Now(), Memory: req.Memory}}
 	a.jobs[req.ID] = j
 	a.mu.Unlock()
 
@@ -421,6 +421,7 @@ func decodeStart(m wire.Message) (agentproto.Start, error) {
 		Reattach  *bool           `json:"reattach"`
 		R         json.RawMessage `json:"R"`
 		KillGrace float64         `json:"kill_grace"`
+		Memory    uint64          `json:"memory"`
 	}
 	if err := json.Unmarshal(m.Payload, &w); err != nil {
 		return agentproto.Start{}, fmt.Errorf("%s: %w", m.Topic, err)
@@ -434,7 +435,7 @@ func decodeStart(m wire.Message) (agentproto.Start, error) {
 		}
 	}
 	return agentproto.Start{Start: execproto.Start{ID: *w.ID, UserID: *w.UserID, Jobspec: w.Jobspec,
-		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace}, nil
+		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace, Memory: w.Memory}, nil
 }
 
 // timestamp is t in seconds since the epoch, as RFC 18 eventlogs write

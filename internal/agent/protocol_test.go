@@ -62,7 +62,8 @@ func useScripted(t *testing.T) *scripted {
 	return s
 }
 
-func (s *scripted) Containment() string { return "scripted" }
+func (s *scripted) Containment() string          { return "scripted" }
+func (s *scripted) Memory() (how, whyNot string) { return "", "scripted" }
 func (s *scripted) Prepare(sp runner.Spec) (*runner.Record, error) {
 	if s.failPrep != nil {
 		return nil, s.failPrep
@@ -634,5 +635,38 @@ func TestOneBadJobFailsAlone(t *testing.T) {
 	s.end(5, runner.End{Known: true})
 	if rs := p.released(5, 5*time.Second); !slices.Equal(types(rs), []string{"start", "finish", "release"}) {
 		t.Errorf("job 5: stream %v", types(rs))
+	}
+}
+
+// A start's memory limit reaches the runner's Spec; the hello, and the
+// agents' folder's memory-limits file, say whether the runner enforces
+// it (the scripted runner does not).
+func TestStartMemoryLimit(t *testing.T) {
+	s := useScripted(t)
+	got := make(chan uint64, 1)
+	s.onPrepare = func(sp runner.Spec) *runner.Record {
+		got <- sp.Memory
+		return nil
+	}
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	h := p.hello()
+	if h.Memory != "" || h.MemoryNotEnforced != "scripted" {
+		t.Errorf("hello memory = %q, not enforced %q", h.Memory, h.MemoryNotEnforced)
+	}
+	b, err := os.ReadFile(filepath.Join(state, agentproto.MemoryFile))
+	if how, why, ok := agentproto.ParseMemoryStatus(b); err != nil || !ok || how != "" || why != "scripted" {
+		t.Errorf("%s = %q (%v)", agentproto.MemoryFile, b, err)
+	}
+	p.send(agentproto.TopicStart, agentproto.Start{Start: execproto.Start{ID: 1, UserID: uint32(os.Geteuid()),
+		Jobspec: makeJobspec(t, "true"), R: makeR(t)}, KillGrace: 1, Memory: 64 << 20})
+	select {
+	case n := <-got:
+		if n != 64<<20 {
+			t.Errorf("Spec.Memory = %d, want %d", n, 64<<20)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no Prepare")
 	}
 }

@@ -98,6 +98,14 @@ type Hello struct {
 	Ended []fluid.ID `json:"ended"`
 	// Retiring is true once the agent takes no new job.
 	Retiring bool `json:"retiring"`
+	// Memory says how the agent enforces jobs' memory limits
+	// (Start.Memory): "cgroup v2 (memory)" or "cgroup v1 (memory)"; it
+	// is empty where they are not, and MemoryNotEnforced says why (the
+	// limits are still scheduled: a job gets the memory it asked for,
+	// but nothing stops it taking more). An agent older than memory
+	// limits says neither.
+	Memory            string `json:"memory,omitempty"`
+	MemoryNotEnforced string `json:"memory_not_enforced,omitempty"`
 }
 
 // Start is the payload of agent.start: RFC 32's start request, with what
@@ -107,6 +115,12 @@ type Start struct {
 	// KillGrace is the time from SIGTERM (SIGALRM at the time limit) to
 	// SIGKILL, in seconds.
 	KillGrace float64 `json:"kill_grace"`
+	// Memory is the job's memory limit on the agent's host, in bytes
+	// (0: none): the memory its R grants on the ranks the agent runs
+	// (rset.Node.Memory). Where the agent has a memory controller the
+	// job runs under it, and a job the OOM killer reached ends with
+	// exception "oom" (severity 0).
+	Memory uint64 `json:"memory,omitempty"`
 }
 
 // Usage is what a job's processes consumed, from the agent's wait (rusage)

@@ -31,6 +31,13 @@ var (
 	// the order listed (fluxq wait --all, submit --wait): one request for
 	// any number of jobs.
 	WaitAll = Method[IDsParams, None, JobSummary]{Spec{Name: "wait-all", Access: Anyone, Stream: true, ReadOnly: true}}
+	// Reap consumes the caller's waitable jobs as Flux's job manager
+	// consumes its zombies: a job is waitable by its submitter from its
+	// submission until a wait reports it. With All it takes every one of
+	// the caller's jobs that has ended and is waitable; with IDs, those of
+	// them that have. The result is the jobs it took (fluxq wait --all
+	// reports them; a job is taken once).
+	Reap = Method[ReapParams, []fluid.ID, None]{Spec{Name: "reap", Access: Anyone}}
 	// Stats counts jobs per state and per result (fluxq stats).
 	Stats = Method[None, JobCounts, None]{Spec{Name: "stats", Access: Anyone, ReadOnly: true}}
 
@@ -67,7 +74,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

@@ -34,6 +34,13 @@ type IDsParams struct {
 	IDs []fluid.ID `json:"ids"`
 }
 
+// ReapParams name the waitable jobs to take: All of the caller's that
+// have ended, or those of IDs that have.
+type ReapParams struct {
+	IDs []fluid.ID `json:"ids,omitempty"`
+	All bool       `json:"all,omitempty"`
+}
+
 // CancelParams cancel jobs with a note.
 type CancelParams struct {
 	IDs  []fluid.ID `json:"ids"`

@@ -366,6 +366,24 @@ func contractCases(t *testing.T) []contractCase {
 			_, err := Call(ctx, c, api.WaitAll, api.IDsParams{IDs: []fluid.ID{f.held, unknownID}}, func(api.JobSummary) error { return nil })
 			return nil, err
 		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
+		// The held job has ended (canceled) and is waitable: a reap takes
+		// it once, passing over an unknown id, and none is left to take.
+		{"reap", api.Reap.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			took, err := Call(ctx, c, api.Reap, api.ReapParams{IDs: []fluid.ID{f.held, f.held, unknownID}}, nil)
+			return slices.Equal(took, []fluid.ID{f.held}), err
+		}, succeeds(func(t *testing.T, r any) {
+			if r != true {
+				t.Error("reap did not take the ended job once")
+			}
+		})},
+		{"reap/all-taken", api.Reap.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			took, err := Call(ctx, c, api.Reap, api.ReapParams{All: true}, nil)
+			return len(took), err
+		}, succeeds(func(t *testing.T, r any) {
+			if r != 0 {
+				t.Errorf("reap --all took %v jobs, want none (the other is active)", r)
+			}
+		})},
 		{"cancel/inactive", api.Cancel.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			errs, err := c.Cancel(ctx, []fluid.ID{f.held}, "")
 			if err != nil {

@@ -12,13 +12,10 @@ import (
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/jobmgr"
-	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/state"
-	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds
 	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/writes"
 )
 
 // direct works on the store itself while no loop runs. It opens the store
@@ -87,9 +84,9 @@ func fullCheck(path string) bool {
 	return err == nil && fi.Size() <= fullCheckMax
 }
 
-// roundTrip answers an exchange with the state function of its entry: a
-// read the server answers the same way (state.ReaderOf), or the direct
-// path's own answer (locals).
+// roundTrip answers an exchange with the function of its entry that the
+// server runs too: a read (state.ReaderOf) or a write (writes.Of); or else
+// with the direct path's own answer (locals).
 func (d *direct) roundTrip(ctx context.Context, x *exchange) error {
 	var v any
 	var err error
@@ -102,6 +99,8 @@ func (d *direct) roundTrip(ctx context.Context, x *exchange) error {
 			})
 			return err
 		})
+	} else if w, ok := writes.Of(x.spec.Name); ok {
+		v, err = d.write(ctx, w, x.params)
 	} else if l, ok := locals[x.spec.Name]; ok {
 		v, err = l(ctx, d, x.params, x.line)
 	} else {
@@ -114,9 +113,9 @@ func (d *direct) roundTrip(ctx context.Context, x *exchange) error {
 	return nil
 }
 
-// local is the direct path's answer to an entry the store alone does not
-// answer the way the server does: a change made with no loop to tell, or
-// a stream with no loop to wait for.
+// local is the direct path's answer to an entry that is neither a read
+// of the store nor a write: a stream with no loop to wait for, or the
+// queues counted from the store rather than by a loop's job manager.
 type local func(ctx context.Context, d *direct, params any, line func(any) error) (any, error)
 
 var locals = map[string]local{}
@@ -133,53 +132,6 @@ func serve[P, R, S any](m api.Method[P, R, S], fn func(ctx context.Context, d *d
 const pollInterval = 200 * time.Millisecond
 
 func init() {
-	serve(api.Submit, func(_ context.Context, d *direct, p api.SubmitParams, _ func(api.None) error) ([]fluid.ID, error) {
-		var ids []fluid.ID
-		err := d.with(true, func(tx *store.Tx) error {
-			reqs := submitRequests(p.Jobs, d.uid)
-			if d.claim != "" || d.asScheduler {
-				who, err := d.who(tx)
-				if err != nil {
-					return err
-				}
-				for i := range reqs {
-					reqs[i].Who = &who
-				}
-			}
-			var err error
-			ids, _, err = state.Submit(tx, d.now(), reqs, nil)
-			return err
-		})
-		return ids, err
-	})
-	serve(api.Cancel, cancel)
-	serve(api.Purge, func(_ context.Context, d *direct, p api.PurgeParams, _ func(api.None) error) (api.PurgeResult, error) {
-		var res api.PurgeResult
-		var purged []fluid.ID
-		var perr error
-		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
-			res, purged, perr = jm.PurgeUpTo(tx, d.uid, p, directPurgeMax)
-			return perr
-		})
-		if err != nil {
-			return api.PurgeResult{}, err
-		}
-		// Committed; a folder that cannot go now goes at the next
-		// fluxsched start (its orphan folders).
-		_ = state.RemoveJobFolders(filepath.Join(d.dir, state.JobsFolder), purged)
-		return res, nil
-	})
-	serve(api.Urgency, func(_ context.Context, d *direct, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
-		var uerr error
-		err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
-			uerr = jm.Urgency(tx, p.ID, d.uid, p.Urgency)
-			return nil
-		})
-		if err == nil {
-			err = api.Wire(uerr)
-		}
-		return api.None{}, err
-	})
 	serve(api.Events, func(ctx context.Context, d *direct, p api.EventsParams, emit func(eventlog.Event) error) (api.None, error) {
 		return api.None{}, d.events(ctx, p.ID, p.Follow, emit)
 	})
@@ -193,37 +145,10 @@ func init() {
 	serve(api.WaitAll, func(ctx context.Context, d *direct, p api.IDsParams, emit func(api.JobSummary) error) (api.None, error) {
 		return api.None{}, waitEach(ctx, d, p.IDs, emit)
 	})
-	serve(api.Drain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
-		return api.None{}, d.with(true, func(tx *store.Tx) error {
-			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, d.now())
-			return err
-		})
-	})
-	serve(api.Undrain, func(_ context.Context, d *direct, p api.DrainParams, _ func(api.None) error) (api.None, error) {
-		return api.None{}, d.with(true, func(tx *store.Tx) error {
-			_, err := state.Undrain(tx, p.Ranks)
-			return err
-		})
-	})
 	serve(api.Queues, func(_ context.Context, d *direct, _ api.None, _ func(api.None) error) (api.QueueInfo, error) {
 		return d.queues()
 	})
-	serve(api.ChangeQueues, func(_ context.Context, d *direct, c api.QueueChange, _ func(api.None) error) (api.QueueInfo, error) {
-		var qi *api.QueueInfo
-		err := d.with(true, func(tx *store.Tx) error {
-			var err error
-			qi, err = state.ChangedQueues(tx, c)
-			return err
-		})
-		if err != nil {
-			return api.QueueInfo{}, err
-		}
-		return *qi, nil
-	})
 	serve(api.WaitQueues, waitQueues)
-	serve(api.Reserve, func(context.Context, *direct, api.ReserveParams, func(api.None) error) (api.ReservationView, error) {
-		return api.ReservationView{}, ErrNeedsInstance
-	})
 	serve(api.ToolEvents, func(_ context.Context, d *direct, _ api.ToolEventsParams, emit func(api.ToolEvent) error) (api.None, error) {
 		var evs []api.ToolEvent
 		err := d.with(false, func(tx *store.Tx) error {
@@ -244,77 +169,47 @@ func init() {
 		}
 		return api.None{}, nil
 	})
-	serve(api.AddSpares, func(_ context.Context, d *direct, p api.SpareParams, _ func(api.None) error) ([]string, error) {
-		var out []string
-		err := d.with(true, func(tx *store.Tx) error {
-			var err error
-			out, err = state.AddSpareNodes(tx, p)
-			return err
-		})
-		return out, err
-	})
-	serve(api.RemoveNodes, func(_ context.Context, d *direct, p api.SpareParams, _ func(api.None) error) (api.None, error) {
-		return api.None{}, d.with(true, func(tx *store.Tx) error { return state.RemoveSpareNodes(tx, p.Hosts) })
-	})
 }
 
-// directPurgeMax bounds the jobs one purge removes on the direct path,
-// in one transaction: far more than a socket request's batch, since
-// every call loads all the jobs, and few enough that the transaction
-// keeps the store only briefly from another command.
-const directPurgeMax = 10000
-
-// submitRequests makes the requests of the direct path, whose caller is
-// the instance owner: only the owner can open the store (it is 0600).
-func submitRequests(jobs []api.SubmitJob, uid uint32) []state.SubmitRequest {
-	reqs := make([]state.SubmitRequest, len(jobs))
-	for i, j := range jobs {
-		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: uid, Owner: true, Urgency: j.Urgency}
+// write runs a write of the table in a store transaction of its own, with
+// an offline job manager of its own (writes.Write.Manager), then what the
+// write left for after the commit. What fails after it (a folder, an exec
+// agent that cannot be asked) is left to the next fluxsched start.
+func (d *direct) write(ctx context.Context, w *writes.Write, params any) (any, error) {
+	if w.NeedsLoop() {
+		return nil, ErrNeedsInstance
 	}
-	return reqs
-}
-
-// manager runs fn with a job manager over the store's active jobs, so a
-// cancel or an urgency made with no loop running follows the very rules
-// the loop's would (the job manager's, which post the events that follow
-// from them); what it would tell the scheduler or exec service is for the
-// next loop to say, after it loads the jobs.
-func (d *direct) manager(fn func(tx *store.Tx, jm *jobmgr.Manager) error) error {
-	return d.with(true, func(tx *store.Tx) error {
-		jm := jobmgr.New(jobmgr.Config{Owner: uint32(os.Geteuid()), Now: d.now})
-		if err := jm.Load(tx); err != nil {
-			return err
-		}
-		return fn(tx, jm)
-	})
-}
-
-// cancel commits each job's exception, then asks the exec agents to stop
-// the processes of those that were running: no fluxsched is there to pass
-// the exception on, and the next one only collects their ends.
-func cancel(ctx context.Context, d *direct, p api.CancelParams, _ func(api.None) error) (api.CancelResult, error) {
-	out := make(api.CancelResult, len(p.IDs))
-	var running []fluid.ID
-	err := d.manager(func(tx *store.Tx, jm *jobmgr.Manager) error {
-		running = running[:0]
-		for i, id := range p.IDs {
-			out[i] = nil
-			rec, lerr := state.Load(tx, id)
-			if err := jm.Cancel(tx, id, d.uid, p.Note); err != nil {
-				out[i] = api.Encode(err)
-			} else if lerr == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released {
-				running = append(running, id)
-			}
-		}
+	run, err := w.Bind(func(p any) error {
+		reflect.ValueOf(p).Elem().Set(reflect.ValueOf(params))
 		return nil
 	})
-	if err != nil || len(running) == 0 {
-		return out, err
+	if err != nil {
+		return nil, err
 	}
-	// The cancel is committed whatever the agents say: an agent that
-	// cannot be asked leaves the job to end at the next fluxsched.
-	_ = launcher.Cancel(ctx, d.dir, running)
-	return out, nil
+	var v any
+	var turn *writes.Turn
+	err = d.with(true, func(tx *store.Tx) error {
+		jm, err := w.Manager(tx, uint32(os.Geteuid()), d.now)
+		if err != nil {
+			return err
+		}
+		c := writes.Caller{Caller: d.caller(), StateDir: d.dir}
+		if w.Identifies(d.claim != "" || d.asScheduler) {
+			who, err := d.who(tx)
+			if err != nil {
+				return err
+			}
+			c.Who = &who
+		}
+		turn = &writes.Turn{Tx: tx, JM: jm, Caller: c}
+		v, err = run(turn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	_ = turn.Committed(ctx)
+	return v, nil
 }
 
 // events reads the job's eventlog, and with follow reads it again between

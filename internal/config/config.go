@@ -7,9 +7,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/sched"
+	"github.com/fluxq/fluxq/internal/suggest"
 )
 
 // Config is everything fluxsched reads.
@@ -205,6 +208,11 @@ func Load(path string) (*Config, error) {
 		}
 	}
 	if err := cfg.check(); err != nil {
+		if path != "" {
+			// Named as fluxsched loaded it: the file, or the directory
+			// whose files were merged.
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		return nil, err
 	}
 	return cfg, nil
@@ -215,6 +223,11 @@ func Load(path string) (*Config, error) {
 func read(path string) ([]byte, map[string]any, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
+		// "config: conf.d: no such file or directory", not Go's "stat".
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("config: %s: %w", path, pe.Err)
+		}
 		return nil, nil, fmt.Errorf("config: %w", err)
 	}
 	if !fi.IsDir() {
@@ -242,6 +255,16 @@ func read(path string) ([]byte, map[string]any, error) {
 		var doc map[string]any
 		if err := toml.Unmarshal(data, &doc); err != nil {
 			return nil, nil, describe(f, err)
+		}
+		// An unknown key is the file's: named with it, before the merge
+		// makes it the directory's.
+		if err := typeError(doc); err == nil {
+			dec := toml.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			var strict *toml.StrictMissingError
+			if err := dec.Decode(&Config{}); errors.As(err, &strict) {
+				return nil, nil, describe(f, err)
+			}
 		}
 		if err := merge(merged, doc, ""); err != nil {
 			return nil, nil, fmt.Errorf("config: %s: %w", f, err)
@@ -289,7 +312,12 @@ func describe(path string, err error) error {
 	var strict *toml.StrictMissingError
 	if errors.As(err, &strict) && len(strict.Errors) > 0 {
 		key := strict.Errors[0].Key()
-		return fmt.Errorf("%s: %s: unknown key %q", path, table(key[:len(key)-1]), key[len(key)-1])
+		at, known := unknownAt(reflect.TypeOf(Config{}), key)
+		msg := fmt.Sprintf("%s: %s: unknown key %q", path, table(key[:at]), key[at])
+		if near := suggest.Names(key[at], known); len(near) > 0 {
+			msg += fmt.Sprintf(". Did you mean %q?", near[0])
+		}
+		return errors.New(msg)
 	}
 	var de *toml.DecodeError
 	if errors.As(err, &de) {
@@ -300,6 +328,49 @@ func describe(path string, err error) error {
 		return fmt.Errorf("%s:%d:%d: %v", path, row, col, de.Error())
 	}
 	return fmt.Errorf("%s: %v", path, err)
+}
+
+// unknownAt finds where a key the decoder did not know leaves the
+// config's tables: the index of its first part that no field of t (the
+// table so far) is named, and the names that table does know. The
+// decoder reports a table header's whole key ("quues.batch"), though
+// only its first part is wrong.
+func unknownAt(t reflect.Type, key []string) (int, []string) {
+	for i, part := range key {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			if t.Kind() == reflect.Map {
+				// A map's keys are names the config chooses (a queue's):
+				// this part is one, and the next is the value's.
+				t = t.Elem()
+				goto next
+			}
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return i, nil
+		}
+		{
+			f, ok := field(t, part)
+			if !ok {
+				return i, tomlNames(t)
+			}
+			t = f.Type
+		}
+	next:
+	}
+	return len(key) - 1, nil
+}
+
+// tomlNames are the keys a table of type t takes.
+func tomlNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if n := tomlName(f); f.IsExported() && n != "-" {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 func table(key []string) string {

@@ -94,6 +94,12 @@ func TestQueueTables(t *testing.T) {
 		{"bad size", "[queues.debug.policy.limits]\njob-size.max.ncores = -2\n",
 			"error parsing [queues.debug.policy.limits] config table: job-size.max.ncores: size must be -1 (unlimited), or >= 0"},
 		{"size of wrong type", "[policy.limits]\njob-size.max.ncores = \"2\"\n", "q.toml: [policy.limits.job-size.max]: ncores must be an integer"},
+		{"memory limits and default", "[policy.jobspec.defaults.system]\nmemory = \"1G\"\n[policy.limits]\njob-size.max.memory = \"64G\"\njob-size.min.memory = \"512M\"\n[queues.big.policy.limits]\njob-size.max.memory = \"unlimited\"\n", ""},
+		{"bad memory limit", "[queues.debug.policy.limits]\njob-size.max.memory = \"8Q\"\n",
+			"error parsing [queues.debug.policy.limits] config table: job-size.max.memory: invalid memory size \"8Q\" (want a size such as 512M, 4G or 1.5T)"},
+		{"memory limit in bytes", "[policy.limits]\njob-size.min.memory = 1024\n", "q.toml: [policy.limits.job-size.min]: memory must be a size string"},
+		{"bad default memory", "[policy.jobspec.defaults.system]\nmemory = \"-1\"\n",
+			"error parsing [policy.jobspec.defaults.system] config table: memory: invalid memory size \"-1\" (want a size such as 512M, 4G or 1.5T)"},
 		{"unknown key", "[queues.debug]\nrequire = [\"x\"]\n", `[queues.debug]: unknown key "require"`},
 		{"unknown policy key", "[queues.debug.policy.limits]\nwalltime = \"1h\"\n", `[queues.debug.policy.limits]: unknown key "walltime"`},
 		{"bad requires", "[queues.debug]\nrequires = [\"a|b\"]\n", "error parsing [queues.debug] config table: requires: "},
@@ -193,6 +199,14 @@ func TestDirectoryMerges(t *testing.T) {
 	if len(cfg.Resource.Config) != 2 || cfg.Sched.Mode != "unlimited" {
 		t.Errorf("merged = %+v", cfg)
 	}
+	// An unknown key is named with its file, not the directory.
+	bad := write(t, dir, "4-typo.toml", "[quues.debug]\n")
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), bad+`: top level: unknown key "quues". Did you mean "queues"?`) {
+		t.Errorf("unknown key in a directory's file: %v", err)
+	}
+	if err := os.Remove(bad); err != nil {
+		t.Fatal(err)
+	}
 	write(t, dir, "3-dup.toml", "[sched]\nmode = \"limited=2\"\n")
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "sched.mode is set twice") {
 		t.Errorf("duplicate key across files: %v", err)
@@ -205,6 +219,13 @@ func TestRejects(t *testing.T) {
 	}{
 		{"unknown table key", "[sched]\npolcy = \"fcfs\"\n", `[sched]: unknown key "polcy"`},
 		{"unknown top level", "[bogus]\nx = 1\n", `top level: unknown key "bogus"`},
+		// A misspelt table is named where it goes wrong, with the key it
+		// was surely meant to be, in the file (issue 27: `[quues.batch]`
+		// said `[quues]: unknown key "batch"`).
+		{"misspelt table", "[quues.batch]\n", `a.toml: top level: unknown key "quues". Did you mean "queues"?`},
+		{"misspelt key", "[sched]\nmatch-polcy = \"first-fit\"\n", `a.toml: [sched]: unknown key "match-polcy". Did you mean "match-policy"?`},
+		{"misspelt queue key", "[queues.batch]\npolcy.limits.duration = \"1h\"\n", `a.toml: [queues.batch]: unknown key "polcy". Did you mean "policy"?`},
+		{"a value's error names the file", "[sched]\nmatch-policy = \"random\"\n", `a.toml: error parsing [sched] config table: unknown match-policy "random"`},
 		{"wrong type", "[access]\nallow-guest-user = \"yes\"\n", "a.toml: [access]: allow-guest-user must be a boolean (true or false)"},
 		{"bad mode", "[sched]\nmode = \"limited=0\"\n", `error parsing [sched] config table: invalid mode "limited=0"`},
 		{"bad match policy", "[sched]\nmatch-policy = \"random\"\n", `unknown match-policy "random"`},
@@ -299,6 +320,7 @@ func FuzzLoad(f *testing.F) {
 	f.Add("[[resource.config]]\nhosts = \"n[0-1]\"\ncores = \"0-3\"\n[sched]\nmode = \"limited=8\"\n")
 	f.Add("[exec]\nkill-timeout = \"1.5m\"\n")
 	f.Add("[sched\n")
+	f.Add("[policy.jobspec.defaults.system]\nmemory = \"1G\"\n[policy.limits]\njob-size.max.memory = \"8G\"\njob-size.min.memory = \"-1\"\n[queues.a.policy.jobspec.defaults.system]\nmemory = \"0\"\n")
 	f.Add("[policy.jobspec.defaults.system]\nqueue = \"batch\"\nduration = \"1h\"\n[policy.limits]\nduration = \"4h\"\njob-size.max.nnodes = 10\njob-size.min.ncores = -1\n[queues.batch]\nrequires = [\"batch\"]\n[queues.debug]\nrequires = [\"debug\"]\n[queues.debug.policy.limits]\nduration = \"0\"\n[queues.debug.policy.access]\nallow-user = [\"alice\"]\nallow-group = [\"wheel\"]\n[queues.x]\nparent = \"batch\"\n[queues.x.policy.scheduler]\nmatch-policy = \"first-fit\"\n")
 	f.Add("[queues.a]\nparent = \"b\"\n[queues.b]\nparent = \"a\"\n")
 	dir := f.TempDir()

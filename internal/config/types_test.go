@@ -139,6 +139,8 @@ func TestWrongTypes(t *testing.T) {
 		"[access]: allow-guest-user must be a boolean (true or false)",
 		"[exec]: kill-timeout must be a duration string",
 		"[policy.jobspec.defaults.system]: duration must be a duration string",
+		"[policy.jobspec.defaults.system]: memory must be a size string",
+		"[queues.batch.policy.limits.job-size.max]: memory must be a size string",
 		"[reservation]: unsupported must be an array of strings",
 		"[sched]: queue-depth must be an integer",
 		"[queues.batch.policy]: scheduler must be a table",

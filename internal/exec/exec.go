@@ -38,6 +38,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/launcher"
+	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -104,7 +105,12 @@ func Run(conn wire.Conn, opts Options) error {
 	var ended []fluid.ID
 	for _, a := range agents {
 		opts.Log.Info("exec agent", "agent", a.Name, "build", a.Hello.Build, "pid", a.Hello.PID,
-			"containment", a.Hello.Containment, "running", len(a.Hello.Running), "ended", len(a.Hello.Ended))
+			"containment", a.Hello.Containment, "memory", a.Hello.Memory, "running", len(a.Hello.Running), "ended", len(a.Hello.Ended))
+		if why := a.Hello.MemoryNotEnforced; why != "" && len(r.agents) == 0 {
+			// The agent that takes new jobs: their memory is scheduled,
+			// not enforced.
+			opts.Log.Info(agentproto.NotEnforcedLine(why), "agent", a.Name)
+		}
 		l := &agentLink{Agent: a, retiring: a.Hello.Retiring}
 		r.agents = append(r.agents, l)
 		for _, id := range a.Hello.Running {
@@ -331,9 +337,36 @@ func (r *router) start(m wire.Message) error {
 	p = append(p, m.Payload[:len(m.Payload)-1]...)
 	p = append(p, `,"kill_grace":`...)
 	p = strconv.AppendFloat(p, agentproto.Seconds(r.opts.KillGrace), 'g', -1, 64)
+	if n := memoryOf(m.Payload); n > 0 {
+		p = append(p, `,"memory":`...)
+		p = strconv.AppendUint(p, n, 10)
+	}
 	p = append(p, '}')
 	r.forward(l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: p})
 	return nil
+}
+
+// memoryOf is the memory limit of a start request's job on its agent's
+// host (agentproto.Start.Memory): the memory its R grants, summed over its
+// ranks, which the local launcher's one agent runs all of. A request
+// that names no memory anywhere (R's entries carry the key only when not
+// 0) is not decoded: a job without memory costs a scan. An R that does not
+// parse gives none; the agent refuses it anyway.
+func memoryOf(p json.RawMessage) uint64 {
+	if !bytes.Contains(p, []byte(`"memory"`)) {
+		return 0
+	}
+	var req struct {
+		R json.RawMessage `json:"R"`
+	}
+	if json.Unmarshal(p, &req) != nil || len(req.R) == 0 {
+		return 0
+	}
+	rs, err := rset.Parse(req.R)
+	if err != nil {
+		return 0
+	}
+	return rs.Memory()
 }
 
 // startID reads the id of a start request as the job manager encodes it

@@ -323,3 +323,31 @@ func TestStartDecodedInFull(t *testing.T) {
 		t.Fatalf("bad start answered %+v", m)
 	}
 }
+
+// A start's memory limit is what its R grants, summed over its ranks (the
+// local agent runs them all); a start whose R grants none has none.
+func TestStartMemory(t *testing.T) {
+	r2 := `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"},"memory":67108864},{"rank":"1","children":{"core":"0"},"memory":1048576}],"nodelist":["n0","n1"]}}`
+	tests := []struct {
+		name    string
+		jobspec string
+		R       string
+		want    uint64
+	}{
+		{"no memory", `{}`, `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"nodelist":["n0"]}}`, 0},
+		{"memory in the jobspec alone", `{"resources":[{"type":"memory","count":4}]}`, `{"version":1,"execution":{"R_lite":[{"rank":"0","children":{"core":"0"}}],"nodelist":["n0"]}}`, 0},
+		{"two ranks", `{}`, r2, 64<<20 + 1<<20},
+		{"a bad R", `{}`, `{"version":1,"execution":{"R_lite":[{"rank":"0","memory":"lots"}]}}`, 0},
+	}
+	r, _ := newRig(t, agentproto.Hello{Build: "new", PID: 1})
+	for i, tc := range tests {
+		id := fluid.ID(100 + i)
+		r.jm.send(wire.NewRequest("job-exec.start", execproto.Start{ID: id, Jobspec: json.RawMessage(tc.jobspec), R: json.RawMessage(tc.R)}))
+		if s := r.expectStart(0, id); s.Memory != tc.want || s.KillGrace != 2 {
+			t.Errorf("%s: memory %d, kill grace %v; want %d, 2", tc.name, s.Memory, s.KillGrace, tc.want)
+		}
+		if got := memoryOf(json.RawMessage(`{"R":` + tc.R + `}`)); got != tc.want {
+			t.Errorf("%s: memoryOf = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

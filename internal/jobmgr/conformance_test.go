@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
@@ -796,8 +797,8 @@ func TestGuestUrgency(t *testing.T) {
 		return err
 	}
 	for _, u := range []int{17, 31} {
-		if err := urgency(555, u); !errors.Is(err, jobmgr.ErrGuestUrgency) {
-			t.Errorf("guest urgency %d: %v, want %v", u, err, jobmgr.ErrGuestUrgency)
+		if err := urgency(555, u); !errors.Is(err, api.ErrGuestUrgency) {
+			t.Errorf("guest urgency %d: %v, want %v", u, err, api.ErrGuestUrgency)
 		}
 	}
 	if err := urgency(555, 16); err != nil {

@@ -46,7 +46,6 @@
 package jobmgr
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -84,15 +83,13 @@ type Config struct {
 	// unknown, or when this manager does not run jobs. Load compares it
 	// with the boot under which the jobs were last taken up.
 	BootID string
+	// Offline is a manager no loop runs: the direct path's, for one
+	// write made while no fluxsched runs (internal/writes). No scheduler
+	// or exec service will hear what it would send, so it leaves new jobs
+	// as stored for the next loop's Load (Submitted), and it will not
+	// take a node with jobs out of the instance (RemoveSpares).
+	Offline bool
 }
-
-// Errors users see (Flux's wording).
-var (
-	ErrInactive       = errors.New("job is inactive")
-	ErrPermission     = errors.New("permission denied")
-	ErrUrgencyRunning = errors.New("urgency cannot be changed once resources are allocated")
-	ErrGuestUrgency   = fmt.Errorf("permission denied: only the instance owner may set urgency above %d", job.UrgencyGuestMax)
-)
 
 // Outbox is what a loop turn produced, to act on after the commit.
 type Outbox struct {
@@ -352,7 +349,12 @@ func (m *Manager) rebooted(tx *store.Tx) (bool, error) {
 }
 
 // Submitted takes up jobs just stored by ops.Submit in this transaction.
+// An offline manager takes up none: "submit now, schedule later", the jobs
+// wait in DEPEND as stored until a loop's Load takes them up.
 func (m *Manager) Submitted(tx *store.Tx, recs []*ops.Record) error {
+	if m.cfg.Offline {
+		return nil
+	}
 	for _, rec := range recs {
 		rec.Trim() // what an active job costs is what it needs (Spec)
 		e := &entry{rec: rec}
@@ -611,3 +613,6 @@ func errorf(topic string, format string, a ...any) error {
 
 // Now is the manager's clock, for operations run beside it in a turn.
 func (m *Manager) Now() time.Time { return m.cfg.Now() }
+
+// Offline reports that no loop runs this manager (Config.Offline).
+func (m *Manager) Offline() bool { return m.cfg.Offline }

@@ -146,11 +146,17 @@ func (m *Manager) AddSpares(tx *store.Tx, hosts, cores, gpus string) ([]string, 
 	return r.Nodelist().Expand(), nil
 }
 
-// RemoveSpares takes spare hosts out of the scheduler's pool.
+// RemoveSpares takes spare hosts out of the scheduler's pool. An offline
+// manager refuses a node in the instance: its jobs could not be stopped.
 func (m *Manager) RemoveSpares(tx *store.Tx, names []string) error {
 	ch, err := m.res.RemoveNodes(names)
 	if err != nil {
 		return err
+	}
+	if m.cfg.Offline && len(ch.Departed) > 0 {
+		// The state changed in memory only; the caller's transaction and
+		// this manager go with the error.
+		return fmt.Errorf("node %s is in the instance: remove it while fluxsched runs, so its jobs can be stopped", strings.Join(ch.Departed, ","))
 	}
 	return m.applyReservations(tx, ch)
 }

@@ -1,6 +1,7 @@
 package jobmgr
 
 import (
+	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	ops "github.com/fluxq/fluxq/internal/state"
@@ -35,7 +36,7 @@ func (m *Manager) find(tx *store.Tx, id fluid.ID) (*entry, error) {
 		return e, nil
 	}
 	if tx.HasJob(uint64(id)) {
-		return nil, ErrInactive
+		return nil, api.ErrInactive
 	}
 	return nil, ops.ErrUnknownJob
 }
@@ -53,7 +54,7 @@ func (m *Manager) Raise(tx *store.Tx, id fluid.ID, uid uint32, typ string, sever
 		return err
 	}
 	if !m.may(uid, e.j()) {
-		return ErrPermission
+		return api.ErrPermission
 	}
 	ctx := map[string]any{"type": typ, "severity": severity, "note": note}
 	if uid != m.cfg.Owner {
@@ -75,13 +76,13 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 	}
 	j := e.j()
 	if !m.may(uid, j) {
-		return ErrPermission
+		return api.ErrPermission
 	}
 	if urgency > job.UrgencyGuestMax && uid != m.cfg.Owner {
-		return ErrGuestUrgency
+		return api.ErrGuestUrgency
 	}
 	if j.State&(job.Pending|job.New) == 0 {
-		return ErrUrgencyRunning
+		return api.ErrUrgencyRunning
 	}
 	if err := m.post(tx, e, job.EventUrgency, map[string]any{"urgency": urgency, "userid": uid}); err != nil {
 		return err

@@ -36,8 +36,9 @@ func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(forma
 // Admit assigns a job to its queue and applies the queue's policy, as
 // Flux's ingest and job manager do, in this order: the default queue when
 // none is named; the queue must exist and be enabled; the access policy;
-// the jobspec defaults; the limits, against the job's derived counts; and
-// last the queue's required properties, and-ed into the job's constraints.
+// the jobspec defaults (duration, and memory per slot); the limits,
+// against the job's derived counts and total memory; and last the
+// queue's required properties, and-ed into the job's constraints.
 // The jobspec is changed in place; on error it must be discarded.
 func (s *Set) Admit(js *jobspec.Jobspec, states map[string]State, u User) error {
 	_, err := s.AdmitCanonical(js, states, u)
@@ -94,6 +95,13 @@ func (s *Set) admit(js *jobspec.Jobspec, states map[string]State, u User) (strin
 	}
 	if sys.Duration == 0 && q.DefaultDuration > 0 {
 		sys.Duration, changed = q.DefaultDuration, true
+	}
+	if q.DefaultMemory > 0 {
+		added, err := js.DefaultMemPerSlot(q.DefaultMemory)
+		if err != nil {
+			return name, false, reject("default memory of queue %s: %v", queueLabel(name), err)
+		}
+		changed = changed || added
 	}
 	if err := q.checkLimits(js); err != nil {
 		return name, false, err
@@ -155,7 +163,7 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 	}
 	// The jobspec's derived counts, as flux-core's jj counts them: a job
 	// without a node level asks for 0 nodes.
-	if q.Max == unlimitedSizes && q.Min == unlimitedSizes {
+	if q.Max == unlimitedSizes && q.Min == unlimitedSizes && q.MaxMemory == 0 && q.MinMemory == 0 {
 		return nil
 	}
 	c := js.Counts()
@@ -178,7 +186,7 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 			return reject("requested %s (%d) is under policy limit of %d%s", k.what, k.value, k.min, suffix)
 		}
 	}
-	return nil
+	return q.checkMemory(c, suffix)
 }
 
 // andProperties adds required properties to a job's RFC 31 constraints

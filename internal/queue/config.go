@@ -43,6 +43,11 @@ type JobspecDefaults struct {
 type SystemDefaults struct {
 	Duration *string `toml:"duration" json:"duration,omitempty" kind:"a duration string"` // FSD
 	Queue    *string `toml:"queue" json:"queue,omitempty"`                                // global policy only
+	// Memory is the memory of each slot of a job that asks none (a SIZE,
+	// as --mem reads it; "0" gives none). RFC 33 names these keys after
+	// jobspec attributes; memory is the slot's memory vertex instead,
+	// because that is what placement and the limits read.
+	Memory *string `toml:"memory" json:"memory,omitempty" kind:"a size string"`
 }
 
 // Limits is policy.limits.
@@ -62,6 +67,11 @@ type Size struct {
 	NNodes *int64 `toml:"nnodes" json:"nnodes,omitempty"`
 	NCores *int64 `toml:"ncores" json:"ncores,omitempty"`
 	NGPUs  *int64 `toml:"ngpus" json:"ngpus,omitempty"`
+	// Memory bounds the job's total memory (slots x memory per slot): a
+	// SIZE as --mem reads it, or "0", "-1" or "unlimited" for no bound. A
+	// string, not bytes, because sizes are what people write (RFC 33 has
+	// no memory key).
+	Memory *string `toml:"memory" json:"memory,omitempty" kind:"a size string"`
 }
 
 // Access is policy.access; an absent list means no restriction.
@@ -114,6 +124,14 @@ type Queue struct {
 	// MaxDuration bounds a job's duration (seconds, 0: unlimited).
 	MaxDuration float64
 	Max, Min    Sizes
+	// DefaultMemory is given to each slot of a job that asks no memory
+	// (bytes, 0: none).
+	DefaultMemory uint64
+	// MaxMemory and MinMemory bound a job's total memory in bytes; 0
+	// does not bound it (as limits.duration "0" does not). Beside Sizes
+	// rather than in it: Sizes is the JSON of fluxq queue list, a shape
+	// scripts read, and its -1 means unlimited.
+	MaxMemory, MinMemory uint64
 	// AllowUser and AllowGroup restrict who may submit; nil: anyone.
 	AllowUser, AllowGroup []string
 	// Scheduler is the queue's policy.scheduler table, for the scheduler.
@@ -301,6 +319,22 @@ func checkPolicy(where string, p Policy) error {
 			}
 		}
 	}
+	if m := p.Jobspec.Defaults.System.Memory; m != nil {
+		if _, err := parseDefaultMemory(*m); err != nil {
+			return tableError(where+".jobspec.defaults.system", fmt.Sprintf("memory: %v", err))
+		}
+	}
+	for _, side := range []struct {
+		name string
+		v    *string
+	}{{"max", p.Limits.JobSize.Max.Memory}, {"min", p.Limits.JobSize.Min.Memory}} {
+		if side.v == nil {
+			continue
+		}
+		if _, err := parseMemoryLimit(*side.v); err != nil {
+			return tableError(where+".limits", fmt.Sprintf("job-size.%s.memory: %v", side.name, err))
+		}
+	}
 	for key, list := range map[string]*[]string{"allow-user": p.Access.AllowUser, "allow-group": p.Access.AllowGroup} {
 		if list == nil {
 			continue
@@ -365,8 +399,17 @@ func apply(q *Queue, p Policy) {
 	if d := p.Limits.Duration; d != nil {
 		q.MaxDuration, _ = parseDuration(*d)
 	}
+	if m := p.Jobspec.Defaults.System.Memory; m != nil {
+		q.DefaultMemory, _ = parseDefaultMemory(*m)
+	}
 	override(&q.Max, p.Limits.JobSize.Max)
 	override(&q.Min, p.Limits.JobSize.Min)
+	if m := p.Limits.JobSize.Max.Memory; m != nil {
+		q.MaxMemory, _ = parseMemoryLimit(*m)
+	}
+	if m := p.Limits.JobSize.Min.Memory; m != nil {
+		q.MinMemory, _ = parseMemoryLimit(*m)
+	}
 	if p.Access.AllowUser != nil {
 		q.AllowUser = append([]string{}, *p.Access.AllowUser...)
 	}

@@ -21,6 +21,8 @@ const (
 	slot1     = `[{"type":"slot","count":1,"label":"task","with":[{"type":"core","count":1}]}]`
 	slot4gpu  = `[{"type":"slot","count":4,"label":"task","with":[{"type":"core","count":2},{"type":"gpu","count":1}]}]`
 	node2slot = `[{"type":"node","count":2,"exclusive":true,"with":[{"type":"slot","count":1,"label":"task","with":[{"type":"core","count":1}]}]}]`
+	slot2mem  = `[{"type":"slot","count":2,"label":"task","with":[{"type":"core","count":1},{"type":"memory","count":3,"unit":"GB"}]}]`
+	slotMemGB = `[{"type":"slot","count":1,"label":"task","with":[{"type":"core","count":1},{"type":"gpu","count":1},{"type":"memory","count":600,"unit":"MB"}]}]`
 )
 
 // FuzzAdmit: for any jobspec Parse accepts, under any of a few queue
@@ -49,7 +51,7 @@ func FuzzAdmit(f *testing.F) {
 		`{"duration":60,"queue":"no\nsuch\u0000\u2028"}`,
 		`{"duration":60,"constraints":` + strings.Repeat(`{"not":[`, 27) + `{"properties":["x"]}` + strings.Repeat(`]}`, 27) + `}`,
 	} {
-		for _, res := range []string{slot1, slot4gpu, node2slot} {
+		for _, res := range []string{slot1, slot4gpu, node2slot, slot2mem, slotMemGB} {
 			for _, sel := range []uint8{0x00, 0x12, 0x26, 0x37, 0x4b} {
 				f.Add(fuzzJob(res, sys), sel)
 			}
@@ -66,6 +68,7 @@ func FuzzAdmit(f *testing.F) {
 			Access: Access{AllowUser: list("alice"), AllowGroup: list("wheel")},
 		}}),
 		mustCompile(f, admitTables()),
+		mustCompile(f, memTables()),
 		func() *Set {
 			t := admitTables()
 			t.Policy.Jobspec.Defaults.System.Queue = nil
@@ -85,6 +88,7 @@ func FuzzAdmit(f *testing.F) {
 		if err != nil {
 			return
 		}
+		askedMem := js.Counts().MemPerSlot
 		set := sets[int(sel)%len(sets)]
 		states := stateSets[int(sel>>2)%len(stateSets)]
 		user := users[int(sel>>4)%len(users)]
@@ -128,6 +132,17 @@ func FuzzAdmit(f *testing.F) {
 				t.Fatalf("%s %d admitted to queue %q with limits [%d, %d]", k.what, k.v, sys.Queue, k.least, k.max)
 			}
 		}
+		// Memory: the default fills a slot that asked none, and the total
+		// is within the queue's bounds (none asked passes any maximum).
+		switch {
+		case askedMem > 0 && c.MemPerSlot != askedMem:
+			t.Fatalf("memory per slot %d, asked %d", c.MemPerSlot, askedMem)
+		case askedMem == 0 && c.MemPerSlot != q.DefaultMemory:
+			t.Fatalf("memory per slot %d, queue %q default %d", c.MemPerSlot, sys.Queue, q.DefaultMemory)
+		}
+		if mem := uint64(c.NSlots) * c.MemPerSlot; (q.MaxMemory > 0 && mem > q.MaxMemory) || mem < q.MinMemory {
+			t.Fatalf("memory %d admitted to queue %q with limits [%d, %d]", mem, sys.Queue, q.MinMemory, q.MaxMemory)
+		}
 		var cons constraint.Constraint
 		if sys.Constraints != nil {
 			if cons, err = constraint.ParseJSON(sys.Constraints); err != nil && len(q.Requires) > 0 {
@@ -150,6 +165,9 @@ func FuzzAdmit(f *testing.F) {
 			t.Fatalf("admitted jobspec does not parse again: %v\n%s", err, b)
 		}
 		bs := back.Attributes.System
+		if back.Counts().MemPerSlot != c.MemPerSlot {
+			t.Fatalf("round trip: memory per slot %d, want %d", back.Counts().MemPerSlot, c.MemPerSlot)
+		}
 		if bs.Queue != sys.Queue || bs.Duration != sys.Duration {
 			t.Fatalf("round trip: queue %q duration %v, want %q %v", bs.Queue, bs.Duration, sys.Queue, sys.Duration)
 		}

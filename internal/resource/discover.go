@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
@@ -297,6 +298,14 @@ func (m *Machine) WriteConfig(w io.Writer) error {
 	for _, g := range m.GPUs {
 		comment("gpu%d: %s", g.ID, g.describe())
 	}
+	// What memory the entry gives, and why it is less than the machine
+	// has; the entry itself says it exactly, the comment for people.
+	switch {
+	case m.Memory > 0:
+		comment("memory: %s of %s (MemTotal less the reserve)", jobspec.FormatMemory(m.Memory), jobspec.FormatMemory(m.MemTotal))
+	case m.MemTotal > 0:
+		comment("memory: none of %s is left after the reserve", jobspec.FormatMemory(m.MemTotal))
+	}
 	for _, n := range m.Notes {
 		comment("note: %s", n)
 	}
@@ -306,6 +315,9 @@ func (m *Machine) WriteConfig(w io.Writer) error {
 	fmt.Fprintf(&b, "cores = %s\n", tomlString(e.Cores))
 	if e.GPUs != "" {
 		fmt.Fprintf(&b, "gpus = %s\n", tomlString(e.GPUs))
+	}
+	if e.Memory != "" {
+		fmt.Fprintf(&b, "memory = %s\n", tomlString(e.Memory))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -27,7 +27,8 @@ func (r *Runner) Adopt(rec Record) {
 	rec.Cgroup = slices.Clone(rec.Cgroup)
 	rec.Procs = slices.Clone(rec.Procs)
 	j := &job{r: r, id: rec.ID, rec: &rec, adopted: true, launched: true, ending: true,
-		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(rec.ID), 10))}
+		dir:      filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(rec.ID), 10)),
+		memLimit: rec.Memory, oomBase: rec.OOMBase}
 	r.mu.Lock()
 	j.stray = r.strays[rec.ID]
 	delete(r.strays, rec.ID)
@@ -70,8 +71,21 @@ func (j *job) watchAdopted() {
 func (j *job) adoptedGone() bool {
 	if len(j.rec.Cgroup) > 0 {
 		gone := true
+		if d := j.rec.Cgroup[0]; j.memLimit > 0 && j.rec.MemCgroup == "" && (!isSlot(d) || slotMarkedDir(d, uint64(j.id))) {
+			// v2's limit, on the job's cgroup: its count, before
+			// it is removed (a slot given back is another job's).
+			j.countOOM(d, true)
+		}
 		for _, d := range j.rec.Cgroup {
 			if isSlot(d) && !adoptedSlotGone(d, uint64(j.id)) || !isSlot(d) && !removeCgroupDir(d) {
+				gone = false
+			}
+		}
+		if d := j.rec.MemCgroup; gone && d != "" {
+			if j.memLimit > 0 {
+				j.countOOM(d, false)
+			}
+			if !removeCgroupDir(d) {
 				gone = false
 			}
 		}

@@ -20,11 +20,14 @@ import (
 // time: what the agent itself costs, the tasks' own CPU excluded.
 func BenchmarkLaunchTrue(b *testing.B) {
 	for _, mode := range []string{"auto", "cgroup1", "subreaper"} {
-		b.Run(mode, func(b *testing.B) { benchLaunch(b, mode) })
+		b.Run(mode, func(b *testing.B) { benchLaunch(b, mode, 0) })
 	}
+	// Under a memory limit (a memory cgroup of the job's own, on v1),
+	// where this machine enforces one.
+	b.Run("auto-mem", func(b *testing.B) { benchLaunch(b, "auto", 64<<20) })
 }
 
-func benchLaunch(b *testing.B, mode string) {
+func benchLaunch(b *testing.B, mode string, memory uint64) {
 	jobs := b.TempDir()
 	slots := make(chan struct{}, 2)
 	var ended atomic.Int64
@@ -40,9 +43,13 @@ func benchLaunch(b *testing.B, mode string) {
 	}
 	defer r.Close()
 	b.Logf("containment %s", r.Containment())
+	if how, why := r.Memory(); memory > 0 && how == "" {
+		b.Skip("memory limits not enforced: " + why)
+	}
 	specs := make([]Spec, b.N)
 	for i := range specs {
 		specs[i] = spec(b, fluid.ID(1000+i), jobspec.Options{Command: []string{"true"}}, 1, "0")
+		specs[i].Memory = memory
 	}
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)

@@ -63,6 +63,15 @@ type mount struct {
 // findCgroups returns the cgroup v2 hierarchy (v2 true) or the v1 pids
 // hierarchy of this process, and the process's own cgroup path in it.
 func findCgroups(v2 bool) (dir string, err error) {
+	if v2 {
+		return findHierarchy("")
+	}
+	return findHierarchy("pids")
+}
+
+// findHierarchy returns the directory of this process's own cgroup in the
+// v1 hierarchy of controller ctrl, or in the v2 hierarchy when ctrl is "".
+func findHierarchy(ctrl string) (dir string, err error) {
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return "", err
@@ -74,7 +83,7 @@ func findCgroups(v2 bool) (dir string, err error) {
 		if len(f) != 3 {
 			continue
 		}
-		if (v2 && f[0] == "0" && f[1] == "") || (!v2 && f[0] != "0" && hasWord(f[1], ",", "pids")) {
+		if (ctrl == "" && f[0] == "0" && f[1] == "") || (ctrl != "" && f[0] != "0" && hasWord(f[1], ",", ctrl)) {
 			path, found = f[2], true
 			break
 		}
@@ -82,12 +91,12 @@ func findCgroups(v2 bool) (dir string, err error) {
 	if !found {
 		return "", errors.New("no such hierarchy")
 	}
-	return hierarchyDir(v2, path)
+	return hierarchyDir(ctrl, path)
 }
 
-// hierarchyDir is where the cgroup path of the v2 hierarchy (v2 true) or of
-// the v1 pids hierarchy is in this process's file system.
-func hierarchyDir(v2 bool, path string) (string, error) {
+// hierarchyDir is where the cgroup path of the v1 hierarchy of controller
+// ctrl (the v2 hierarchy when ctrl is "") is in this process's file system.
+func hierarchyDir(ctrl, path string) (string, error) {
 	mi, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
@@ -109,7 +118,7 @@ func hierarchyDir(v2 bool, path string) (string, error) {
 		}
 		fstype, super := f[sep+1], f[sep+3]
 		m := mount{point: unescape(f[4]), root: unescape(f[3])}
-		if (v2 && fstype == "cgroup2") || (!v2 && fstype == "cgroup" && hasWord(super, ",", "pids")) {
+		if (ctrl == "" && fstype == "cgroup2") || (ctrl != "" && fstype == "cgroup" && hasWord(super, ",", ctrl)) {
 			rel, ok := strings.CutPrefix(path, m.root)
 			if !ok {
 				continue // our cgroup is not visible through this mount

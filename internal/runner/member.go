@@ -51,7 +51,7 @@ func InJob(pid int, cgroupName string, id fluid.ID) bool {
 // slotMarked reports whether the slot of the v2 hierarchy at path is
 // marked with the job id dec.
 func slotMarked(path, dec string) bool {
-	dir, err := hierarchyDir(true, path)
+	dir, err := hierarchyDir("", path)
 	if err != nil {
 		return false
 	}

@@ -112,8 +112,9 @@ func canPool(dir string) bool {
 }
 
 // adoptLeftovers takes into the pool the free, empty slots that dead
-// runners left in the parent.
-func (c *cgroups) adoptLeftovers() {
+// runners left in the parent; with v2 memory limits (mem), a limit a dead
+// runner left on one is lifted first, or the slot is not taken.
+func (c *cgroups) adoptLeftovers(mem *memLimits) {
 	ents, err := os.ReadDir(c.parent)
 	if err != nil {
 		return
@@ -133,6 +134,11 @@ func (c *cgroups) adoptLeftovers() {
 		free := err == unix.ENODATA || err == nil && string(buf[:m]) == freeMark
 		if !free || !s.empty() {
 			// A job's: its record's adopter removes it once empty.
+			s.close()
+			continue
+		}
+		if mem != nil && mem.v2 && mem.limitV2(s.dir, 0) != nil {
+			unix.Rmdir(s.dir)
 			s.close()
 			continue
 		}
@@ -269,6 +275,13 @@ func adoptedSlotGone(dir string, id uint64) bool {
 		return true
 	}
 	return removeCgroupDir(dir)
+}
+
+// slotMarkedDir reports whether the slot dir is marked with job id.
+func slotMarkedDir(dir string, id uint64) bool {
+	var buf [32]byte
+	n, err := unix.Getxattr(dir, jobAttr, buf[:])
+	return err == nil && string(buf[:n]) == strconv.FormatUint(id, 10)
 }
 
 // isSlot reports whether a cgroup dir is a slot of a pool.

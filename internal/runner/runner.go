@@ -47,6 +47,14 @@
 // left in it is killed, and the job ends when the cgroup is empty, and
 // removed or given back to the pool.
 //
+// # Memory limits
+//
+// A job with a memory limit (Spec.Memory) runs under it where there is a
+// memory controller beside the containment (memory.go): its cgroup's
+// memory.max with v2's controller, else a cgroup of its own in v1's
+// memory hierarchy. A job the OOM killer reached ends with exception
+// "oom"; Memory() says how limits are enforced, or why they are not.
+//
 // # The job folder
 //
 // <JobsDir>/<id in decimal>/ is where a job's files are, for people,
@@ -174,6 +182,11 @@ type Spec struct {
 	KillGrace time.Duration // DefaultKillGrace if zero
 	// Launched is the start of the time limit when R has no start time.
 	Launched time.Time
+	// Memory is the job's memory limit on this host in bytes (0: none):
+	// where the runner has a memory controller (Memory), the job runs
+	// under it, and ends with exception "oom" if the OOM killer reached
+	// it.
+	Memory uint64
 }
 
 // Record is what the agent journals before the fork so that a later agent
@@ -185,6 +198,15 @@ type Record struct {
 	// Cgroup are the job's cgroup directories (v2: one; v1: one per
 	// hierarchy used).
 	Cgroup []string `json:"cgroup,omitempty"`
+	// MemCgroup is the job's cgroup of the v1 memory hierarchy, beside
+	// Cgroup, when it has a memory limit there (see memLimits): removed
+	// once empty, as Cgroup's.
+	MemCgroup string `json:"memory_cgroup,omitempty"`
+	// Memory is the job's memory limit where it is enforced (bytes; 0:
+	// none), and OOMBase its v2 cgroup's oom_kill count at the start: a
+	// later runner that adopts the job still tells an OOM kill.
+	Memory  uint64 `json:"memory,omitempty"`
+	OOMBase uint64 `json:"oom_base,omitempty"`
 	// Procs are the tasks in subreaper mode, filled by Launch.
 	Procs      []Proc        `json:"procs,omitempty"`
 	Expiration time.Time     `json:"expiration"` // zero: none
@@ -234,7 +256,9 @@ type Runner struct {
 	euid     uint32 // as whom the runner runs, and its own jobs
 	egid     uint32
 	devnull  int
-	cg       *cgroups // nil: subreaper
+	cg       *cgroups   // nil: subreaper
+	mem      *memLimits // nil: memory limits not enforced, for memWhy
+	memWhy   string
 
 	mu     sync.Mutex
 	jobs   map[fluid.ID]*job
@@ -281,8 +305,9 @@ func New(opts Options) (*Runner, error) {
 	if r.cg, err = chooseContainment(opts.Containment, opts.CgroupName); err != nil {
 		return nil, fmt.Errorf("runner: %w", err)
 	}
+	r.mem, r.memWhy = newMemLimits(r.cg, opts.CgroupName)
 	if r.cg != nil && r.cg.pool {
-		r.cg.adoptLeftovers()
+		r.cg.adoptLeftovers(r.mem)
 	}
 	if err := startPoller(); err != nil {
 		return nil, fmt.Errorf("runner: output poller: %w", err)
@@ -331,6 +356,16 @@ func (r *Runner) Containment() string {
 	return r.cg.name()
 }
 
+// Memory says how jobs' memory limits (Spec.Memory) are enforced: "cgroup
+// v2 (memory)" or "cgroup v1 (memory)"; or, when they are not, "" and
+// why, in a few words.
+func (r *Runner) Memory() (how, whyNot string) {
+	if r.mem == nil {
+		return "", r.memWhy
+	}
+	return r.mem.name(), ""
+}
+
 // Running returns the jobs prepared, running or ending.
 func (r *Runner) Running() []fluid.ID {
 	r.mu.Lock()
@@ -367,6 +402,9 @@ func (r *Runner) Close() {
 		r.cg.closePool()
 		// Gone only if no job's cgroup is left in it.
 		unix.Rmdir(r.cg.parent)
+	}
+	if r.mem != nil && !r.mem.v2 {
+		unix.Rmdir(r.mem.parent)
 	}
 }
 
@@ -435,9 +473,17 @@ type job struct {
 	dir  string
 	// folder is dir, made at the first need (see folder).
 	folder folder
-	slot   *slot               // the job's cgroup, from the pool, until given back
-	cred   *syscall.Credential // nil: as the runner
-	plan   *shell.Plan
+	slot   *slot // the job's cgroup, from the pool, until given back
+	// memLimit is the job's memory limit in bytes where it is enforced
+	// (0: none); oomBase is the v2 cgroup's oom_kill count at the start
+	// (a slot's is never reset), and oomKills what the job's end found
+	// beyond it.
+	memLimit   uint64
+	memDropped bool
+	oomBase    uint64
+	oomKills   uint64
+	cred       *syscall.Credential // nil: as the runner
+	plan       *shell.Plan
 	// planErr is a job that cannot be laid out: it fails at the launch,
 	// as the job shell did.
 	planErr error
@@ -571,22 +617,33 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		}
 		cgroup = []string{dir}
 	}
+	undo := func() {
+		j.dropMemLimit()
+		if j.slot != nil {
+			r.cg.release(j.slot) // empty: nothing was forked
+		} else {
+			for _, d := range cgroup {
+				removeCgroupDir(d)
+			}
+		}
+	}
+	if s.Memory > 0 && r.mem != nil {
+		if err := j.setMemLimit(cgroup); err != nil {
+			undo()
+			return fail(err)
+		}
+	}
 	if cred != nil {
 		// A guest's folder is the guest's before the launch opens its
 		// output files with the guest's rights.
 		if err := j.folder.make(); err != nil {
-			if j.slot != nil {
-				r.cg.release(j.slot) // empty: nothing was forked
-			} else {
-				for _, d := range cgroup {
-					removeCgroupDir(d)
-				}
-			}
+			undo()
 			return fail(err)
 		}
 	}
 	j.mu.Lock()
 	j.rec.Cgroup = cgroup
+	j.rec.Memory, j.rec.OOMBase = j.memLimit, j.oomBase
 	rec := *j.rec
 	j.mu.Unlock()
 	rec.Cgroup = slices.Clone(rec.Cgroup)
@@ -614,6 +671,7 @@ func (r *Runner) Discard(id fluid.ID) {
 	}
 	delete(r.jobs, id)
 	r.mu.Unlock()
+	j.dropMemLimit()
 	if j.slot != nil {
 		r.cg.release(j.slot)
 	} else {
@@ -985,6 +1043,22 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 	p := j.plan
 	cg := j.r.cg
 	runtime.LockOSThread()
+	if j.rec.MemCgroup != "" && unix.Gettid() == unix.Getpid() {
+		// The main thread is its process's leader, which the OOM killer
+		// of the memory cgroup it joins would count as one of the job's
+		// processes, and could kill: the tasks are forked from another
+		// thread, this one held meanwhile so that the other is not it.
+		defer runtime.UnlockOSThread()
+		var n int
+		var err error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			n, err = j.fork(su, writers)
+		}()
+		<-done
+		return n, err
+	}
 	restored := true
 	defer func() {
 		if restored {
@@ -1010,6 +1084,16 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 			}
 			defer func() {
 				if cg.moveBack() != nil {
+					restored = false
+				}
+			}()
+		}
+		if d := j.rec.MemCgroup; d != "" {
+			if err := cg.moveThread(d); err != nil {
+				return 0, err
+			}
+			defer func() {
+				if _, err := unix.Pwrite(j.r.mem.selfTasks, []byte(strconv.Itoa(unix.Gettid())), 0); err != nil {
 					restored = false
 				}
 			}()
@@ -1159,6 +1243,11 @@ func (j *job) empty() {
 	case j.r.cg == nil:
 		gone = j.sweep()
 	case j.slot != nil:
+		if j.memLimit > 0 && j.r.mem.v2 && j.slot.empty() {
+			// Counted, then unlimited, before the slot goes back.
+			j.countOOM(j.slot.dir, true)
+			j.dropMemLimit()
+		}
 		if j.r.cg.release(j.slot) {
 			j.slot = nil
 		} else {
@@ -1168,10 +1257,23 @@ func (j *job) empty() {
 		}
 	default:
 		for _, d := range j.rec.Cgroup {
+			if j.memLimit > 0 && j.r.mem.v2 {
+				j.countOOM(d, true) // before its last rmdir
+			}
 			if !j.r.cg.remove(d) {
 				gone = false
 				j.r.cg.signal(d, unix.SIGKILL)
 			}
+		}
+	}
+	if d := j.rec.MemCgroup; gone && d != "" {
+		// Once the job's processes are gone from its cgroup, its memory
+		// cgroup holds none either, unless one left that cgroup (the
+		// owner's jobs may): they are killed too.
+		j.countOOM(d, false)
+		if !removeCgroupDir(d) {
+			gone = false
+			signalCgroup(d, unix.SIGKILL)
 		}
 	}
 	if gone {
@@ -1232,6 +1334,9 @@ func (j *job) finish() {
 		delete(r.jobs, j.id)
 	}
 	r.mu.Unlock()
+	if j.oomKills > 0 {
+		r.emit(j, Event{Exception: &execproto.Exception{Type: TypeOOM, Severity: 0, Note: oomNote(j.memLimit, j.oomKills)}})
+	}
 	if j.adopted {
 		j.unlockStray()
 		r.emit(j, Event{End: &End{Known: false}})
@@ -1407,4 +1512,54 @@ func (j *job) plainID() string {
 func onFUSE(fd int) bool {
 	var st unix.Statfs_t
 	return unix.Fstatfs(fd, &st) == nil && st.Type == unix.FUSE_SUPER_MAGIC
+}
+
+// setMemLimit puts the job, whose cgroup is cgroup, under its memory
+// limit (Spec.Memory), where memory limits are enforced (r.mem is set).
+func (j *job) setMemLimit(cgroup []string) error {
+	m, n := j.r.mem, j.spec.Memory
+	if m.v2 {
+		if len(cgroup) == 0 {
+			return nil
+		}
+		// Set first: a limit written in part is lifted by dropMemLimit.
+		j.memLimit = n
+		if err := m.limitV2(cgroup[0], n); err != nil {
+			return err
+		}
+		j.oomBase = oomKills(cgroup[0], true)
+		return nil
+	}
+	dir, err := m.createV1(uint64(j.id), n)
+	if err != nil {
+		return err
+	}
+	j.memLimit, j.rec.MemCgroup = n, dir
+	return nil
+}
+
+// dropMemLimit undoes setMemLimit, once: a slot's limit is set back to
+// none, before it goes back to the pool (a slot whose limit stays is
+// never reused), and a v1 memory cgroup, empty, is removed.
+func (j *job) dropMemLimit() {
+	if j.memLimit == 0 || j.memDropped {
+		return
+	}
+	j.memDropped = true
+	if j.slot != nil && j.r.mem.v2 {
+		if j.r.mem.limitV2(j.slot.dir, 0) != nil {
+			j.slot.killed = true
+		}
+	}
+	if d := j.rec.MemCgroup; d != "" {
+		removeCgroupDir(d)
+	}
+}
+
+// countOOM takes the OOM killer's count of the job from its memory cgroup
+// dir, once the job's processes are gone.
+func (j *job) countOOM(dir string, v2 bool) {
+	if n := oomKills(dir, v2); n > j.oomBase {
+		j.oomKills = n - j.oomBase
+	}
 }

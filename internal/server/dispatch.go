@@ -5,14 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
-	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/state"
-	_ "github.com/fluxq/fluxq/internal/state/jobkinds" // the job manager's errors keep their kinds on the wire
 	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/writes"
 )
 
 // caller is one request's caller and call.
@@ -30,8 +30,9 @@ var errGone = errors.New("the caller is gone")
 // final line (or returns an error for dispatch to write).
 type handler func(ctx context.Context, s *Server, c *caller, params json.RawMessage, w *writer) error
 
-// handlers answer the methods that are not plain reads of the store:
-// those that change something, in the loop, and the streams.
+// handlers answer the methods that are neither plain reads of the store
+// nor writes (internal/writes): the streams, and the reads that need the
+// loop's counts.
 var handlers = map[string]handler{}
 
 // handle binds a table entry to what answers it, with its types: emit
@@ -80,7 +81,8 @@ func decode(method string, raw json.RawMessage, p any) error {
 }
 
 // dispatch answers a request by its entry in the table: who may call it,
-// then the state function that reads it, or its handler.
+// then the state function that reads it, the write that changes what it
+// asks, or its handler.
 func (s *Server) dispatch(ctx context.Context, who peer, req api.Call, w *writer) {
 	err := s.answer(ctx, who, req, w)
 	if err != nil && !errors.Is(err, errGone) {
@@ -111,6 +113,9 @@ func (s *Server) answer(ctx context.Context, who peer, req api.Call, w *writer) 
 		w.result(v)
 		return nil
 	}
+	if wr, ok := writes.Of(spec.Name); ok {
+		return s.write(ctx, c, wr, req.Params, w)
+	}
 	h, ok := handlers[spec.Name]
 	if !ok {
 		return fmt.Errorf("%s: not served", spec.Name)
@@ -119,43 +124,6 @@ func (s *Server) answer(ctx context.Context, who peer, req api.Call, w *writer) 
 }
 
 func init() {
-	handle(api.Submit, submit)
-	handle(api.Cancel, func(ctx context.Context, s *Server, c *caller, p api.CancelParams, _ func(api.None) error) (api.CancelResult, error) {
-		out := make(api.CancelResult, len(p.IDs))
-		_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			for i, id := range p.IDs {
-				if err := jm.Cancel(tx, id, c.uid, p.Note); err != nil {
-					out[i] = api.Encode(err)
-				}
-			}
-			return nil, nil
-		})
-		return out, err
-	})
-	handle(api.Purge, func(ctx context.Context, s *Server, c *caller, p api.PurgeParams, _ func(api.None) error) (api.PurgeResult, error) {
-		var purged []fluid.ID
-		v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			res, ids, err := jm.Purge(tx, c.uid, p)
-			purged = ids
-			return res, err
-		})
-		if err != nil {
-			return api.PurgeResult{}, err
-		}
-		// Committed: the folders go before the answer, so that what the
-		// caller sees next is what the purge left. One that cannot go is
-		// logged; the next start removes it (daemon, orphan folders).
-		if err := state.RemoveJobFolders(s.JobsDir, purged); err != nil && s.Log != nil {
-			s.Log.Warn("removing purged job folders", "err", err)
-		}
-		return v.(api.PurgeResult), nil
-	})
-	handle(api.Urgency, func(ctx context.Context, s *Server, c *caller, p api.UrgencyParams, _ func(api.None) error) (api.None, error) {
-		_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			return nil, jm.Urgency(tx, p.ID, c.uid, p.Urgency)
-		})
-		return api.None{}, err
-	})
 	handle(api.Events, func(ctx context.Context, s *Server, c *caller, p api.EventsParams, emit func(eventlog.Event) error) (api.None, error) {
 		return api.None{}, s.follow(ctx, c, p.ID, p.Follow, emit)
 	})
@@ -175,18 +143,6 @@ func init() {
 		w.result(api.None{})
 		return nil
 	}
-	handle(api.Drain, func(ctx context.Context, s *Server, c *caller, p api.DrainParams, _ func(api.None) error) (api.None, error) {
-		return api.None{}, s.drain(ctx, func(tx *store.Tx, jm *jobmgr.Manager) error {
-			_, err := state.Drain(tx, p.Ranks, p.Reason, p.Force, jm.Now())
-			return err
-		})
-	})
-	handle(api.Undrain, func(ctx context.Context, s *Server, c *caller, p api.DrainParams, _ func(api.None) error) (api.None, error) {
-		return api.None{}, s.drain(ctx, func(tx *store.Tx, _ *jobmgr.Manager) error {
-			_, err := state.Undrain(tx, p.Ranks)
-			return err
-		})
-	})
 	handle(api.Queues, func(ctx context.Context, s *Server, c *caller, _ api.None, _ func(api.None) error) (api.QueueInfo, error) {
 		qi, err := s.queues(ctx)
 		if err != nil {
@@ -194,41 +150,40 @@ func init() {
 		}
 		return *qi, nil
 	})
-	handle(api.ChangeQueues, func(ctx context.Context, s *Server, c *caller, ch api.QueueChange, _ func(api.None) error) (api.QueueInfo, error) {
-		v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			qi, err := state.ChangedQueues(tx, ch)
-			if err != nil {
-				return nil, err
-			}
-			jm.SetQueues(qi.Set, qi.States)
-			return countQueues(qi, jm), nil
-		})
-		if err != nil {
-			return api.QueueInfo{}, err
-		}
-		return *v.(*api.QueueInfo), nil
-	})
 	handle(api.WaitQueues, waitQueues)
-	handle(api.Reserve, reserve)
 	handle(api.ToolEvents, toolEvents)
-	handle(api.AddSpares, func(ctx context.Context, s *Server, c *caller, p api.SpareParams, _ func(api.None) error) ([]string, error) {
-		v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			return jm.AddSpares(tx, p.Hosts, p.Cores, p.GPUs)
-		})
+}
+
+// write runs a write of the table in one of the loop's turns: its
+// parameters decoded and its caller identified before the turn, what it
+// leaves for after the commit done before the answer.
+func (s *Server) write(ctx context.Context, c *caller, wr *writes.Write, raw json.RawMessage, w *writer) error {
+	run, err := wr.Bind(func(p any) error { return decode(wr.Name, raw, p) })
+	if err != nil {
+		return err
+	}
+	as := writes.Caller{Caller: c.as, StateDir: filepath.Dir(s.JobsDir)}
+	if !c.as.Owner {
+		as.MaxActive, as.Room = s.GuestMaxActive, s.guestRoom
+	}
+	if wr.Identifies(c.call.Job != "" || c.call.AsScheduler) {
+		me, err := s.identify(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		names, _ := v.([]string)
-		return names, nil
+		as.Who = &me
+	}
+	var turn *writes.Turn
+	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
+		turn = &writes.Turn{Tx: tx, JM: jm, Caller: as}
+		return run(turn)
 	})
-	handle(api.RemoveNodes, func(ctx context.Context, s *Server, c *caller, p api.SpareParams, _ func(api.None) error) (api.None, error) {
-		_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-			names, err := state.ExpandHosts(p.Hosts)
-			if err != nil {
-				return nil, err
-			}
-			return nil, jm.RemoveSpares(tx, names)
-		})
-		return api.None{}, err
-	})
+	if err != nil {
+		return err
+	}
+	for _, err := range turn.Committed(ctx) {
+		s.log().Warn("after "+wr.Name, "err", err)
+	}
+	w.result(v)
+	return nil
 }

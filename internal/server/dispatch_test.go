@@ -14,16 +14,24 @@ import (
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/writes"
 )
 
-// Every entry of the table is answered: by a state read or a handler,
-// never both.
+// Every entry of the table is answered: by a state read, a write or a
+// handler, exactly one.
 func TestEveryMethodServed(t *testing.T) {
 	for _, s := range api.Table {
 		_, read := state.ReaderOf(s.Name)
+		_, write := writes.Of(s.Name)
 		_, h := handlers[s.Name]
-		if read == h {
-			t.Errorf("%s: read %v, handler %v: want exactly one", s.Name, read, h)
+		n := 0
+		for _, ok := range []bool{read, write, h} {
+			if ok {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s: read %v, write %v, handler %v: want exactly one", s.Name, read, write, h)
 		}
 	}
 }

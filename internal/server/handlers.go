@@ -14,70 +14,12 @@ import (
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
+	"github.com/fluxq/fluxq/internal/writes"
 )
 
-// The answers that need the loop: changes, made inside its turns, and
-// streams, which wait for its turns.
-
-func submit(ctx context.Context, s *Server, c *caller, p api.SubmitParams, _ func(api.None) error) ([]fluid.ID, error) {
-	reqs := make([]state.SubmitRequest, len(p.Jobs))
-	var size uint64
-	for i, j := range p.Jobs {
-		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: c.uid, Owner: c.as.Owner, Urgency: j.Urgency}
-		size += uint64(len(j.Jobspec))
-	}
-	if !c.as.Owner {
-		if err := s.guestRoom(size, len(p.Jobs)); err != nil {
-			return nil, err
-		}
-	}
-	// A plain submission is a tool's, and Submit names the tool only if
-	// the job targets a reservation.
-	if c.call.Job != "" || c.call.AsScheduler {
-		me, err := s.identify(c)
-		if err != nil {
-			return nil, err
-		}
-		for i := range reqs {
-			reqs[i].Who = &me
-		}
-	}
-	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		if !c.as.Owner && s.GuestMaxActive > 0 {
-			// Counted in the turn: submissions earlier in it count.
-			for i := range reqs {
-				reqs[i].MaxActive, reqs[i].Active = s.GuestMaxActive, jm.ActiveOf(c.uid)
-			}
-		}
-		ids, recs, err := state.Submit(tx, jm.Now(), reqs, jm.Reservations())
-		if err != nil {
-			return nil, err
-		}
-		return ids, jm.Submitted(tx, recs)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ids, _ := v.([]fluid.ID)
-	return ids, nil
-}
-
-// drain runs a drain or undrain in the loop and tells the job manager
-// which ranks are down after it.
-func (s *Server) drain(ctx context.Context, change func(*store.Tx, *jobmgr.Manager) error) error {
-	_, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		if err := change(tx, jm); err != nil {
-			return nil, err
-		}
-		drained, err := state.Drained(tx)
-		if err != nil {
-			return nil, err
-		}
-		jm.SetDown(drained)
-		return nil, nil
-	})
-	return err
-}
+// The answers that need the loop but change nothing: streams, which wait
+// for its turns, and the queues' counts, which the job manager keeps.
+// Changes are internal/writes', run in the loop's turns (dispatch.go).
 
 // follow streams a job's events, with follow until it is inactive,
 // reading the store after every turn that posted events.
@@ -214,19 +156,12 @@ func (s *Server) queues(ctx context.Context) (*api.QueueInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		return countQueues(qi, jm), nil
+		return writes.CountQueues(qi, jm), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	return v.(*api.QueueInfo), nil
-}
-
-func countQueues(qi *api.QueueInfo, jm *jobmgr.Manager) *api.QueueInfo {
-	for _, name := range qi.Set.Names() {
-		qi.Counts[name] = api.QueueCounts(jm.Counts([]string{name}))
-	}
-	return qi
 }
 
 // waitQueues answers flux queue drain and idle: a progress line whenever
@@ -285,30 +220,6 @@ func (s *Server) identify(c *caller) (reservation.Requester, error) {
 		return err
 	})
 	return me, err
-}
-
-// reserve serves create, extend, release and reclaim, in one loop turn:
-// it validates completely before it changes anything.
-func reserve(ctx context.Context, s *Server, c *caller, p api.ReserveParams, _ func(api.None) error) (api.ReservationView, error) {
-	rr, err := p.Alloc()
-	if err != nil {
-		return api.ReservationView{}, err
-	}
-	me, err := s.identify(c)
-	if err != nil {
-		return api.ReservationView{}, err
-	}
-	v, err := s.do(ctx, func(tx *store.Tx, jm *jobmgr.Manager) (any, error) {
-		r, err := jm.Reserve(tx, rr, me, c.uid)
-		if err != nil {
-			return nil, err
-		}
-		return state.View(jm.Reservations(), r, jm.Alive), nil
-	})
-	if err != nil {
-		return api.ReservationView{}, err
-	}
-	return v.(api.ReservationView), nil
 }
 
 // toolEvents streams the warnings directed to the calling tool.

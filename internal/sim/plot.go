@@ -37,8 +37,25 @@ const maxPlotPoints = 2000
 // can overflow to +Inf, on which gonum's tick placement misbehaves.
 const maxPlotTime = 1e15
 
-// hoursAbove is the span past which the time axis is in hours.
-const hoursAbove = 2 * 3600
+// hoursAbove and daysAbove are the spans past which the time axis is in
+// hours, and in days: a reader counts a 144-day trace in days, not in
+// 3,456 hours.
+const (
+	hoursAbove = 2 * 3600
+	daysAbove  = 2 * 86400
+)
+
+// axisUnit is the time axis's unit for a span of seconds, and the scale
+// that turns seconds into it.
+func axisUnit(span float64) (scale float64, unit string) {
+	switch {
+	case span > daysAbove:
+		return 1.0 / 86400, "d"
+	case span > hoursAbove:
+		return 1.0 / 3600, "h"
+	}
+	return 1, "s"
+}
 
 // Plot size: wide, since time is the long dimension.
 const (
@@ -122,10 +139,7 @@ func (p Plot) Write(w io.Writer) (err error) {
 
 	xmin, xmax := p.span()
 	window := p.MeanWindow()
-	scale, unit := 1.0, "s"
-	if xmax-xmin > hoursAbove {
-		scale, unit = 1.0/3600, "h"
-	}
+	scale, unit := axisUnit(xmax - xmin)
 	xmin, xmax = xmin*scale, xmax*scale
 	if xmax <= xmin {
 		xmax = xmin + max(1, math.Abs(xmin)*1e-6)

@@ -81,6 +81,19 @@ func TestWritePlot(t *testing.T) {
 			wantText: []string{"easy", "time (h)"},
 		},
 		{
+			name:     "span of two days is in hours",
+			samples:  []Sample{{T: 0, Utilization: 1, Queued: 4}, {T: 2 * 86400, Utilization: 0, Queued: 0}},
+			title:    "two days",
+			wantText: []string{"two days", "time (h)"},
+		},
+		{
+			// A 144-day trace (issue 27: its axis counted 3,456 hours).
+			name:     "span over two days is in days",
+			samples:  []Sample{{T: 0, Utilization: 1, Queued: 4}, {T: 144 * 86400, Utilization: 0, Queued: 0}},
+			title:    "144 days",
+			wantText: []string{"144 days", "time (d)"},
+		},
+		{
 			name:     "markup, control characters and bad UTF-8 in the title",
 			samples:  []Sample{{T: 0}, {T: 1, Utilization: 1, Queued: 1}},
 			title:    "a<b & \"c\"\x00\x1b\n\xff ünï",

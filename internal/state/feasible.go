@@ -97,6 +97,10 @@ func (f *feasibility) explain(req resource.Request, err error) error {
 		why = fmt.Sprintf("no node satisfies its constraints (%s)", req.Constraint)
 	case errors.Is(err, resource.ErrUnsatisfiableConstrained):
 		why = fmt.Sprintf("the nodes that satisfy its constraints (%s) are too few or too small for it", req.Constraint)
+	case req.NNodes > nodes:
+		// Before the cores: -N 5 on one node asks for 5 nodes first of
+		// all, whatever the cores it would take on them.
+		why = fmt.Sprintf("it needs %s; %s", plural(req.NNodes, "node"), has)
 	case req.NSlots*req.CoresPerSlot > cores:
 		why = fmt.Sprintf("it needs %s in all; %s", plural(req.NSlots*req.CoresPerSlot, "core"), has)
 	case req.NSlots*req.GPUsPerSlot > gpus:
@@ -111,8 +115,6 @@ func (f *feasibility) explain(req resource.Request, err error) error {
 		why = fmt.Sprintf("a task needs %s, and no node has more than %d", plural(req.CoresPerSlot, "core"), maxCores)
 	case req.GPUsPerSlot > maxGPUs:
 		why = fmt.Sprintf("a task needs %s, and no node has more than %d", plural(req.GPUsPerSlot, "GPU"), maxGPUs)
-	case req.NNodes > nodes:
-		why = fmt.Sprintf("it needs %s; %s", plural(req.NNodes, "node"), has)
 	default:
 		why = fmt.Sprintf("%s do not fit on %s; %s", plural(req.NSlots, "task"), plural(max(req.NNodes, 1), "node"), has)
 	}

@@ -42,6 +42,9 @@ func TestSubmitUnsatisfiable(t *testing.T) {
 		{"too big a task", jobspec.Options{Command: cmd, CoresPerTask: 5}, "unsatisfiable request: a task needs 5 cores, and no node has more than 4"},
 		{"two GPUs", jobspec.Options{Command: cmd, NTasks: 2, GPUsPerTask: 1}, "unsatisfiable request: it needs 2 GPUs in all; the instance has 2 nodes, 6 cores and 1 GPU"},
 		{"three nodes", jobspec.Options{Command: cmd, NTasks: 3, Nodes: 3}, "unsatisfiable request: it needs 3 nodes; the instance has 2 nodes, 6 cores and 1 GPU"},
+		// More nodes than the instance has cores: the nodes are what it
+		// lacks first (issue 27: it once said "it needs 7 cores in all").
+		{"more nodes than cores", jobspec.Options{Command: cmd, Nodes: 7}, "unsatisfiable request: it needs 7 nodes; the instance has 2 nodes, 6 cores and 1 GPU"},
 		{"no such host", jobspec.Options{Command: cmd, Constraints: mustQuery(t, "host:n9")}, "unsatisfiable request: no node satisfies its constraints (host:n9)"},
 		{"memory where none is known", jobspec.Options{Command: cmd, MemPerSlot: 1 << 30},
 			"unsatisfiable request: it asks for 1G of memory per task, and no node's memory is known (give it in [[resource.config]] memory)"},

@@ -33,6 +33,12 @@ const EventlogVersion = 1
 // ErrUnknownJob is returned for an id with no job record (Flux's wording).
 var ErrUnknownJob = api.ErrUnknownJob
 
+// A damaged store (store.DamagedError, a record that does not decode) is
+// its own kind, on the wire and on the direct path alike, so a command can
+// tell it from a refusal. It is given here because api may not import the
+// store, and both transports run the operations of this package.
+func init() { api.Classify(store.ErrCorrupt, api.CodeStoreDamaged) }
+
 // Record is everything stored about one job, decoded.
 //
 // Raw, Events and Summary are as they were stored when the record was

@@ -199,29 +199,6 @@ func TestReaders(t *testing.T) {
 	})
 }
 
-func TestSpares(t *testing.T) {
-	st, _ := readStore(t)
-	err := st.Update(func(tx *store.Tx) error {
-		names, err := AddSpareNodes(tx, api.SpareParams{Hosts: "spare[1-2]"})
-		if err != nil || !slices.Equal(names, []string{"spare1", "spare2"}) {
-			t.Errorf("AddSpareNodes = %v, %v", names, err)
-		}
-		if err := RemoveSpareNodes(tx, "spare1"); err != nil {
-			t.Errorf("RemoveSpareNodes: %v", err)
-		}
-		if err := RemoveSpareNodes(tx, "spare["); err == nil || err.Error() != `invalid hostlist "spare["` {
-			t.Errorf("bad hostlist: %v", err)
-		}
-		if err := RemoveSpareNodes(tx, "node0"); err == nil {
-			t.Error("removed a node of the instance with no loop to stop its jobs")
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A stored summary that is not one line of JSON (a damaged store) is
 // refused, not spliced into a wait's stream, where a newline would break
 // the caller's reading of every line after it.

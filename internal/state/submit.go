@@ -178,7 +178,7 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 			return
 		}
 		recs[i] = rec
-		values[i] = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum}
+		values[i] = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum, store.JobWaitable: waitable}
 	})
 	for i := range reqs {
 		if errs[i] != nil {

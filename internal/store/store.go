@@ -1,7 +1,10 @@
 // Package store is fluxq's state on disk: one bbolt file that the loop holds
 // while it runs and the CLIs open directly while it does not.
 //
-// The bucket tree (schema version 1):
+// The bucket tree, schema version 2 (SchemaVersion). Keys written uint64 BE
+// are big-endian, so a cursor walks them in order. docs/architecture.md
+// ("The bucket tree") holds a copy of it, and TestBucketTreeDrawn holds
+// both to the buckets and keys this package writes:
 //
 //	meta/
 //	    schema              uint64 BE   schema version of this file
@@ -11,17 +14,28 @@
 //	                                    (absent: one anonymous queue)
 //	    last-alloc          uint64 BE   the last reservation number issued (schema 2)
 //	    reservation-config  JSON        the [reservation] table as the loop last loaded it
+//	    boot-id             string      the machine's boot under which the loop last took up
+//	                                    the jobs (absent: never; see "Why unsynced launches")
 //	jobs/
 //	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
 //	        jobspec                     a cursor walks jobs in submit order
-//	        eventlog                    RFC 18 lines, only ever appended
+//	        eventlog                    RFC 18 lines, only ever appended (event
+//	                                    names: internal/job/events.go)
 //	        R                           R v1 JSON, once allocated
 //	        summary                     the listing record, kept beside the eventlog
 //	                                    it is derived from, in the same transaction
-//	        summary-crc                 uint32 BE CRC-32C of summary, written with it
-//	                                    (a new key, no migration; JobSummarySum)
+//	                                    (api.JobSummary: state and result by name,
+//	                                    returncode Flux's, as flux jobs prints it;
+//	                                    listings recompute it from waitstatus)
+//	        summary-crc                 uint32 BE CRC-32C of summary, written with it; a
+//	                                    summary that fails it reads as absent, and is
+//	                                    made again from the eventlog (no migration:
+//	                                    a summary without one is read as it is)
 //	        usage                       what its processes consumed (CPU, peak memory),
-//	                                    JSON, from its finish; a new key, no migration
+//	                                    JSON, from its finish
+//	        waitable                    0x01 from submission until a wait reports the job
+//	                                    (Flux's waitable zombie; no migration: a job stored
+//	                                    before it has none, and no wait reports it again)
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
 //	                                    the anonymous queue's key is the single byte 0x00
@@ -104,6 +118,11 @@ const (
 	// summary that fails its sum reads as absent, which every reader
 	// already takes as "make it again from the eventlog".
 	JobSummarySum = "summary-crc"
+	// JobWaitable marks a job its submitter has not waited for yet:
+	// written with the job, deleted when a wait reports it (Flux's
+	// waitable flag and zombies). A job stored before it was added has
+	// none, and is not waited for again.
+	JobWaitable = "waitable"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -446,6 +465,15 @@ func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
 		}
 	}
 	return b.Put([]byte(key), value)
+}
+
+// DeleteJobValue removes one value of an existing job's record.
+func (t *Tx) DeleteJobValue(id uint64, key string) error {
+	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
+	if b == nil {
+		return fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	return b.Delete([]byte(key))
 }
 
 // AppendJobValue appends to one value of an existing job's record (the

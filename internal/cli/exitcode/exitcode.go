@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -35,6 +36,7 @@ const (
 type Error struct {
 	Code int
 	Err  error
+	job  bool // Code is a job's: never a usage error's, whatever its value
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -46,6 +48,15 @@ func WithCode(code int, err error) error {
 		return nil
 	}
 	return &Error{Code: code, Err: err}
+}
+
+// JobCode exits with a job's exit code, saying why on stderr (err): the
+// job's own 2 is no usage error, and gets no usage hint.
+func JobCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Err: err, job: true}
 }
 
 // UsageErrorf reports a bad flag or argument (exit 2).
@@ -121,7 +132,7 @@ func Run(app *cli.App, args []string) int {
 	if msg := err.Error(); msg != "" {
 		fmt.Fprintf(app.ErrWriter, "%s: %s\n", app.Name, oneLine(msg))
 	}
-	if code == Usage {
+	if code == Usage && !(errors.As(err, &e) && e.job) {
 		fmt.Fprintf(app.ErrWriter, "Try '%s --help' for more information.\n", strings.Join(commandPath(app, args), " "))
 	}
 	return code
@@ -135,12 +146,30 @@ var errSilent = errors.New("")
 func Silent(code int) error { return &Error{Code: code, Err: errSilent} }
 
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	// The root command carries the app's name, which Run prints already.
 	name := ""
-	if c != nil && c.Command != nil && c.Command.Name != "" && (c.App == nil || c.Command.Name != c.App.Name) {
-		name = c.Command.Name + ": "
+	if path := CommandPath(c); path != "" {
+		name = path + ": "
 	}
 	return &Error{Code: Usage, Err: fmt.Errorf("%s%w", name, err)}
+}
+
+// CommandPath is the command c runs, with the commands above it and
+// without the binary, which Run prints already: "queue stop" for `fluxq
+// queue stop`, so that every message names the command as it was typed.
+// It is "" for the binary itself.
+func CommandPath(c *cli.Context) string {
+	var names []string
+	for _, ctx := range c.Lineage() {
+		cmd := ctx.Command
+		// The root command carries the app's name (no command of ours
+		// is named as its binary).
+		if cmd == nil || cmd.Name == "" || (ctx.App != nil && cmd.Name == ctx.App.Name) {
+			continue
+		}
+		names = append(names, cmd.Name)
+	}
+	slices.Reverse(names)
+	return strings.Join(names, " ")
 }
 
 func setUsageHandler(cmds []*cli.Command) {
@@ -184,9 +213,10 @@ func oneLine(s string) string {
 }
 
 // Action wraps a command's body so that its errors print as docs/cli.md shows
-// them, "bin: command: message", keeping their exit codes.
+// them, "bin: command: message" ("fluxq: queue stop: message" for a
+// subcommand), keeping their exit codes.
 func Action(fn cli.ActionFunc) cli.ActionFunc {
-	return func(c *cli.Context) error { return Prefix(c.Command.Name, fn(c)) }
+	return func(c *cli.Context) error { return Prefix(CommandPath(c), fn(c)) }
 }
 
 // Prefix puts a command's name before err's message.

@@ -140,7 +140,7 @@ EXAMPLES:
 
 // cmdError prefixes err with the command's name (docs/cli.md's
 // `fluxq: submit: <message>`), keeping its exit code.
-func cmdError(c *cli.Context, err error) error { return exitcode.Prefix(c.Command.Name, err) }
+func cmdError(c *cli.Context, err error) error { return exitcode.Prefix(exitcode.CommandPath(c), err) }
 
 // action wraps a command's body: the command's name prefixes its errors.
 func action(fn func(c *cli.Context) error) cli.ActionFunc { return exitcode.Action(fn) }
@@ -165,7 +165,7 @@ func stderr(c *cli.Context) io.Writer {
 
 // notef prints one informational line on stderr, prefixed like errors.
 func notef(c *cli.Context, format string, a ...any) {
-	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, c.Command.Name, printable.String(fmt.Sprintf(format, a...)))
+	fmt.Fprintf(stderr(c), "%s: %s: %s\n", c.App.Name, exitcode.CommandPath(c), printable.String(fmt.Sprintf(format, a...)))
 }
 
 // fmtID prints a job ID (docs/cli.md: F58, ASCII when asked).

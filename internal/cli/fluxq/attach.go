@@ -198,7 +198,13 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 	if err := pump(); err != nil {
 		return 0, err
 	}
-	return end.code(), nil
+	code := end.code()
+	if msg := end.tasksFailed(); msg != "" {
+		// As flux job attach (and so flux run) ends: on stderr, with
+		// the job's code.
+		return code, exitcode.JobCode(code, errorString(msg))
+	}
+	return code, nil
 }
 
 // interruptKeys follows the Ctrl-C and Ctrl-Z of a person attached to a
@@ -285,6 +291,18 @@ func (j *jobEnd) apply(ev eventlog.Event) string {
 		return msg
 	}
 	return ""
+}
+
+// tasksFailed says how the tasks failed, in flux-core's words (its
+// flux_job_waitstatus_to_exitcode): the signal that ended them, or their
+// exit code; "" when they succeeded or never finished (the exception
+// said why).
+func (j *jobEnd) tasksFailed() string {
+	if !j.finished {
+		return ""
+	}
+	ws := j.status
+	return failure(&api.JobSummary{WaitStatus: &ws})
 }
 
 // code is the tasks' exit code, or 1 for a job that a fatal exception

@@ -99,7 +99,7 @@ func (e *env) cancel(c *cli.Context) error {
 	for i, err := range errs {
 		if err != nil {
 			failed++
-			notef(c, "%s: %v", e.fmtID(ids[i]), err)
+			notef(c, "%s: %v", c.Args().Get(i), err)
 		}
 	}
 	if failed > 0 {

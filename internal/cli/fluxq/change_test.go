@@ -15,7 +15,6 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/shell"
 )
 
@@ -34,7 +33,7 @@ func TestCancel(t *testing.T) {
 		{name: "all", jobs: active, args: []string{"--all"}, canceled: 3,
 			want:      result{Stderr: "fluxq: cancel: Canceled 3 jobs (0 errors)\n"},
 			wantQuery: &api.JobsQuery{States: job.Active}},
-		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: jobmgr.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
+		{name: "all with an error", jobs: active, errs: map[fluid.ID]error{2 << 24: api.ErrInactive}, args: []string{"--all", "-m", "bye"}, canceled: 3,
 			want: result{Stderr: "fluxq: cancel: ƒ3xyZh: job is inactive\nfluxq: cancel: Canceled 2 jobs (1 error)\n", Code: 1}},
 		// Another user's job, which a guest may list but not cancel: not
 		// counted as canceled, named with its owner, exit 1.
@@ -56,7 +55,7 @@ func TestCancel(t *testing.T) {
 		{name: "by id", args: []string{"ƒ2UzHM", "ƒ3xyZh"}, canceled: 2},
 		// Per job: the job manager's reason, exit 1.
 		{name: "by id with errors", args: []string{"ƒ2UzHM", "ƒ3xyZh", "ƒ5Sxr3"}, canceled: 3,
-			errs: map[fluid.ID]error{1 << 24: api.ErrUnknownJob, 3 << 24: jobmgr.ErrInactive},
+			errs: map[fluid.ID]error{1 << 24: api.ErrUnknownJob, 3 << 24: api.ErrInactive},
 			want: result{Stderr: "fluxq: cancel: ƒ2UzHM: unknown job id\nfluxq: cancel: ƒ5Sxr3: job is inactive\n", Code: 1}},
 		{name: "nothing", want: result{Stderr: "fluxq: cancel: No target jobs were provided\nTry 'fluxq cancel --help' for more information.\n", Code: 2}},
 		{name: "ids and all", args: []string{"--all", "ƒ2UzHM"},
@@ -103,7 +102,7 @@ func TestUrgency(t *testing.T) {
 		{name: "verbose held", old: 0, args: []string{"ƒ2UzHM", "default", "-v"}, want: result{Stderr: "old urgency: job held\n"}, valid: 16},
 		{name: "verbose expedited", old: 31, args: []string{"ƒ2UzHM", "-v", "expedite"}, want: result{Stderr: "old urgency: job expedited\n"}, valid: 31},
 		{name: "out of range", args: []string{"ƒ2UzHM", "32"}, want: result{Stderr: "fluxq: urgency: ƒ2UzHM: urgency value is out of range\n", Code: 1}, valid: -1},
-		{name: "allocated", err: jobmgr.ErrUrgencyRunning, args: []string{"ƒ2UzHM", "3"},
+		{name: "allocated", err: api.ErrUrgencyRunning, args: []string{"ƒ2UzHM", "3"},
 			want: result{Stderr: "fluxq: urgency: ƒ2UzHM: urgency cannot be changed once resources are allocated\n", Code: 1}, valid: -1},
 		{name: "word", args: []string{"ƒ2UzHM", "later"},
 			want: result{Stderr: "fluxq: urgency: invalid urgency \"later\": want 0-31, hold, default or expedite\nTry 'fluxq urgency --help' for more information.\n", Code: 2}, valid: -1},
@@ -207,11 +206,12 @@ func TestAttach(t *testing.T) {
 	}{
 		// The job's output, its non-fatal exception, its exit code. (The
 		// job's stderr and our notes may come in either order.)
-		{[]string{"attach", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\nfluxq: attach: job.exception type=test severity=1 just so\n", Code: 3}},
+		// The tasks' code is said last, as flux job attach says it.
+		{[]string{"attach", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\nfluxq: attach: job.exception type=test severity=1 just so\nfluxq: attach: ƒ2UzHM: task(s) exited with exit code 3\n", Code: 3}},
 		// Canceled before it ran: no output, exit 1.
 		{[]string{"attach", "ƒ3xyZh"}, result{Stderr: "fluxq: attach: job.exception type=cancel severity=0\n", Code: 1}},
 		// Killed by SIGKILL: 128+9.
-		{[]string{"attach", "ƒ5Sxr3"}, result{Code: 137}},
+		{[]string{"attach", "ƒ5Sxr3"}, result{Stderr: "fluxq: attach: ƒ5Sxr3: task(s) Killed\n", Code: 137}},
 		{[]string{"attach", "ƒ6vx8P"}, result{Stderr: "fluxq: attach: ƒ6vx8P: unknown job id\n", Code: 1}},
 		{[]string{"output", "ƒ2UzHM"}, result{Stdout: "out 1\nout 2\n", Stderr: "err\n"}},
 		{[]string{"output", "ƒ3xyZh"}, result{}},
@@ -244,8 +244,9 @@ func TestWait(t *testing.T) {
 		want result
 	}{
 		{[]string{"wait", "ƒ2UzHM"}, result{}},
-		// The job's own exit code, silently: 2 is not a usage error here.
-		{[]string{"wait", "ƒ3xyZh"}, result{Code: 2}},
+		// The job's own exit code, said as flux job wait says it: 2 is not
+		// a usage error here (no hint).
+		{[]string{"wait", "ƒ3xyZh"}, result{Stderr: "fluxq: wait: ƒ3xyZh: task(s) exited with exit code 2\n", Code: 2}},
 		{[]string{"wait", "ƒ5Sxr3"}, result{Stderr: "fluxq: wait: ƒ5Sxr3: Fatal exception type=cancel no\n", Code: 1}},
 		{[]string{"wait", "--all", "-v"}, result{Stderr: "fluxq: wait: waiting for 3 jobs\n" +
 			"fluxq: wait: ƒ2UzHM: job completed successfully\n" +

@@ -32,6 +32,7 @@ const timeLayout = "2006-01-02T15:04:05.000Z07:00"
 // shows it, with its jobspec, R (null until allocated) and eventlog.
 type infoJSON struct {
 	jobJSON
+	memoryJSON
 	Jobspec  json.RawMessage  `json:"jobspec"`
 	R        json.RawMessage  `json:"R"`
 	Eventlog []eventlog.Event `json:"eventlog"`
@@ -44,9 +45,11 @@ func (e *env) infoCommand() *cli.Command {
 		ArgsUsage: "ID [jobspec|R|eventlog]",
 		Description: `Shows one job: its state and result, submit, start and end times, the
 resources it was given (R), its exception and exit status, and once it
-finished the CPU time and peak memory its processes used. Use it to
-find out what became of a job. With a KEY, prints that part as stored
-instead: the jobspec or R as JSON, the eventlog as RFC 18 lines.
+finished the CPU time and peak memory its processes used. A job that
+asks for memory gets a memory line: asked (in all, and per slot),
+granted (by its R) and its peak, side by side. Use it to find out what
+became of a job. With a KEY, prints that part as stored instead: the
+jobspec or R as JSON, the eventlog as RFC 18 lines.
 
 EXAMPLES:
   # What became of a job
@@ -102,7 +105,7 @@ func (e *env) info(c *cli.Context) error {
 		info.Summary.Command = jobspecCommand(info.Jobspec)
 	}
 	now := e.now()
-	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
+	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), memoryJSON: memoryOf(info).json(), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
 	if doc.Eventlog == nil {
 		doc.Eventlog = []eventlog.Event{}
 	}
@@ -139,6 +142,9 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 	add("nnodes", strconv.Itoa(s.NNodes))
 	add("ncores", strconv.Itoa(s.NCores))
 	add("ngpus", strconv.Itoa(s.NGPUs))
+	if m := memoryOf(info); m.shown() {
+		add("memory", m.line())
+	}
 	if s.Duration > 0 {
 		add("duration", fsd.Format(s.Duration))
 	} else {

@@ -69,6 +69,7 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 			return runtime(s, now)
 		}},
 		{Name: "inactive_reason", Heading: "INACTIVE-REASON", Help: "how an inactive job ended (the REASON column of -o long)", Value: func(s *api.JobSummary) any { return inactiveReason(s) }},
+		{Name: "endreason", Heading: "INACTIVE-REASON", Help: "how an inactive job ended: Exit N, a signal's name, Canceled, Timeout or the fatal exception (as {inactive_reason}; -o endreason shows it with when)", Value: func(s *api.JobSummary) any { return inactiveReason(s) }},
 		{Name: "expiration", Heading: "EXPIRATION", Help: "when a started job's time limit expires (seconds since the epoch)", Value: func(s *api.JobSummary) any {
 			if s.TRun > 0 && s.Duration > 0 {
 				return s.TRun + s.Duration

@@ -363,8 +363,17 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 			"default": {Description: "JOBID USER NAME ST NTASKS NNODES TIME INFO", Columns: def, Style: jobStyle},
 			"long":    {Description: "adds status, cores, GPUs, submit time, how the job ended and its command", Columns: long, Style: jobStyle},
 			"deps":    {Description: "urgency, priority and dependencies", Columns: deps, Style: jobStyle},
+			"endreason": {Description: "when and how each job ended (flux jobs -o endreason)", Columns: withQ(id, usr, name, st,
+				col{Header: "T_INACTIVE", Align: output.Right, Value: func(s *api.JobSummary) string {
+					if s.TInactive == 0 {
+						return ""
+					}
+					return time.Unix(int64(s.TInactive), 0).Format("Jan02 15:04")
+				}},
+				col{Header: "INACTIVE-REASON", Value: inactiveReason},
+			), Style: jobStyle},
 		},
-		Order: []string{"default", "long", "deps"},
+		Order: []string{"default", "long", "deps", "endreason"},
 		Doc: func(items []*api.JobSummary) any {
 			doc := jobsDoc{Jobs: make([]jobJSON, len(items))}
 			for i, s := range items {
@@ -414,12 +423,16 @@ EXAMPLES:
 			&cli.StringFlag{Name: "user", Aliases: []string{"u"}, Usage: "jobs of `USER` (a name or uid), or 'all' (as -A)", DefaultText: "yours"},
 			&cli.StringFlag{Name: "name", Usage: "only jobs named `NAME`", DefaultText: "any name"},
 			&cli.IntFlag{Name: "count", Aliases: []string{"c"}, Usage: "at most `N` of the jobs the other options select", DefaultText: "all"},
-		}, output.ListFlags("default", "long", "deps")...),
+			&cli.BoolFlag{Name: "stats-only", Usage: "print only the instance's job counts on one line; exit 0 while some job is active, 1 when none is (as flux jobs)", DisableDefaultText: true},
+		}, output.ListFlags("default", "long", "deps", "endreason")...),
 		Action: action(e.jobs),
 	}
 }
 
 func (e *env) jobs(c *cli.Context) error {
+	if c.Bool("stats-only") {
+		return e.statsOnly(c)
+	}
 	// The name travels in the query so that the store applies it with the
 	// other filters, before the count.
 	q := api.JobsQuery{Count: c.Int("count"), Queues: c.StringSlice("queue"), Name: c.String("name")}
@@ -475,6 +488,33 @@ func (e *env) jobs(c *cli.Context) error {
 	return output.PrintList(p, e.jobsList(e.now(), withQueue), items)
 }
 
+// statsOnly is flux jobs --stats-only: the counts of every user's jobs
+// on one line, and an exit status a script can loop on (`while fluxq
+// jobs --stats-only; do sleep 1; done` waits for the instance to empty).
+func (e *env) statsOnly(c *cli.Context) error {
+	cl, err := e.connect(c)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	st, err := cl.Stats(c.Context)
+	if err != nil {
+		return err
+	}
+	pending := st.States[job.Depend.String()] + st.States[job.Priority.String()] + st.States[job.Sched.String()]
+	running := st.States[job.Run.String()] + st.States[job.Cleanup.String()]
+	completed := st.Results[job.Completed.String()]
+	// Flux's failed: every inactive job that did not complete.
+	failed := st.States[job.Inactive.String()] - completed
+	if _, err := fmt.Fprintf(stdout(c), "%d running, %d completed, %d failed, %d pending\n", running, completed, failed, pending); err != nil {
+		return err
+	}
+	if pending+running == 0 {
+		return exitcode.Silent(exitcode.Failed)
+	}
+	return nil
+}
+
 // whichUnknown turns a failed listing by id into a message naming the
 // first id that does not exist.
 func (e *env) whichUnknown(c *cli.Context, cl client.Client, q api.JobsQuery, err error) error {
@@ -485,7 +525,7 @@ func (e *env) whichUnknown(c *cli.Context, cl client.Client, q api.JobsQuery, er
 		one := q
 		one.IDs = []fluid.ID{id}
 		if _, err1 := cl.Jobs(c.Context, one); err1 != nil {
-			return fmt.Errorf("%s: %w", e.fmtID(id), err1)
+			return fmt.Errorf("%s: %w", e.typedID(c, id), err1)
 		}
 	}
 	return err

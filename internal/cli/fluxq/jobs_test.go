@@ -186,7 +186,7 @@ func TestJobEnd(t *testing.T) {
 		{"killed, stored before", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(-9), WaitStatus: intp(9)}, "F", "Killed", 137, true, 137, "task(s) Killed"},
 		// flux jobs reads a returncode above 128 as a signal's, though the
 		// task exited with it.
-		{"exit 130", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(130), WaitStatus: intp(130 << 8)}, "F", "Interrupt", 130, true, 130, "task(s) exited with exit code 130"},
+		{"exit 130", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(130), WaitStatus: intp(130 << 8)}, "F", "Interrupt", 130, true, 130, "task(s) Interrupt"},
 		{"exit 128", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(128), WaitStatus: intp(128 << 8)}, "F", "Invalid argument to exit", 128, true, 128, "task(s) exited with exit code 128"},
 		{"canceled running", api.JobSummary{State: job.Inactive, Result: job.Canceled, ReturnCode: intp(143), WaitStatus: intp(15), Exception: &api.Exception{Occurred: true, Type: "cancel"}}, "CA", "Canceled", 143, true, 143, "task(s) Terminated"},
 		{"not found", api.JobSummary{State: job.Inactive, Result: job.Failed, ReturnCode: intp(127), WaitStatus: intp(127 << 8)}, "F", "command not found", 127, true, 127, "task(s) exited with exit code 127"},

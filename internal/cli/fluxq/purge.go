@@ -102,7 +102,7 @@ func (e *env) purge(c *cli.Context) error {
 			for i, perr := range r.Errors {
 				if perr != nil {
 					failed++
-					notef(c, "%s: %v", e.fmtID(p.IDs[i]), perr)
+					notef(c, "%s: %v", e.typedID(c, p.IDs[i]), perr)
 				}
 			}
 			total += r.Count

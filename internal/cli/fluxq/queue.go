@@ -366,18 +366,24 @@ func (p *queueLine) done() { p.line.Done() }
 
 // queueRow is one queue as fluxq queue list shows it.
 type queueRow struct {
-	Name          string          `json:"name"`
-	Default       bool            `json:"default"`
-	Parent        string          `json:"parent,omitempty"`
-	Enabled       bool            `json:"enabled"`
-	Started       bool            `json:"started"`
-	DisableReason string          `json:"disable_reason,omitempty"`
-	StopReason    string          `json:"stop_reason,omitempty"`
-	Requires      []string        `json:"requires,omitempty"`
-	TDefault      float64         `json:"default_duration"` // 0: none
-	TLimit        float64         `json:"duration_limit"`   // 0: unlimited
-	Max           queue.Sizes     `json:"max"`              // -1: unlimited
-	Min           queue.Sizes     `json:"min"`
+	Name          string      `json:"name"`
+	Default       bool        `json:"default"`
+	Parent        string      `json:"parent,omitempty"`
+	Enabled       bool        `json:"enabled"`
+	Started       bool        `json:"started"`
+	DisableReason string      `json:"disable_reason,omitempty"`
+	StopReason    string      `json:"stop_reason,omitempty"`
+	Requires      []string    `json:"requires,omitempty"`
+	TDefault      float64     `json:"default_duration"` // 0: none
+	TLimit        float64     `json:"duration_limit"`   // 0: unlimited
+	Max           queue.Sizes `json:"max"`              // -1: unlimited
+	Min           queue.Sizes `json:"min"`
+	// The memory policy in bytes: each slot's default (0: none) and the
+	// bounds on a job's total (0: none). Keys of their own, not in max
+	// and min, whose -1 means unlimited.
+	DefaultMemory uint64          `json:"default_memory"`
+	MaxMemory     uint64          `json:"max_memory"`
+	MinMemory     uint64          `json:"min_memory"`
 	Counts        api.QueueCounts `json:"counts"`
 	Scheduler     map[string]any  `json:"scheduler,omitempty"`
 }
@@ -419,6 +425,7 @@ func (e *env) queueList(c *cli.Context) error {
 			Name: n, Default: n != "" && n == qi.Set.Default(), Parent: q.Parent,
 			Enabled: st.Enabled, Started: started, DisableReason: st.DisableReason, StopReason: st.StopReason,
 			Requires: q.Requires, TDefault: q.DefaultDuration, TLimit: q.MaxDuration, Max: q.Max, Min: q.Min,
+			DefaultMemory: q.DefaultMemory, MaxMemory: q.MaxMemory, MinMemory: q.MinMemory,
 			Counts: qi.Counts[n], Scheduler: q.Scheduler,
 		})
 	}

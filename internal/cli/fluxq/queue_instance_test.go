@@ -124,10 +124,10 @@ func TestQueueAdmin(t *testing.T) {
 		{[]string{"queue", "list", "-q", "debug", "-n"}, 0, "~^debug +✔ +✗ +1h +1m +0-1 +0-1 +0-inf$", ""},
 		{[]string{"queue", "list", "--json"}, 0, `~"name":"expedite","default":false,"parent":"batch"`, ""},
 		{[]string{"queue", "list", "-n", "-o", "{{.name}}:{{.enabled}}:{{.started}}"}, 0, "batch:true:false\ndebug:true:false\nexpedite:true:false\n", ""},
-		{[]string{"queue", "list", "-q", "nosuch"}, 1, "", `^fluxq: list: 'nosuch' is not a valid queue$`},
-		{[]string{"queue", "start"}, 1, "", `^fluxq: start: Named queues are defined. Specify a queue or use --all.$`},
+		{[]string{"queue", "list", "-q", "nosuch"}, 1, "", `^fluxq: queue list: 'nosuch' is not a valid queue$`},
+		{[]string{"queue", "start"}, 1, "", `^fluxq: queue start: Named queues are defined. Specify a queue or use --all.$`},
 		{[]string{"queue", "disable"}, 1, "", `Named queues are defined. Specify a queue or use --all.`},
-		{[]string{"queue", "stop", "nosuch"}, 1, "", `^fluxq: stop: 'nosuch' is not a valid queue$`},
+		{[]string{"queue", "stop", "nosuch"}, 1, "", `^fluxq: queue stop: 'nosuch' is not a valid queue$`},
 		{[]string{"queue", "start", "a", "b"}, 2, "", `^fluxq: `},
 		{[]string{"queue", "status", "batch", "debug"}, 2, "", `^fluxq: `},
 		{[]string{"queue", "start", "--all"}, 0, "batch: Scheduling is started\ndebug: Scheduling is started\nexpedite: Scheduling is started\n", ""},
@@ -142,7 +142,7 @@ func TestQueueAdmin(t *testing.T) {
 		{[]string{"queue", "drain", "debug"}, 0, "", ""},
 		{[]string{"queue", "idle", "batch"}, 0, "0 jobs\n", ""},
 		{[]string{"queue", "idle", "--quiet"}, 0, "", ""},
-		{[]string{"queue", "drain", "-t", "soon"}, 2, "", `^fluxq: drain: `},
+		{[]string{"queue", "drain", "-t", "soon"}, 2, "", `^fluxq: queue drain: `},
 		{[]string{"queue", "idle", "nosuch"}, 1, "", `'nosuch' is not a valid queue`},
 	})
 
@@ -172,7 +172,7 @@ func TestQueueAnonymous(t *testing.T) {
 		{[]string{"queue", "start"}, 0, "Scheduling is started\n", ""},
 		{[]string{"queue", "disable"}, 0, "~^Job submission is disabled", ""},
 		{[]string{"queue", "enable"}, 0, "Job submission is enabled\n", ""},
-		{[]string{"queue", "status", "batch"}, 1, "", `^fluxq: status: 'batch' is not a valid queue$`},
+		{[]string{"queue", "status", "batch"}, 1, "", `^fluxq: queue status: 'batch' is not a valid queue$`},
 		{[]string{"queue", "list"}, 0, "~^QUEUE", ""},
 	})
 }

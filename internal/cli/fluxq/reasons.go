@@ -16,10 +16,21 @@ import (
 // infoBegins starts a begin time in the INFO column.
 const infoBegins = "begins "
 
+// infoUnseen is the INFO of a job in DEPEND that fluxsched has not seen.
+const infoUnseen = "waiting for fluxsched"
+
 // dependsInfo is the INFO of a job in DEPEND: the dependencies as flux
 // jobs lists them, except a begin time, which reads as one ("begins
 // 14:05") instead of begin-time=1795714751.27.
+//
+// A job in DEPEND with no dependencies is one no job manager has taken
+// up yet: submitted while fluxsched was down (or in the moment before
+// its next turn). Its INFO says what it waits for, not an empty
+// "depends:".
 func dependsInfo(deps []string, now time.Time) string {
+	if len(deps) == 0 {
+		return infoUnseen
+	}
 	var others []string
 	begins := ""
 	for _, d := range deps {

@@ -24,6 +24,9 @@ func TestDependsInfo(t *testing.T) {
 		{[]string{at(2099, 1, 2, 14, 5, 0)}, "begins 2099-01-02 14:05"},
 		{[]string{"afterok=ƒ2a", at(2026, 11, 26, 14, 5, 0)}, "depends:afterok=ƒ2a, begins 14:05"},
 		{[]string{"afterok=ƒ2a", "afterany=ƒ3b"}, "depends:afterok=ƒ2a,afterany=ƒ3b"},
+		// Stored while fluxsched was down: no job manager has seen it
+		// (issue 27: it listed a bare "depends:").
+		{nil, "waiting for fluxsched"},
 	}
 	for _, tc := range tests {
 		if got := dependsInfo(tc.deps, now); got != tc.want {

@@ -66,5 +66,10 @@ func (e *env) run(c *cli.Context, st *submitState) error {
 	if in != nil {
 		go in.copyFrom(r)
 	}
-	return e.exitWith(e.follow(c, cl, ids[0], in))
+	code, err := e.follow(c, cl, ids[0], in)
+	if code != exitDetached || err != nil {
+		// Its end was reported here: no wait --all reports it again.
+		reap(c, cl, ids[:1])
+	}
+	return e.exitWith(code, err)
 }

@@ -65,6 +65,18 @@ func matchName(c *cli.Context, list []api.JobSummary) []api.JobSummary {
 
 // argIDs reads the command's arguments as job IDs; a malformed one is a
 // usage error before anything is asked of the instance.
+// typedID is how the user typed the argument that names job id, so that
+// a message says what was typed ("12345: unknown job id", not the F58
+// of 12345); the F58 form for an id no argument names.
+func (e *env) typedID(c *cli.Context, id fluid.ID) string {
+	for _, a := range c.Args().Slice() {
+		if got, err := parseID(a); err == nil && got == id {
+			return a
+		}
+	}
+	return e.fmtID(id)
+}
+
 func argIDs(c *cli.Context) ([]fluid.ID, error) {
 	ids := make([]fluid.ID, c.Args().Len())
 	for i, a := range c.Args().Slice() {

@@ -273,6 +273,7 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 		return nil
 	}
 	worst := 0
+	var done []fluid.ID
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
 	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
@@ -282,8 +283,11 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 		}
 		pl.add(msg != "")
 		worst = max(worst, exitCodeOf(&s))
+		done = append(done, s.ID)
 		return nil
 	})
+	// Reported here, so no later wait --all reports them again.
+	reap(c, cl, done)
 	if err != nil {
 		return err
 	}
@@ -842,7 +846,12 @@ func failure(s *api.JobSummary) string {
 		if sig := *ws & 0x7f; sig != 0 && sig != 0x7f {
 			return "task(s) " + signalName(sig)
 		}
-		if code := (*ws >> 8) & 0xff; code != 0 {
+		code := (*ws >> 8) & 0xff
+		if code > 128 {
+			// The job shell's 128+N for tasks that signal N ended.
+			return "task(s) " + signalName(code-128)
+		}
+		if code != 0 {
 			return fmt.Sprintf("task(s) exited with exit code %d", code)
 		}
 		return ""

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/state"
 )
@@ -243,8 +245,8 @@ func (e *env) topJob(s *api.JobSummary, now time.Time) top.Job {
 	}
 }
 
-// topGauges are nodes, cores and GPUs held by jobs out of the instance's;
-// GPUs only when it has some. No inventory (an instance never started)
+// topGauges are nodes, cores, GPUs and memory held by jobs out of the
+// instance's; GPUs and memory only when it has some. No inventory (an instance never started)
 // shows no gauge.
 func topGauges(res *api.ResourceInfo) ([]top.Gauge, error) {
 	if res == nil || len(res.Inventory) == 0 {
@@ -272,5 +274,19 @@ func topGauges(res *api.ResourceInfo) ([]top.Gauge, error) {
 	if gpus > 0 {
 		g = append(g, top.Gauge{Name: "gpus", Used: ugpus, Total: gpus})
 	}
+	if mem := inv.Memory(); mem > 0 {
+		used := held.Memory()
+		g = append(g, top.Gauge{Name: "memory", Used: clampInt(used), Total: clampInt(mem),
+			UsedText: jobspec.FormatMemory(used), TotalText: jobspec.FormatMemory(mem)})
+	}
 	return g, nil
+}
+
+// clampInt is n as an int, the largest int for more: a gauge's bar needs
+// only the ratio, and its text is printed from n itself.
+func clampInt(n uint64) int {
+	if n > math.MaxInt {
+		return math.MaxInt
+	}
+	return int(n)
 }

@@ -309,3 +309,38 @@ func TestTopScreen(t *testing.T) {
 		t.Fatal("fluxq top did not quit on q")
 	}
 }
+
+// Issue 26: where the hosts' memory is known, top gauges it as it gauges
+// cores, its counts in FormatMemory's words; where none is known there is
+// no memory gauge (TestTopSnapshotAnonymous).
+func TestTopSnapshotMemory(t *testing.T) {
+	inv := rset.New([]rset.Node{
+		{Rank: 0, Hostname: "node0", Cores: idset.Of(0, 1), Memory: 4 << 30},
+		{Rank: 1, Hostname: "node1", Cores: idset.Of(0, 1), Memory: 4 << 30},
+	})
+	tests := []struct {
+		name string
+		held *rset.R
+		want top.Gauge
+	}{
+		{"a job with memory", rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.Of(0), Memory: 3 << 30}}),
+			top.Gauge{Name: "memory", Used: 3 << 30, Total: 8 << 30, UsedText: "3G", TotalText: "8G"}},
+		{"a job without memory", rset.New([]rset.Node{{Rank: 0, Hostname: "node0", Cores: idset.Of(0)}}),
+			top.Gauge{Name: "memory", Used: 0, Total: 8 << 30, UsedText: "0B", TotalText: "8G"}},
+		{"half a gigabyte", rset.New([]rset.Node{{Rank: 1, Hostname: "node1", Cores: idset.Of(0), Memory: 1 << 29}}),
+			top.Gauge{Name: "memory", Used: 1 << 29, Total: 8 << 30, UsedText: "512M", TotalText: "8G"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := &api.ResourceInfo{Inventory: mustJSON(t, inv), Allocated: mustJSON(t, tt.held)}
+			snap, err := testEnv(&fakeClient{}, "").topSnapshot(testNow, nil, res, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []top.Gauge{{Name: "nodes", Used: 1, Total: 2}, {Name: "cores", Used: 1, Total: 4}, tt.want}
+			if diff := cmp.Diff(want, snap.Gauges); diff != "" {
+				t.Errorf("gauges (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package fluxq
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/urfave/cli/v2"
@@ -20,10 +21,13 @@ func (e *env) waitCommand() *cli.Command {
 		Usage:     "wait for a job (exit with its exit code) or for all of yours (--all)",
 		ArgsUsage: "[ID]",
 		Description: `With ID: waits until the job is inactive and exits with its exit code
-(128+N for signal N; 1 if it ended before its tasks did). With --all:
-waits for all of the caller's active jobs; exits 0 if all succeeded, 1
-otherwise, naming each failure on stderr. Use it in scripts, after
-submit, where the next step needs the jobs done.
+(128+N for signal N; 1 if it ended before its tasks did), saying why it
+failed on stderr. With --all: reports every one of the caller's jobs not
+waited for yet, those that ended before it began as well as those still
+active (a wait, run or submit --wait takes the jobs it reports, as
+Flux's wait takes a waitable job); exits 0 if all succeeded, 1 otherwise,
+naming each failure on stderr. Use it in scripts, after submit, where the
+next step needs the jobs done.
 
 EXAMPLES:
   # Submit, do something else, then collect the job's exit code
@@ -34,7 +38,7 @@ EXAMPLES:
   $ fluxq submit --cc 1-8 --quiet ./sim input{cc}.dat
   $ fluxq wait --all -v`,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "wait for all of the caller's active jobs", DisableDefaultText: true},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "wait for all of the caller's jobs not waited for yet", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "with --all, say how many jobs it waits for and name those that succeed too", DisableDefaultText: true},
 		},
 		Action: action(e.wait),
@@ -68,30 +72,33 @@ func (e *env) wait(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", c.Args().First(), err)
 		}
-		if !tasksSaid(s) {
-			// No task finished, or the job failed after tasks that
-			// succeeded: say why, as flux job wait does.
-			if msg := failure(s); msg != "" {
-				return exitcode.WithCode(exitCodeOf(s), errorString(e.fmtID(id)+": "+msg))
-			}
+		reap(c, cl, []fluid.ID{id})
+		// Why it did not succeed, as flux job wait says it: the fatal
+		// exception, the signal or the tasks' exit code.
+		if msg := failure(s); msg != "" {
+			return exitcode.JobCode(exitCodeOf(s), errorString(e.fmtID(id)+": "+msg))
 		}
 		return e.exitWith(exitCodeOf(s), nil)
 	}
+	// Active jobs first, then the ended ones: a job that ends between
+	// the two is taken as ended, and none is missed (docs/cli.md).
 	jobs, err := cl.Jobs(c.Context, api.JobsQuery{States: job.Active})
 	if err != nil {
 		return err
 	}
+	ended, err := client.Call(c.Context, cl, api.Reap, api.ReapParams{All: true}, nil)
+	if err != nil {
+		return err
+	}
+	ids := waitOrder(ended, jobs)
 	if c.Bool("verbose") {
-		notef(c, "waiting for %s", plural(len(jobs), "job"))
+		notef(c, "waiting for %s", plural(len(ids), "job"))
 	}
 	noteWaitAllUnserved(c, cl, len(jobs))
 	failed := false
-	pl := newJobsLine(c, len(jobs))
+	pl := newJobsLine(c, len(ids))
 	defer pl.done()
-	ids := make([]fluid.ID, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
+	var reported []fluid.ID
 	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
 		msg := failure(&s)
 		if msg != "" {
@@ -101,8 +108,12 @@ func (e *env) wait(c *cli.Context) error {
 			pl.note(c, "%s: job completed successfully", e.fmtID(s.ID))
 		}
 		pl.add(msg != "")
+		reported = append(reported, s.ID)
 		return nil
 	})
+	// Those that were active are taken now they are reported, even when
+	// the wait stopped short: a later wait reports the others.
+	reap(c, cl, reported)
 	if err != nil {
 		return err
 	}
@@ -110,6 +121,28 @@ func (e *env) wait(c *cli.Context) error {
 		return exitcode.Silent(exitcode.Failed)
 	}
 	return nil
+}
+
+// waitOrder is the jobs wait --all waits for: those ended and taken,
+// and the active ones, each once, in submission order.
+func waitOrder(ended []fluid.ID, active []api.JobSummary) []fluid.ID {
+	ids := slices.Clone(ended)
+	for _, j := range active {
+		ids = append(ids, j.ID)
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// reap takes jobs a wait has reported from those the caller may wait
+// for, as Flux's wait consumes a zombie. It is best effort: the job's
+// result was the request, and a job left waitable is only reported again
+// by a later wait --all.
+func reap(c *cli.Context, cl client.Client, ids []fluid.ID) {
+	if len(ids) == 0 {
+		return
+	}
+	_, _ = client.Call(c.Context, cl, api.Reap, api.ReapParams{IDs: ids}, nil)
 }
 
 // jobsLine is the progress line of a wait for many jobs (wait --all,

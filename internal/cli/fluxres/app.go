@@ -15,8 +15,9 @@ import (
 // New returns the fluxres application.
 func New() *cli.App { return newApp(instance.Open) }
 
-// newApp returns the application with its reservation and node commands
-// reaching the instance through open.
+// newApp returns the application with its reservation, node and
+// inventory views (list, status, info, find, allocated, available)
+// reaching the instance through open, so that tests can hand them one.
 func newApp(open opener) *cli.App {
 	return &cli.App{
 		Name:  "fluxres",
@@ -40,14 +41,14 @@ EXAMPLES:
   $ fluxres reservation create -N 2 --time 1h`,
 		Flags: instance.Flags(),
 		Commands: []*cli.Command{
-			listCommand(),
-			statusCommand(),
-			infoCommand(),
+			listCommand(open),
+			statusCommand(open),
+			infoCommand(open),
 			drainCommand(),
 			undrainCommand(),
-			findCommand(),
-			allocatedCommand(),
-			availableCommand(),
+			findCommand(open),
+			allocatedCommand(open),
+			availableCommand(open),
 			discoverCommand(),
 			reservationCommand(open),
 			nodeCommand(open),

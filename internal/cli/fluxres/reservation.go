@@ -348,7 +348,7 @@ EXAMPLES:
 	submit := cmd.Action
 	cmd.Action = func(c *cli.Context) error {
 		if !c.IsSet(flagTarget) {
-			return exitcode.Prefix(c.Command.Name, exitcode.UsageErrorf("target needs ALLOC_ID[,ALLOC_ID|default] and a COMMAND"))
+			return exitcode.Prefix(exitcode.CommandPath(c), exitcode.UsageErrorf("target needs ALLOC_ID[,ALLOC_ID|default] and a COMMAND"))
 		}
 		return submit(c)
 	}

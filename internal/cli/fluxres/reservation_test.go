@@ -161,15 +161,15 @@ func TestReserveUsageErrors(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{"bad --time", []string{"create", "-N", "1", "--time", "soon"}, "fluxres: create: --time: invalid Flux standard duration"},
-		{"negative --time", []string{"extend", "r1", "--time", "-5m"}, "fluxres: extend: --time:"},
-		{"bad --inherit", []string{"create", "-N", "1", "--inherit", "parent"}, `fluxres: create: --inherit: inheritance "parent" is not one of`},
-		{"bad --inherit on extend", []string{"extend", "r1", "--inherit", "CHILD"}, "fluxres: extend: --inherit:"},
-		{"-N 0", []string{"create", "-N", "0"}, "fluxres: create: -N: node count must be an integer >= 1"},
-		{"bad --warn", []string{"create", "-N", "1", "--time", "1h", "--warn", "1m"}, `fluxres: create: --warn: "1m" is not a number of seconds`},
-		{"two ids", []string{"extend", "r1", "r2", "-N", "1"}, "fluxres: extend: extend takes one allocation id"},
-		{"create with an argument", []string{"create", "r1"}, "fluxres: create: create takes no arguments"},
-		{"unknown flag", []string{"create", "--nodes-please", "2"}, "flag provided but not defined"},
+		{"bad --time", []string{"create", "-N", "1", "--time", "soon"}, "fluxres: reservation create: --time: invalid Flux standard duration"},
+		{"negative --time", []string{"extend", "r1", "--time", "-5m"}, "fluxres: reservation extend: --time:"},
+		{"bad --inherit", []string{"create", "-N", "1", "--inherit", "parent"}, `fluxres: reservation create: --inherit: inheritance "parent" is not one of`},
+		{"bad --inherit on extend", []string{"extend", "r1", "--inherit", "CHILD"}, "fluxres: reservation extend: --inherit:"},
+		{"-N 0", []string{"create", "-N", "0"}, "fluxres: reservation create: -N: node count must be an integer >= 1"},
+		{"bad --warn", []string{"create", "-N", "1", "--time", "1h", "--warn", "1m"}, `fluxres: reservation create: --warn: "1m" is not a number of seconds`},
+		{"two ids", []string{"extend", "r1", "r2", "-N", "1"}, "fluxres: reservation extend: extend takes one allocation id"},
+		{"create with an argument", []string{"create", "r1"}, "fluxres: reservation create: create takes no arguments"},
+		{"unknown flag", []string{"create", "--nodes-please", "2"}, "unrecognized option"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestReserveRejection(t *testing.T) {
 	if code != 29 || out != "" {
 		t.Errorf("exit %d, stdout %q; want 29 and nothing", code, out)
 	}
-	if want := "fluxres: create: PMIX_ERR_OUT_OF_RESOURCE: need 5 nodes, 4 available\n"; stderr != want {
+	if want := "fluxres: reservation create: PMIX_ERR_OUT_OF_RESOURCE: need 5 nodes, 4 available\n"; stderr != want {
 		t.Errorf("stderr %q, want %q", stderr, want)
 	}
 }
@@ -343,7 +343,7 @@ func TestReservationShow(t *testing.T) {
 	}
 
 	code, out, stderr = runRes(t, f, "reservation", "show", "x")
-	if code != 46 || out != "" || stderr != "fluxres: show: PMIX_ERR_NOT_FOUND: allocation \"x\" does not exist\n" {
+	if code != 46 || out != "" || stderr != "fluxres: reservation show: PMIX_ERR_NOT_FOUND: allocation \"x\" does not exist\n" {
 		t.Errorf("show x: exit %d, stdout %q, stderr %q", code, out, stderr)
 	}
 	if code, _, _ := runRes(t, f, "reservation", "show"); code != 2 {
@@ -443,7 +443,7 @@ func TestReservationTarget(t *testing.T) {
 	for _, args := range [][]string{{}, {"--", "hostname"}, {"-N", "1"}, {"r1"}} {
 		f := &fakeClient{}
 		code, _, stderr := runRes(t, f, append([]string{"reservation", "target"}, args...)...)
-		if code != 2 || len(f.submits) != 0 || !strings.HasPrefix(stderr, "fluxres: target: ") {
+		if code != 2 || len(f.submits) != 0 || !strings.HasPrefix(stderr, "fluxres: reservation target: ") {
 			t.Errorf("target %v: exit %d, %d submits, stderr %q; want a usage error", args, code, len(f.submits), stderr)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fluxq/fluxq/internal/hostlist"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/nvml"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/resource"
@@ -35,8 +36,8 @@ type view struct {
 	reasons   map[uint]api.DrainedRank
 }
 
-func load(c *cli.Context) (*view, error) {
-	cl, err := instance.Open(c)
+func load(c *cli.Context, open opener) (*view, error) {
+	cl, err := open(c)
 	if err != nil {
 		return nil, err
 	}
@@ -67,30 +68,54 @@ func load(c *cli.Context) (*view, error) {
 // free is what no job holds, drained ranks included (they are shown apart).
 func (v *view) free() *rset.R { return v.inv.Difference(v.held) }
 
+// hasMemory reports whether the inventory knows any host's memory: only
+// then do the views show memory, so that an instance without it prints
+// as it did before memory was a resource.
+func (v *view) hasMemory() bool { return v.inv.Memory() > 0 }
+
+// memoryText is a size as every view shows memory.
+func memoryText(n uint64) string { return jobspec.FormatMemory(n) }
+
 // group is one line of `fluxres list`: a state and the resources in it.
+// Mem says the instance knows memory, so the line shows it.
 type group struct {
 	State string  `json:"state"`
 	R     *rset.R `json:"-"`
+	Mem   bool    `json:"-"`
 }
 
 func (g group) fields() map[string]any {
 	nnodes, ncores, ngpus := g.R.Counts()
-	return map[string]any{"state": g.State, "nnodes": nnodes, "ncores": ncores, "ngpus": ngpus,
+	f := map[string]any{"state": g.State, "nnodes": nnodes, "ncores": ncores, "ngpus": ngpus,
 		"nodelist": g.R.Nodelist().String(), "ranks": g.R.Ranks().String()}
+	if g.Mem {
+		f["memory"] = g.R.Memory()
+	}
+	return f
 }
 
-func listCommand() *cli.Command {
+// listTable is the default table of `fluxres list`; a MEMORY column, after
+// NGPUS, when the instance knows memory.
+func listTable(mem bool) output.Table[group] {
+	t := output.Table[group]{
+		Description: "STATE NNODES NCORES NGPUS [MEMORY] NODELIST",
+		Columns: []output.Column[group]{
+			{Header: "STATE", Value: func(g group) string { return g.State }},
+			{Header: "NNODES", Align: output.Right, Value: func(g group) string { n, _, _ := g.R.Counts(); return fmt.Sprint(n) }},
+			{Header: "NCORES", Align: output.Right, Value: func(g group) string { _, n, _ := g.R.Counts(); return fmt.Sprint(n) }},
+			{Header: "NGPUS", Align: output.Right, Value: func(g group) string { _, _, n := g.R.Counts(); return fmt.Sprint(n) }},
+		},
+	}
+	if mem {
+		t.Columns = append(t.Columns, output.Column[group]{Header: "MEMORY", Align: output.Right, Value: func(g group) string { return memoryText(g.R.Memory()) }})
+	}
+	t.Columns = append(t.Columns, output.Column[group]{Header: "NODELIST", Value: func(g group) string { return g.R.Nodelist().String() }})
+	return t
+}
+
+func listCommand(open opener) *cli.Command {
 	list := output.List[group]{
-		Tables: map[string]output.Table[group]{output.Default: {
-			Description: "STATE NNODES NCORES NGPUS NODELIST",
-			Columns: []output.Column[group]{
-				{Header: "STATE", Value: func(g group) string { return g.State }},
-				{Header: "NNODES", Align: output.Right, Value: func(g group) string { n, _, _ := g.R.Counts(); return fmt.Sprint(n) }},
-				{Header: "NCORES", Align: output.Right, Value: func(g group) string { _, n, _ := g.R.Counts(); return fmt.Sprint(n) }},
-				{Header: "NGPUS", Align: output.Right, Value: func(g group) string { _, _, n := g.R.Counts(); return fmt.Sprint(n) }},
-				{Header: "NODELIST", Value: func(g group) string { return g.R.Nodelist().String() }},
-			},
-		}},
+		Tables: map[string]output.Table[group]{output.Default: listTable(false)},
 		Doc: func(gs []group) any {
 			out := make([]map[string]any, len(gs))
 			for i, g := range gs {
@@ -106,6 +131,13 @@ func listCommand() *cli.Command {
 			{Name: "nnodes", Help: "nodes"},
 			{Name: "ncores", Help: "cores"},
 			{Name: "ngpus", Help: "GPUs"},
+			// --json has bytes, and only where the instance knows memory.
+			{Name: "memory", Heading: "MEMORY", Help: "memory, as the MEMORY column shows it (4G, 1.5G); empty where no memory is known (--json: bytes)", Value: func(g group) any {
+				if !g.Mem {
+					return ""
+				}
+				return memoryText(g.R.Memory())
+			}},
 			{Name: "nodelist", Help: "the nodes' names"},
 			{Name: "ranks", Help: "the nodes' ranks"},
 		},
@@ -113,10 +145,11 @@ func listCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "list",
 		Usage: "resources by state: free, allocated, down",
-		Description: `One line per state: STATE NNODES NCORES NGPUS NODELIST. free is what no
-job holds on nodes that take work; allocated is what jobs hold; down is
-drained nodes. Use it for a quick look at how busy the instance is;
-status shows each node's drain reason or reservation.
+		Description: `One line per state: STATE NNODES NCORES NGPUS NODELIST, and MEMORY before
+NODELIST when the hosts' memory is known. free is what no job holds on
+nodes that take work; allocated is what jobs hold; down is drained
+nodes. Use it for a quick look at how busy the instance is; status
+shows each node's drain reason or reservation.
 
 EXAMPLES:
   # Free, allocated and down resources
@@ -130,7 +163,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
@@ -140,16 +173,18 @@ EXAMPLES:
 			}
 			var gs []group
 			down := v.inv.SelectRanks(v.drained)
+			mem := v.hasMemory()
 			for _, s := range states {
 				switch s {
 				case "free":
-					gs = append(gs, group{s, v.free().Difference(down)})
+					gs = append(gs, group{s, v.free().Difference(down), mem})
 				case "allocated":
-					gs = append(gs, group{s, v.held})
+					gs = append(gs, group{s, v.held, mem})
 				case "down":
-					gs = append(gs, group{s, down})
+					gs = append(gs, group{s, down, mem})
 				}
 			}
+			list.Tables = map[string]output.Table[group]{output.Default: listTable(mem)}
 			return output.PrintList(p, list, gs)
 		}),
 	}
@@ -177,16 +212,24 @@ type nodeStatus struct {
 	// Session is the reservation whose session holds a reserved node.
 	Session   string  `json:"session,omitempty"`
 	Timestamp float64 `json:"timestamp,omitempty"`
+	// Memory is the node's memory in bytes and MemoryFree what no job
+	// holds of it, both only where the instance knows memory.
+	Memory     uint64  `json:"memory,omitempty"`
+	MemoryFree *uint64 `json:"memory_free,omitempty"`
 }
 
-func statusCommand() *cli.Command {
+func statusCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "status",
 		Usage: "per node: avail, drained, draining or reserved, with the drain reason or the reservation",
 		Description: `Groups the nodes by status: avail (takes work), draining (drained, a job
 still runs), drained (drained and empty), offline, reserved (set aside by
 a reservation), each with its count, nodes, and the drain reason or the
-reservation. Use it to see why a node takes no jobs.
+reservation; when the hosts' memory is known, also the group's memory
+and what no job holds of it (MEMORY, MEMFREE). Use it to see why a node
+takes no jobs. Where jobs' memory limits are scheduled but not enforced
+(no cgroup memory controller for the exec agent), a last line says so,
+and why.
 
 EXAMPLES:
   # Every node's status
@@ -196,17 +239,23 @@ EXAMPLES:
   $ fluxres status --json`,
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
-			held, err := reservedNodes(c)
+			held, err := reservedNodes(c, open)
 			if err != nil {
 				return err
 			}
 			var nodes []nodeStatus
+			mem := v.hasMemory()
 			for _, n := range v.inv.Nodes() {
 				s := nodeStatus{Rank: n.Rank, Hostname: n.Hostname, State: "avail"}
+				if mem {
+					held, _ := v.held.Node(n.Rank)
+					free := n.Memory - min(n.Memory, held.Memory)
+					s.Memory, s.MemoryFree = n.Memory, &free
+				}
 				if d, ok := v.reasons[n.Rank]; ok {
 					s.State, s.Reason, s.Timestamp = "drained", d.Reason, d.Timestamp
 					if v.draining.Contains(n.Rank) {
@@ -221,8 +270,17 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			return output.PrintObject(p, map[string]any{"nodes": nodes}, func(w io.Writer) error {
-				return printStatus(w, nodes)
+			obj := map[string]any{"nodes": nodes}
+			how, whyNot := memoryLimits(c)
+			if m := memoryLimitsJSON(how, whyNot); m != nil {
+				obj["memory_limits"] = m
+			}
+			return output.PrintObject(p, obj, func(w io.Writer) error {
+				if err := printStatus(w, nodes, mem); err != nil {
+					return err
+				}
+				printMemoryLimits(w, whyNot)
+				return nil
 			})
 		}),
 	}
@@ -230,8 +288,8 @@ EXAMPLES:
 
 // reservedNodes maps each node in the session of a live non-shared
 // reservation to its allocation id: a drain wins over it in status.
-func reservedNodes(c *cli.Context) (map[string]string, error) {
-	cl, err := instance.Open(c)
+func reservedNodes(c *cli.Context, open opener) (map[string]string, error) {
+	cl, err := open(c)
 	if err != nil {
 		return nil, err
 	}
@@ -250,8 +308,9 @@ func reservedNodes(c *cli.Context) (map[string]string, error) {
 }
 
 // printStatus groups nodes by state and reason, as flux resource status;
-// a reserved node's reason column names its reservation.
-func printStatus(w io.Writer, nodes []nodeStatus) error {
+// a reserved node's reason column names its reservation. With mem, each
+// group shows its memory and what no job holds of it.
+func printStatus(w io.Writer, nodes []nodeStatus, mem bool) error {
 	type key struct{ state, reason string }
 	groups := map[key][]nodeStatus{}
 	var order []key
@@ -266,24 +325,45 @@ func printStatus(w io.Writer, nodes []nodeStatus) error {
 		groups[k] = append(groups[k], n)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return order[a].state < order[b].state })
-	fmt.Fprintf(w, "%10s %6s %-20s %s\n", "STATE", "NNODES", "NODELIST", "REASON")
+	memCols := func(total, free string) string {
+		if !mem {
+			return ""
+		}
+		return fmt.Sprintf(" %7s %7s", total, free)
+	}
+	fmt.Fprintf(w, "%10s %6s%s %-20s %s\n", "STATE", "NNODES", memCols("MEMORY", "MEMFREE"), "NODELIST", "REASON")
 	for _, k := range order {
 		var hosts []string
+		var total, free uint64
 		for _, n := range groups[k] {
 			hosts = append(hosts, n.Hostname)
+			total = addMemory(total, n.Memory)
+			if n.MemoryFree != nil {
+				free = addMemory(free, *n.MemoryFree)
+			}
 		}
-		fmt.Fprintf(w, "%10s %6d %-20s %s\n", k.state, len(groups[k]), hostlist.New(hosts...).String(), printable.String(k.reason))
+		fmt.Fprintf(w, "%10s %6d%s %-20s %s\n", k.state, len(groups[k]), memCols(memoryText(total), memoryText(free)), hostlist.New(hosts...).String(), printable.String(k.reason))
 	}
 	return nil
 }
 
-func infoCommand() *cli.Command {
+// addMemory sums sizes without wrapping: a rank's memory is bounded, not
+// the sum of a million of them.
+func addMemory(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
+}
+
+func infoCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "info",
-		Usage: `one line: "4 Nodes, 256 Cores, 8 GPUs"`,
+		Usage: `one line: "4 Nodes, 256 Cores, 8 GPUs" (", 64G Memory" when known)`,
 		Description: `Prints the size of the instance on one line, as flux resource info
-does: its nodes, cores and GPUs, whatever their state. Use list or
-status for what is free.
+does: its nodes, cores and GPUs, whatever their state, and its memory
+(", 64G Memory") when the hosts' memory is known. Use list or status
+for what is free.
 
 EXAMPLES:
   # How big is this instance?
@@ -292,15 +372,24 @@ EXAMPLES:
   # Only the number of cores, for a script
   $ fluxres info | awk '{print $3}'`,
 		Action: exitcode.Action(func(c *cli.Context) error {
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
-			n, cores, gpus := v.inv.Counts()
-			fmt.Fprintf(c.App.Writer, "%s, %s, %s\n", plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
-			return nil
+			_, err = fmt.Fprintln(c.App.Writer, counts(v.inv, v.hasMemory()))
+			return err
 		}),
 	}
+}
+
+// counts is "4 Nodes, 8 Cores, 2 GPUs", and ", 64G Memory" with mem.
+func counts(r *rset.R, mem bool) string {
+	n, cores, gpus := r.Counts()
+	s := fmt.Sprintf("%s, %s, %s", plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
+	if mem {
+		s += ", " + memoryText(r.Memory()) + " Memory"
+	}
+	return s
 }
 
 func plural(n int, word string) string {
@@ -370,15 +459,15 @@ EXAMPLES:
 	}
 }
 
-// printR prints an R as JSON (--json) or as Flux's short form.
-func printR(c *cli.Context, r *rset.R) error {
+// printR prints an R as JSON (--json) or as Flux's short form; the counts
+// name its memory where the instance knows memory (mem) or r has some.
+func printR(c *cli.Context, r *rset.R, mem bool) error {
 	p, err := output.FromContext(c)
 	if err != nil {
 		return err
 	}
 	return output.PrintObject(p, json.RawMessage(mustJSON(r)), func(w io.Writer) error {
-		n, cores, gpus := r.Counts()
-		_, err := fmt.Fprintf(w, "%s: %s (%s, %s, %s)\n", r.Nodelist(), r.String(), plural(n, "Node"), plural(cores, "Core"), plural(gpus, "GPU"))
+		_, err := fmt.Fprintf(w, "%s: %s (%s)\n", r.Nodelist(), r.String(), counts(r, mem || r.Memory() > 0))
 		return err
 	})
 }
@@ -391,7 +480,7 @@ func mustJSON(r *rset.R) []byte {
 	return b
 }
 
-func findCommand() *cli.Command {
+func findCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:      "find",
 		Usage:     "resources matching a constraint (RFC 16 Find), in --requires syntax",
@@ -417,16 +506,16 @@ EXAMPLES:
 			if err != nil {
 				return exitcode.UsageErrorf("find: %v", err)
 			}
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
-			return printR(c, resource.NewPool(v.inv).Find(con))
+			return printR(c, resource.NewPool(v.inv).Find(con), v.hasMemory())
 		}),
 	}
 }
 
-func allocatedCommand() *cli.Command {
+func allocatedCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:      "allocated",
 		Usage:     "R of one job, or of every job (RFC 16 Allocated)",
@@ -451,7 +540,7 @@ EXAMPLES:
 				if err != nil {
 					return exitcode.UsageErrorf("%v", err)
 				}
-				cl, err := instance.Open(c)
+				cl, err := open(c)
 				if err != nil {
 					return err
 				}
@@ -466,18 +555,18 @@ EXAMPLES:
 						return err
 					}
 				}
-				return printR(c, r)
+				return printR(c, r, false)
 			}
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
-			return printR(c, v.held)
+			return printR(c, v.held, v.hasMemory())
 		}),
 	}
 }
 
-func availableCommand() *cli.Command {
+func availableCommand(open opener) *cli.Command {
 	return &cli.Command{
 		Name:  "available",
 		Usage: "R of what no job holds and no drain blocks (RFC 16 Available)",
@@ -493,11 +582,11 @@ EXAMPLES:
   $ fluxres available --json`,
 		Flags: []cli.Flag{output.JSONFlag()},
 		Action: exitcode.Action(func(c *cli.Context) error {
-			v, err := load(c)
+			v, err := load(c, open)
 			if err != nil {
 				return err
 			}
-			return printR(c, v.free().Difference(v.inv.SelectRanks(v.drained)))
+			return printR(c, v.free().Difference(v.inv.SelectRanks(v.drained)), v.hasMemory())
 		}),
 	}
 }
@@ -506,19 +595,35 @@ func discoverCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "discover",
 		Usage: "what this machine has, as R and as a [[resource.config]] snippet",
-		Description: `Reads what this machine has (hostname, cores from sysfs, GPUs) as
+		Description: `Reads what this machine has (hostname, cores from sysfs, GPUs, and
+memory: /proc/meminfo's MemTotal less a reserve for the system) as
 fluxsched does when its config has no [[resource.config]], and prints it
 as a config snippet to start from, or with --json as the machine, its R
-and the config entry. It needs no instance.
+and the config entry. --memory-reserve is [resource] memory-reserve, for
+a config that sets it. It needs no instance.
 
 EXAMPLES:
   # What fluxsched would find here
   $ fluxres discover
 
   # Start a config from it
-  $ fluxres discover > /etc/fluxq/resources.toml`,
-		Flags: []cli.Flag{output.JSONFlag()},
+  $ fluxres discover > /etc/fluxq/resources.toml
+
+  # Leave 8G of memory to the system, not the default
+  $ fluxres discover --memory-reserve 8G`,
+		Flags: []cli.Flag{
+			output.JSONFlag(),
+			&cli.StringFlag{Name: "memory-reserve", Usage: "leave `SIZE` of memory to the system, as [resource] memory-reserve does (0: none)", DefaultText: "5% of the memory, at least 512M, at most 4G"},
+		},
 		Action: exitcode.Action(func(c *cli.Context) error {
+			var reserve resource.MemoryReserve
+			if c.IsSet("memory-reserve") {
+				n, err := parseReserve(c.String("memory-reserve"))
+				if err != nil {
+					return exitcode.UsageErrorf("--memory-reserve: %v", err)
+				}
+				reserve = resource.MemoryReserve{Bytes: n, Set: true}
+			}
 			host, err := os.Hostname()
 			if err != nil {
 				return err
@@ -536,6 +641,7 @@ EXAMPLES:
 				// command name already does.
 				return errors.New(strings.TrimPrefix(err.Error(), "discover: "))
 			}
+			m.Reserve(reserve)
 			p, err := output.FromContext(c)
 			if err != nil {
 				return err
@@ -544,6 +650,15 @@ EXAMPLES:
 			return output.PrintObject(p, doc, m.WriteConfig)
 		}),
 	}
+}
+
+// parseReserve reads --memory-reserve as internal/config reads [resource]
+// memory-reserve: a size as --mem takes it, or 0 for none.
+func parseReserve(s string) (uint64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return jobspec.ParseMemory(s)
 }
 
 // discovered is `fluxres discover --json`: the machine, its R, and the

@@ -346,8 +346,12 @@ const notDefined = "flag provided but not defined: "
 // left alone, so that wrapping a handler twice suggests once.
 const didYouMean = "Did you mean "
 
+// withFlagSuggestion says an undefined flag as getopt (and so Slurm)
+// does, "unrecognized option '--ntaks'", with the flag as a person types
+// it (the flag package reports "-ntaks" whatever was typed), and adds the
+// command's closest flags.
 func withFlagSuggestion(c *cli.Context, err error) error {
-	if c == nil || c.Command == nil || err == nil || strings.Contains(err.Error(), didYouMean) {
+	if err == nil || strings.Contains(err.Error(), didYouMean) {
 		return err
 	}
 	typed, ok := strings.CutPrefix(err.Error(), notDefined)
@@ -355,6 +359,10 @@ func withFlagSuggestion(c *cli.Context, err error) error {
 		return err
 	}
 	typed = strings.TrimLeft(typed, "-")
+	msg := "unrecognized option '" + quoteFlag(typed) + "'"
+	if c == nil || c.Command == nil {
+		return errors.New(msg)
+	}
 	var candidates []string
 	for _, f := range c.Command.Flags {
 		candidates = append(candidates, f.Names()...)
@@ -362,11 +370,10 @@ func withFlagSuggestion(c *cli.Context, err error) error {
 	if !c.Command.HideHelp && cli.HelpFlag != nil {
 		candidates = append(candidates, cli.HelpFlag.Names()...)
 	}
-	s := DidYouMean(Suggest(typed, candidates), quoteFlag)
-	if s == "" {
-		return err
+	if s := DidYouMean(Suggest(typed, candidates), quoteFlag); s != "" {
+		msg += ". " + s
 	}
-	return fmt.Errorf("%w. %s", err, s)
+	return errors.New(msg)
 }
 
 // helpCommand is `help` for the app (owner nil) or for a command with

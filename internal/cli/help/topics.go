@@ -294,10 +294,12 @@ TWO SWITCHES:
 
 LIMITS AND DEFAULTS:
    [policy.limits] (all queues) and [queues.NAME.policy.limits] (one):
-   duration = "1h", job-size.max.nnodes / ncores / ngpus, and
+   duration = "1h", job-size.max.nnodes / ncores / ngpus / memory, and
    job-size.min.*: a job outside them is refused at submission, with the
-   limit in the message. [policy.jobspec.defaults.system] duration sets
-   the time limit of jobs submitted without -t. [policy.access]
+   limit in the message (memory = "8G" counts the job's total, slots x
+   --mem). [policy.jobspec.defaults.system] duration sets the time limit
+   of jobs submitted without -t, memory = "1G" the memory of each slot of
+   jobs submitted without --mem. [policy.access]
    allow-user / allow-group say who may submit. Scheduling policy per
    queue: [queues.NAME.policy.scheduler] policy = "easy".
 

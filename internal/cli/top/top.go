@@ -8,6 +8,7 @@
 package top
 
 import (
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -21,8 +22,8 @@ import (
 
 // Snapshot is what one refresh read from the instance.
 type Snapshot struct {
-	// Gauges are the resources in use: nodes, cores, and GPUs when the
-	// instance has any.
+	// Gauges are the resources in use: nodes, cores, and GPUs and memory
+	// when the instance has any.
 	Gauges []Gauge
 	// Pending, Running and Inactive count jobs by state; Inactive only
 	// those that ended within InactiveWindow (e.g. "1h"), and
@@ -44,9 +45,24 @@ type Snapshot struct {
 
 // Gauge is one resource: how much of it jobs hold.
 type Gauge struct {
-	Name        string // "nodes", "cores", "gpus"
+	Name        string // "nodes", "cores", "gpus", "memory"
 	Used, Total int
-	Note        string // e.g. "1 drained"
+	// UsedText and TotalText print Used and Total when a count is not
+	// the number ("3G" of memory, not 3221225472); "" prints the number.
+	UsedText, TotalText string
+	Note                string // e.g. "1 drained"
+}
+
+// texts are the used and total counts as the gauge prints them.
+func (g Gauge) texts() (used, total string) {
+	used, total = g.UsedText, g.TotalText
+	if used == "" {
+		used = strconv.Itoa(g.Used)
+	}
+	if total == "" {
+		total = strconv.Itoa(g.Total)
+	}
+	return used, total
 }
 
 // Queue is one named queue.
@@ -254,7 +270,8 @@ func inactiveText(snap *Snapshot) string {
 func totalWidth(gs []Gauge) int {
 	w := 1
 	for _, g := range gs {
-		w = max(w, len(strconv.Itoa(g.Total)), len(strconv.Itoa(g.Used)))
+		used, total := g.texts()
+		w = max(w, len(total), len(used))
 	}
 	return w
 }
@@ -263,8 +280,13 @@ func totalWidth(gs []Gauge) int {
 func gaugeSpans(g Gauge, labelWidth, barWidth, tw int, sty Styles) Line {
 	filled := 0
 	if g.Total > 0 {
-		filled = (g.Used*barWidth + g.Total - 1) / g.Total // a used part never shows empty
-		filled = min(barWidth, max(0, filled))
+		// In 128 bits: a gauge of memory counts bytes, whose product with
+		// the width may not fit in an int.
+		used := uint64(min(g.Total, max(0, g.Used)))
+		hi, lo := bits.Mul64(used, uint64(barWidth))
+		lo, carry := bits.Add64(lo, uint64(g.Total-1), 0) // a used part never shows empty
+		q, _ := bits.Div64(hi+carry, lo, uint64(g.Total))
+		filled = min(barWidth, int(q))
 	}
 	pad := strings.Repeat(" ", labelWidth-utf8.RuneCountInString(g.Name))
 	return Line{
@@ -278,7 +300,7 @@ func gaugeSpans(g Gauge, labelWidth, barWidth, tw int, sty Styles) Line {
 }
 
 func countPair(g Gauge, w int) string {
-	used, total := strconv.Itoa(g.Used), strconv.Itoa(g.Total)
+	used, total := g.texts()
 	return strings.Repeat(" ", max(0, w-len(used))) + used + "/" + total + strings.Repeat(" ", max(0, w-len(total)))
 }
 

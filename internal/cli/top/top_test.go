@@ -527,3 +527,37 @@ func TestRunPanic(t *testing.T) {
 	ss.s.InjectKey(tcell.KeyRune, 'r', tcell.ModNone)
 	ss.waitFor(`^instance: internal error: fetch bug`)
 }
+
+// Issue 26: memory is a gauge like cores, its counts in FormatMemory's
+// words; its bytes do not overflow the bar, and the counts of every gauge
+// still line up.
+func TestDrawMemory(t *testing.T) {
+	tests := []struct {
+		name string
+		mem  Gauge
+		want []string
+	}{
+		{name: "three of four", mem: Gauge{Name: "memory", Used: 3 << 30, Total: 4 << 30, UsedText: "3G", TotalText: "4G"},
+			want: []string{`^ nodes \[\|{20} {20}\]  2/4  \(1 drained\) +2 pending$`, `^memory \[\|{30} {10}\] 3G/4G$`}},
+		{name: "none used", mem: Gauge{Name: "memory", Used: 0, Total: 4 << 30, UsedText: "0B", TotalText: "4G"},
+			want: []string{`^memory \[ {40}\] 0B/4G$`}},
+		{name: "a byte shows", mem: Gauge{Name: "memory", Used: 1, Total: 1 << 50, UsedText: "1B", TotalText: "1P"},
+			want: []string{`^memory \[\| {39}\] 1B/1P$`}},
+		{name: "exabytes", mem: Gauge{Name: "memory", Used: 1 << 62, Total: 1<<63 - 1, UsedText: "4096P", TotalText: "8191.9P"},
+			want: []string{`^memory \[\|{21} {19}\]   4096P/8191.9P$`, `^ cores \[\|{30} {10}\]      12/16 `}},
+		{name: "more used than there is", mem: Gauge{Name: "memory", Used: 5 << 30, Total: 4 << 30, UsedText: "5G", TotalText: "4G"},
+			want: []string{`^memory \[\|{40}\] 5G/4G$`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap := sample()
+			snap.Gauges = append(snap.Gauges, tt.mem)
+			lines := draw(t, snap, Status{Delay: time.Second}, 120, 40)
+			for _, want := range tt.want {
+				if !hasLine(lines, want) {
+					t.Errorf("no line matches %q in:\n%s", want, strings.Join(lines, "\n"))
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,175 @@
+package writes
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/launcher"
+	"github.com/fluxq/fluxq/internal/state"
+)
+
+// DirectPurgeMax bounds the jobs one purge removes on the direct path, in
+// one transaction: far more than a socket request's batch, since every
+// call there loads all the jobs, and few enough that the transaction
+// keeps the store only briefly from another command.
+const DirectPurgeMax = 10000
+
+// The writes, on both paths.
+func init() {
+	write(api.Submit, Write{identify: ifClaimed}, submit)
+	write(api.Cancel, Write{loads: true}, cancel)
+	write(api.Purge, Write{loads: true}, purge)
+	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
+		return api.None{}, t.JM.Urgency(t.Tx, p.ID, t.Caller.UID, p.Urgency)
+	})
+	write(api.Reap, Write{}, func(t *Turn, p api.ReapParams) ([]fluid.ID, error) {
+		// The job manager holds no inactive job: the mark is the store's.
+		return state.Reap(t.Tx, t.Caller.UID, p)
+	})
+	write(api.Drain, Write{}, func(t *Turn, p api.DrainParams) (api.None, error) {
+		if _, err := state.Drain(t.Tx, p.Ranks, p.Reason, p.Force, t.JM.Now()); err != nil {
+			return api.None{}, err
+		}
+		return api.None{}, down(t)
+	})
+	write(api.Undrain, Write{}, func(t *Turn, p api.DrainParams) (api.None, error) {
+		if _, err := state.Undrain(t.Tx, p.Ranks); err != nil {
+			return api.None{}, err
+		}
+		return api.None{}, down(t)
+	})
+	write(api.ChangeQueues, Write{}, func(t *Turn, ch api.QueueChange) (api.QueueInfo, error) {
+		qi, err := state.ChangedQueues(t.Tx, ch)
+		if err != nil {
+			return api.QueueInfo{}, err
+		}
+		t.JM.SetQueues(qi.Set, qi.States)
+		return *CountQueues(qi, t.JM), nil
+	})
+	write(api.Reserve, Write{identify: always, loop: true}, func(t *Turn, p api.ReserveParams) (api.ReservationView, error) {
+		rr, err := p.Alloc()
+		if err != nil {
+			return api.ReservationView{}, err
+		}
+		r, err := t.JM.Reserve(t.Tx, rr, *t.Caller.Who, t.Caller.UID)
+		if err != nil {
+			return api.ReservationView{}, err
+		}
+		return state.View(t.JM.Reservations(), r, t.JM.Alive), nil
+	})
+	write(api.AddSpares, Write{}, func(t *Turn, p api.SpareParams) ([]string, error) {
+		return t.JM.AddSpares(t.Tx, p.Hosts, p.Cores, p.GPUs)
+	})
+	write(api.RemoveNodes, Write{}, func(t *Turn, p api.SpareParams) (api.None, error) {
+		names, err := state.ExpandHosts(p.Hosts)
+		if err != nil {
+			return api.None{}, err
+		}
+		return api.None{}, t.JM.RemoveSpares(t.Tx, names)
+	})
+}
+
+// submit stores the jobs and hands them to the job manager, in one turn.
+func submit(t *Turn, p api.SubmitParams) ([]fluid.ID, error) {
+	c := t.Caller
+	reqs := make([]state.SubmitRequest, len(p.Jobs))
+	var size uint64
+	for i, j := range p.Jobs {
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: c.UID, Owner: c.Owner, Urgency: j.Urgency, Who: c.Who}
+		size += uint64(len(j.Jobspec))
+	}
+	if c.Room != nil {
+		if err := c.Room(size, len(p.Jobs)); err != nil {
+			return nil, err
+		}
+	}
+	if c.MaxActive > 0 {
+		// Counted in the turn: submissions earlier in it count.
+		for i := range reqs {
+			reqs[i].MaxActive, reqs[i].Active = c.MaxActive, t.JM.ActiveOf(c.UID)
+		}
+	}
+	ids, recs, err := state.Submit(t.Tx, t.JM.Now(), reqs, t.JM.Reservations())
+	if err != nil {
+		return nil, err
+	}
+	return ids, t.JM.Submitted(t.Tx, recs)
+}
+
+// cancel raises each job's cancel exception; a refusal is that job's
+// entry in the result. With no loop, no exec service passes the
+// exception on to the processes of a running job: once the cancel is
+// committed, the exec agents are asked to stop them (whatever they say,
+// the cancel stands, and the next fluxsched collects the ends).
+func cancel(t *Turn, p api.CancelParams) (api.CancelResult, error) {
+	out := make(api.CancelResult, len(p.IDs))
+	var running []fluid.ID
+	for i, id := range p.IDs {
+		var was *state.Record
+		if t.JM.Offline() {
+			was, _ = state.Load(t.Tx, id)
+		}
+		if err := t.JM.Cancel(t.Tx, id, t.Caller.UID, p.Note); err != nil {
+			out[i] = api.Encode(err)
+		} else if was != nil && was.Job.State&job.Running != 0 && was.Job.Allocated && !was.Job.Released {
+			running = append(running, id)
+		}
+	}
+	if len(running) > 0 {
+		dir := t.Caller.StateDir
+		t.Then(func(ctx context.Context) error {
+			if err := launcher.Cancel(ctx, dir, running); err != nil {
+				return fmt.Errorf("asking the exec agents to stop cancelled jobs: %w", err)
+			}
+			return nil
+		})
+	}
+	return out, nil
+}
+
+// purge removes inactive jobs; their folders go once that is committed,
+// so that what the caller sees next is what the purge left (a folder
+// that cannot go then goes at the next fluxsched start).
+func purge(t *Turn, p api.PurgeParams) (api.PurgeResult, error) {
+	most := 0
+	if t.JM.Offline() {
+		most = DirectPurgeMax
+	}
+	res, purged, err := t.JM.PurgeUpTo(t.Tx, t.Caller.UID, p, most)
+	if err != nil {
+		return api.PurgeResult{}, err
+	}
+	if len(purged) > 0 {
+		dir := t.Caller.JobsDir
+		t.Then(func(context.Context) error {
+			if err := state.RemoveJobFolders(dir, purged); err != nil {
+				return fmt.Errorf("removing purged job folders: %w", err)
+			}
+			return nil
+		})
+	}
+	return res, nil
+}
+
+// down tells the job manager which ranks are drained after a change.
+func down(t *Turn) error {
+	drained, err := state.Drained(t.Tx)
+	if err != nil {
+		return err
+	}
+	t.JM.SetDown(drained)
+	return nil
+}
+
+// CountQueues fills the queues' counts from the job manager's, which know
+// the alloc requests outstanding.
+func CountQueues(qi *api.QueueInfo, jm *jobmgr.Manager) *api.QueueInfo {
+	for _, name := range qi.Set.Names() {
+		qi.Counts[name] = api.QueueCounts(jm.Counts([]string{name}))
+	}
+	return qi
+}
