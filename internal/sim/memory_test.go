@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -140,5 +141,28 @@ func TestRunMemorySchedule(t *testing.T) {
 				t.Errorf("schedule (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A queue's default memory reaches the trace's jobs that ask none; on
+// hosts without memory it has them denied, and the reason says memory,
+// not cores (the machine has the cores).
+func TestRunDefaultMemoryDenied(t *testing.T) {
+	mem := "3G"
+	set, err := queue.Compile(queue.Tables{Policy: queue.Policy{Jobspec: queue.JobspecPolicy{Defaults: queue.JobspecDefaults{System: queue.SystemDefaults{Memory: &mem}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, err := swf.Read(strings.NewReader(trace(job(1, 0, 10, 1, 10))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(Config{Jobs: jobs, Inventory: memMachine(t, 1, 2, 0), Policy: fcfs, Queues: set, TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Reason{{Reason: "unsatisfiable request: its memory per processor does not fit on the machine's nodes", Count: 1, Examples: []int64{1}}}
+	if diff := cmp.Diff(want, res.Denied); diff != "" {
+		t.Errorf("denied (-want +got):\n%s", diff)
 	}
 }

@@ -56,7 +56,10 @@ func (s *simulation) denyReason(j *simJob) string {
 	if j.tooBig {
 		return DenyTooMuchMemory
 	}
-	if j.mem > 0 && j.cores <= s.cores {
+	// Memory, when the machine has the cores: the job's field 10, or a
+	// queue's default memory (policy.jobspec.defaults.system.memory),
+	// which the job manager writes into jobs that ask for none.
+	if j.cores <= s.cores && (j.mem > 0 || j.note == resource.ReasonUnsatisfiable) {
 		return denyMemoryReason(j.note)
 	}
 	return denyReason(j.note)
