@@ -42,7 +42,7 @@ func runApp(e *env, argv []string) int {
 	app := newApp(e)
 	var inOrder []*cli.Command
 	for _, c := range app.Commands {
-		if c.Name == "submit" || c.Name == "run" {
+		if c.Name == "submit" || c.Name == "run" || c.Name == "bulksubmit" {
 			inOrder = append(inOrder, c)
 		}
 	}
@@ -120,6 +120,7 @@ EXAMPLES:
 		Commands: []*cli.Command{
 			e.submitCommand(),
 			e.runCommand(),
+			e.bulksubmitCommand(),
 			e.jobsCommand(),
 			e.infoCommand(),
 			e.eventlogCommand(),
