@@ -57,11 +57,20 @@ func (e *env) bulksubmitCommand() *cli.Command {
 		switch f := f.(type) {
 		case *cli.IntFlag:
 			if countFlags[f.Name] {
-				flags = append(flags, &cli.StringFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, DefaultText: f.DefaultText})
+				def := f.DefaultText
+				if def == "" {
+					def = "0"
+				}
+				flags = append(flags, &cli.StringFlag{Name: f.Name, Aliases: f.Aliases, Usage: f.Usage, DefaultText: def})
 				continue
 			}
 		case *cli.StringFlag:
 			if f.Name == flagJobspec {
+				continue
+			}
+		case *cli.BoolFlag:
+			if f.Name == flagDryRun {
+				flags = append(flags, &cli.BoolFlag{Name: f.Name, Usage: "print each job as flux bulksubmit does (bulksubmit: submit OPTIONS COMMAND) and submit nothing", DisableDefaultText: true})
 				continue
 			}
 		}
@@ -95,8 +104,9 @@ expanded for each input as {x} (Flux runs NAME=CODE as Python; fluxq runs
 no code, and a TEMPLATE that never uses {x} is refused).
 
 All jobs go in one request: all are stored, or, if any is refused, none
-(the first refusal is printed, naming the job). Takes submit's options
-(the job shape, --mem, -t, -q, --env...), applied to every job.
+(one line says why; a job refused before it is sent is named by its
+number and as --dry-run shows it). Takes submit's options (the job
+shape, --mem, -t, -q, --env...), applied to every job.
 
 EXAMPLES:
   # One job per line of stdin
@@ -104,9 +114,6 @@ EXAMPLES:
 
   # Every combination: sim a 1, sim a 2, sim b 1, sim b 2
   $ fluxq bulksubmit ./sim {0} {1} ::: a b ::: 1 2
-
-  # Pairs: 1 with x, 2 with y
-  $ fluxq bulksubmit echo {0} {1} ::: 1 2 :::+ x y
 
   # One job per file named in files.txt, output beside each input
   $ fluxq bulksubmit --mem 1G --output {.%}.out ./process {} :::: files.txt
