@@ -118,6 +118,11 @@ func TestExpand(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := Env{Inputs: []string{"data/run.1.csv", "B"}, Seq: 4}
+	if tm, _ := p.Parse("a{cc}b"); tm != nil {
+		if got, _ := p.Expand(tm, Env{NoCC: true}); got != "ab" {
+			t.Errorf("{cc} without --cc = %q, want it empty, as Flux", got)
+		}
+	}
 	for _, tc := range []struct{ tmpl, want, err string }{
 		{tmpl: "plain", want: "plain"},
 		{tmpl: "{}", want: "data/run.1.csv"},

@@ -13,7 +13,7 @@ import (
 //	{N} {N.ATTR}         input N
 //	{seq} {seq1}         the job's sequence number from 0, from 1;
 //	                     {seq:03} pads it with zeros to 3 digits
-//	{cc}                 left for the --cc pass (submit's {cc})
+//	{cc}                 left for the --cc pass (submit's {cc}); "" without --cc
 //	{{ }}                kept as they are: the job shell's mustache tags
 //
 // ATTR is one of % (no extension), / (base name), // (directory), /%
@@ -311,10 +311,13 @@ func (t *Template) MaxIndex() int {
 type Env struct {
 	Inputs []string // the job's inputs, one per list
 	Seq    int      // its sequence number, from 0
+	// NoCC says no --cc or --bcc is given: {cc} is then "", as Flux
+	// replaces it.
+	NoCC bool
 }
 
 // Expand replaces t's fields for one job. {cc} is left as it is written,
-// for the --cc pass after this one.
+// for the --cc pass after this one (or is "" with env.NoCC).
 func (p *Parser) Expand(t *Template, env Env) (string, error) {
 	var b strings.Builder
 	for _, pt := range t.parts {
@@ -334,6 +337,9 @@ func (p *Parser) Expand(t *Template, env Env) (string, error) {
 func (p *Parser) value(f *field, env Env) (string, error) {
 	switch f.name {
 	case nameCC:
+		if env.NoCC {
+			return "", nil
+		}
 		return "{cc}", nil
 	case nameSeq, nameSeq1:
 		n := env.Seq
@@ -370,7 +376,7 @@ func (p *Parser) value(f *field, env Env) (string, error) {
 	if d == nil {
 		return "", fmt.Errorf("unknown attribute .%s", f.attr)
 	}
-	return p.Expand(d, Env{Inputs: []string{x}, Seq: env.Seq})
+	return p.Expand(d, Env{Inputs: []string{x}, Seq: env.Seq, NoCC: env.NoCC})
 }
 
 func isAre(n int) string {

@@ -94,7 +94,8 @@ several lists, the next one), {0}, {1}... the input of list 0, 1...;
 {.%} without its extension, {./} its base name, {.//} its directory,
 {./%} the base name without extension ({1./} for list 1's...); {seq} and
 {seq1} the job's number from 0 and from 1 ({seq:03}: 000, 001...); {cc}
-the --cc copy's id. {{ and }} are kept for the job shell's {{id}}.
+the --cc copy's id (empty without --cc). {{ and }} are kept for the job
+shell's {{id}}.
 
 Several ::: lists make every combination, the last list varying
 fastest; :::+ pairs a list with the one before it instead (cycled when
@@ -173,7 +174,7 @@ func (e *env) bulksubmit(c *cli.Context, st *bulkState) error {
 	var jobs []api.SubmitJob
 	lines := make([]string, 0, len(order))
 	for _, bj := range order {
-		js, line, err := plan.build(e, bulk.Env{Inputs: bj.inputs, Seq: bj.seq})
+		js, line, err := plan.build(e, bulk.Env{Inputs: bj.inputs, Seq: bj.seq, NoCC: !c.IsSet(flagCC) && !c.IsSet(flagBCC)})
 		if err != nil {
 			// The job as the dry run would show it, when it got that far.
 			if line != "" {
