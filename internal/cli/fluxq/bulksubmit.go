@@ -173,8 +173,9 @@ func (e *env) bulksubmit(c *cli.Context, st *bulkState) error {
 	}
 	var jobs []api.SubmitJob
 	lines := make([]string, 0, len(order))
+	noCC := !c.IsSet(flagCC) && !c.IsSet(flagBCC)
 	for _, bj := range order {
-		js, line, err := plan.build(e, bulk.Env{Inputs: bj.inputs, Seq: bj.seq, NoCC: !c.IsSet(flagCC) && !c.IsSet(flagBCC)})
+		js, line, err := plan.build(e, bulk.Env{Inputs: bj.inputs, Seq: bj.seq, NoCC: noCC})
 		if err != nil {
 			// The job as the dry run would show it, when it got that far.
 			if line != "" {
@@ -278,7 +279,7 @@ func (e *env) readInputs(c *cli.Context, path string) (string, error) {
 // bulkPlan holds the templates of one bulksubmit: the command's and each
 // option's, parsed once, expanded for each job.
 type bulkPlan struct {
-	c       *cli.Context
+	flags   *flagValues
 	p       *bulk.Parser
 	command []*bulk.Template
 	opts    map[string]*bulk.Template // the mutable options given
@@ -294,7 +295,7 @@ func stateLists(st *submitState) [4]*[]string {
 }
 
 func newBulkPlan(c *cli.Context, p *bulk.Parser, command []string, st *submitState) (*bulkPlan, error) {
-	pl := &bulkPlan{c: c, p: p, opts: map[string]*bulk.Template{}}
+	pl := &bulkPlan{flags: newFlagValues(c), p: p, opts: map[string]*bulk.Template{}}
 	parse := func(where, s string) (*bulk.Template, error) {
 		t, err := p.Parse(s)
 		if err != nil {
@@ -389,7 +390,7 @@ func (pl *bulkPlan) build(e *env, env bulk.Env) ([]api.SubmitJob, string, error)
 		}
 	}
 	line := strings.Join(append(shown, cmd...), " ")
-	o := bulkOptions{Context: pl.c, vals: vals}
+	o := bulkOptions{flagValues: pl.flags, vals: vals}
 	copies, setCC, err := ccCopies(o)
 	if err != nil {
 		return nil, line, err
@@ -400,15 +401,42 @@ func (pl *bulkPlan) build(e *env, env bulk.Env) ([]api.SubmitJob, string, error)
 
 // bulkOptions is the command line with one combination's fields replaced.
 type bulkOptions struct {
-	*cli.Context
+	*flagValues
 	vals map[string]string
 }
+
+// flagValues are the command line's values, read once: urfave/cli's
+// lookups match every flag's names by regexp, which cost more than the
+// jobspec itself when done for each of 100,000 jobs.
+type flagValues struct {
+	set     map[string]bool
+	strings map[string]string
+	bools   map[string]bool
+}
+
+func newFlagValues(c *cli.Context) *flagValues {
+	v := &flagValues{set: map[string]bool{}, strings: map[string]string{}, bools: map[string]bool{}}
+	for _, f := range c.Command.Flags {
+		name := f.Names()[0]
+		v.set[name] = c.IsSet(name)
+		switch f.(type) {
+		case *cli.BoolFlag:
+			v.bools[name] = c.Bool(name)
+		case *cli.StringFlag:
+			v.strings[name] = c.String(name)
+		}
+	}
+	return v
+}
+
+func (v *flagValues) IsSet(name string) bool { return v.set[name] }
+func (v *flagValues) Bool(name string) bool  { return v.bools[name] }
 
 func (o bulkOptions) String(name string) string {
 	if v, ok := o.vals[name]; ok {
 		return v
 	}
-	return o.Context.String(name)
+	return o.strings[name]
 }
 
 // Int reads a count after its fields are replaced, in the words submit's
