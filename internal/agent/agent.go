@@ -112,6 +112,7 @@ type jobRunner interface {
 	Adopt(runner.Record)
 	Strays(held func(fluid.ID) bool, named bool) []runner.Record
 	Limit(fluid.ID, runner.Spec) (runner.Record, bool)
+	SetExpiration(fluid.ID, time.Time) (runner.Record, bool)
 	Signal(fluid.ID, syscall.Signal)
 	Terminate(fluid.ID)
 	Close()

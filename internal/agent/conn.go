@@ -17,6 +17,7 @@ import (
 	"github.com/fluxq/fluxq/internal/connlimit"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -226,6 +227,10 @@ func (a *Agent) dispatch(cn *conn, m wire.Message) {
 		var k execproto.Kill
 		if wire.Decode(m, &k, "id", "signal") == nil && k.Signal > 0 && k.Signal < 65 {
 			a.signal(k.ID, k.Signal)
+		}
+	case agentproto.TopicExpiration:
+		if e, err := execproto.DecodeExpiration(m); err == nil {
+			a.expire(e.ID, fsd.Time(e.Expiration))
 		}
 	case agentproto.TopicException:
 		if e, err := execproto.DecodeException(m); err == nil && e.Severity == 0 {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"
@@ -272,6 +273,24 @@ func (a *Agent) adoptDead() {
 	if a.findAgain {
 		a.findAgain = false
 		a.findStrays(othersLive)
+	}
+}
+
+// expire sets a running job's time limit anew (fluxq update duration=),
+// and journals its record with it, so that an agent that follows keeps
+// it. A job the agent does not run, or that has ended, is left alone.
+func (a *Agent) expire(id fluid.ID, at time.Time) {
+	rec, ok := a.run.SetExpiration(id, at)
+	if !ok {
+		return
+	}
+	a.mu.Lock()
+	if j := a.jobs[id]; j != nil {
+		j.rec = &rec
+	}
+	a.mu.Unlock()
+	if data, err := json.Marshal(rec); err == nil {
+		a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: id, Data: data}}, true, nil)
 	}
 }
 

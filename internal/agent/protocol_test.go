@@ -109,6 +109,9 @@ func (s *scripted) Strays(held func(fluid.ID) bool, named bool) []runner.Record 
 	}
 	return out
 }
+func (s *scripted) SetExpiration(fluid.ID, time.Time) (runner.Record, bool) {
+	return runner.Record{}, false
+}
 func (s *scripted) Limit(id fluid.ID, sp runner.Spec) (runner.Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -28,6 +28,8 @@
 //	                false it is answered start again, with Reattach true
 //	                not; an end it holds is then reported.
 //	agent.kill      notification, payload execproto.Kill: signal the job.
+//	agent.expiration notification, payload execproto.Expiration: the job's
+//	                time limit is now this; journaled with its record.
 //	agent.exception notification, payload execproto.ExceptionNotice: a fatal
 //	                exception; SIGTERM, then SIGKILL after the job's grace.
 //	agent.ack       notification, payload Ack: fluxsched has committed these
@@ -58,14 +60,16 @@ import (
 
 // Topics of the agent's methods.
 const (
-	TopicHello     = "agent.hello"
-	TopicStart     = "agent.start"
-	TopicKill      = "agent.kill"
-	TopicException = "agent.exception"
-	TopicAck       = "agent.ack"
-	TopicRetire    = "agent.retire"
-	TopicStop      = "agent.stop"
-	TopicCancel    = "agent.cancel"
+	TopicHello = "agent.hello"
+	TopicStart = "agent.start"
+	TopicKill  = "agent.kill"
+	// TopicExpiration: a running job's time limit changed.
+	TopicExpiration = "agent.expiration"
+	TopicException  = "agent.exception"
+	TopicAck        = "agent.ack"
+	TopicRetire     = "agent.retire"
+	TopicStop       = "agent.stop"
+	TopicCancel     = "agent.cancel"
 )
 
 // Dir is the agents' folder in a state directory: sockets, pid files and

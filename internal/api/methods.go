@@ -22,6 +22,10 @@ var (
 	Purge = Method[PurgeParams, PurgeResult, None]{Spec{Name: "purge", Access: Anyone}}
 	// Urgency sets a pending job's urgency.
 	Urgency = Method[UrgencyParams, None, None]{Spec{Name: "urgency", Access: Anyone}}
+	// Update changes an active job's jobspec (flux update): every key or
+	// none, checked as a submission is, with one jobspec-update event;
+	// with DryRun it only answers the jobspec the update would make.
+	Update = Method[UpdateParams, UpdateResult, None]{Spec{Name: "update", Access: Anyone}}
 	// Events streams a job's eventlog, and with Follow what comes until
 	// the job is inactive.
 	Events = Method[EventsParams, None, eventlog.Event]{Spec{Name: "events", Access: Anyone, Stream: true, ReadOnly: true}}
@@ -74,7 +78,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

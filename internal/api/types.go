@@ -100,6 +100,30 @@ type UrgencyParams struct {
 	Urgency int      `json:"urgency"`
 }
 
+// UpdateParams ask for a change of an active job's jobspec (fluxq
+// update). Each key is as the user wrote it (a jobspec path, or an alias:
+// duration, queue, name, urgency), each value JSON; the instance decides
+// what they mean, so every client is held to the same rules.
+type UpdateParams struct {
+	ID      fluid.ID    `json:"id"`
+	Updates []JobUpdate `json:"updates"`
+	DryRun  bool        `json:"dry_run,omitempty"`
+}
+
+// JobUpdate is one KEY=VALUE of an update.
+type JobUpdate struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+// UpdateResult is what an update made: the jobspec as stored after it
+// (or, for a dry run, as it would be), and the jobspec-update event's
+// context (the full jobspec paths and their new values).
+type UpdateResult struct {
+	Jobspec json.RawMessage `json:"jobspec"`
+	Updated map[string]any  `json:"updated,omitempty"`
+}
+
 // EventsParams ask for a job's eventlog, and with Follow for the events
 // still to come until the job is inactive.
 type EventsParams struct {

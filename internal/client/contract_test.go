@@ -301,6 +301,20 @@ func contractCases(t *testing.T) []contractCase {
 		{"urgency/unknown-id", api.Urgency.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			return nil, c.Urgency(ctx, unknownID, 3)
 		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
+		{"update", api.Update.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			res, err := Call(ctx, c, api.Update, api.UpdateParams{ID: f.other, Updates: []api.JobUpdate{{Key: "name", Value: json.RawMessage(`"renamed"`)}}}, nil)
+			if err != nil {
+				return nil, err
+			}
+			return res.Updated, nil
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.(map[string]any); got["attributes.system.job.name"] != "renamed" || len(got) != 1 {
+				t.Errorf("updated = %v", got)
+			}
+		})},
+		{"update/unknown-id", api.Update.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
+			return Call(ctx, c, api.Update, api.UpdateParams{ID: unknownID, Updates: []api.JobUpdate{{Key: "name", Value: json.RawMessage(`"x"`)}}}, nil)
+		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
 		{"events", api.Events.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			var names []string
 			err := c.Events(ctx, f.held, false, func(e eventlog.Event) error {
@@ -390,6 +404,9 @@ func contractCases(t *testing.T) []contractCase {
 				return nil, err
 			}
 			return nil, errs[0]
+		}, failsWith([]string{"inactive"}, exitcode.Failed)},
+		{"update/inactive", api.Update.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			return Call(ctx, c, api.Update, api.UpdateParams{ID: f.held, Updates: []api.JobUpdate{{Key: "urgency", Value: json.RawMessage(`3`)}}}, nil)
 		}, failsWith([]string{"inactive"}, exitcode.Failed)},
 		{"urgency/inactive", api.Urgency.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			return nil, c.Urgency(ctx, f.held, 3)

@@ -290,6 +290,10 @@ func (r *router) fromManager(m wire.Message) error {
 		if k, err := execproto.DecodeKill(m); err == nil && k.Signal > 0 && k.Signal < 65 {
 			r.toHolder(k.ID, agentproto.TopicKill, m)
 		}
+	case r.topic(execproto.MethodExpiration):
+		if e, err := execproto.DecodeExpiration(m); err == nil {
+			r.toHolder(e.ID, agentproto.TopicExpiration, m)
+		}
 	case r.topic(execproto.MethodAck):
 		if a, err := execproto.DecodeAck(m); err == nil {
 			r.ack(a.IDs)

@@ -11,6 +11,7 @@ package execproto
 
 import (
 	"fmt"
+	"math"
 
 	json "github.com/goccy/go-json"
 
@@ -29,6 +30,11 @@ const (
 	MethodStart     = "start"
 	MethodException = "exception"
 	MethodKill      = "kill"
+	// MethodExpiration is a notification from the job manager: a running
+	// job's time limit changed (fluxq update duration=), and its R's
+	// expiration with it. It goes beyond RFC 32, whose exec service reads
+	// the expiration from R once, at the start.
+	MethodExpiration = "expiration"
 	// MethodAck is a notification from the job manager: it has committed
 	// these jobs' final releases, so the exec service (and the agent
 	// holding them) may forget their ends.
@@ -121,6 +127,26 @@ type Ack struct {
 type Kill struct {
 	ID     fluid.ID `json:"id"`
 	Signal int      `json:"signal"`
+}
+
+// Expiration is the <service>.expiration notification: the job's new
+// time limit, as R's expiration (seconds since the epoch).
+type Expiration struct {
+	ID         fluid.ID `json:"id"`
+	Expiration float64  `json:"expiration"`
+}
+
+// DecodeExpiration reads an expiration notification; an expiration that
+// is not a time after the epoch is refused.
+func DecodeExpiration(m wire.Message) (Expiration, error) {
+	var e Expiration
+	if err := wire.Decode(m, &e, "id", "expiration"); err != nil {
+		return e, err
+	}
+	if !(e.Expiration > 0) || math.IsInf(e.Expiration, 0) {
+		return e, fmt.Errorf("expiration %v is not a time", e.Expiration)
+	}
+	return e, nil
 }
 
 // NewResponse builds a <service>.start response with typed data.

@@ -20,4 +20,11 @@ const (
 	EventException        = "exception"
 	EventClean            = "clean"
 	EventMemo             = "memo"
+	// EventJobspecUpdate records an update of the jobspec (RFC 21): its
+	// context is the updated keys, as period-delimited jobspec paths, and
+	// their new values. The stored jobspec is the updated one.
+	EventJobspecUpdate = "jobspec-update"
+	// EventResourceUpdate records a change of a running job's R (RFC
+	// 21): its context is the new expiration, in seconds since the epoch.
+	EventResourceUpdate = "resource-update"
 )

@@ -84,6 +84,13 @@ func (m *Manager) Urgency(tx *store.Tx, id fluid.ID, uid uint32, urgency int) er
 	if j.State&(job.Pending|job.New) == 0 {
 		return api.ErrUrgencyRunning
 	}
+	return m.setUrgency(tx, e, uid, urgency)
+}
+
+// setUrgency posts a checked urgency change, and the priority that
+// follows from it (Urgency, and the urgency alias of Update).
+func (m *Manager) setUrgency(tx *store.Tx, e *entry, uid uint32, urgency int) error {
+	j := e.j()
 	if err := m.post(tx, e, job.EventUrgency, map[string]any{"urgency": urgency, "userid": uid}); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,4 +212,49 @@ func andProperties(existing json.RawMessage, props []string) (json.RawMessage, e
 		return nil, reject("constraints: %v", err)
 	}
 	return c, nil
+}
+
+// ReadmitCanonical admits an updated job again, to the queue it names now
+// (fluxq update): what its admission to the queue it was in (was) added
+// to its constraints, that queue's requires, is taken off first, so a
+// job moved from one queue to another is held to the new queue's
+// properties alone, and one updated in place is not held to its queue's
+// twice. The defaults the old queue filled in (duration, memory) stay:
+// they are the job's values now, as if the user had given them.
+func (s *Set) ReadmitCanonical(js *jobspec.Jobspec, was string, states map[string]State, u User) (json.RawMessage, error) {
+	if q, ok := s.queues[was]; ok && len(q.Requires) > 0 {
+		js.Attributes.System.Constraints = withoutProperties(js.Attributes.System.Constraints, q.Requires)
+	}
+	return s.AdmitCanonical(js, states, u)
+}
+
+// withoutProperties undoes andProperties(c, props): c is returned as it
+// was before, or unchanged when it is not of the shape andProperties
+// makes.
+func withoutProperties(c json.RawMessage, props []string) json.RawMessage {
+	if len(c) == 0 {
+		return c
+	}
+	req, err := jobspec.CanonicalValue(propertiesJSON(props))
+	if err != nil {
+		return c
+	}
+	if bytes.Equal(c, req) {
+		return nil
+	}
+	var and struct {
+		And []json.RawMessage `json:"and"`
+	}
+	if err := json.Unmarshal(c, &and); err != nil || len(and.And) != 2 {
+		return c
+	}
+	last, err := jobspec.CanonicalValue(and.And[1])
+	if err != nil || !bytes.Equal(last, req) {
+		return c
+	}
+	first, err := jobspec.CanonicalValue(and.And[0])
+	if err != nil {
+		return c
+	}
+	return first
 }

@@ -224,3 +224,32 @@ func (r *Runner) Limit(id fluid.ID, s Spec) (Record, bool) {
 	rec.Cgroup, rec.Procs = slices.Clone(rec.Cgroup), slices.Clone(rec.Procs)
 	return rec, true
 }
+
+// SetExpiration moves a running job's time limit to at (fluxq update
+// duration=): the timer is armed again for the new time, which may have
+// passed already (the job is then timed out at once). It returns the
+// record as it now is, for the agent to journal, and false for a job the
+// runner does not hold, or one that has ended or is being stopped.
+func (r *Runner) SetExpiration(id fluid.ID, at time.Time) (Record, bool) {
+	j := r.job(id)
+	if j == nil || at.IsZero() {
+		return Record{}, false
+	}
+	j.mu.Lock()
+	defer j.unlock()
+	if j.done || j.closed || j.terminating {
+		return Record{}, false
+	}
+	j.rec.Expiration = at
+	if j.limit != nil {
+		j.limit.Stop()
+		j.limit = nil
+	}
+	if j.launched || j.adopted {
+		// Not yet launched, Launch arms the limit from the record.
+		j.limit = time.AfterFunc(max(0, at.Sub(r.opts.Now())), j.expire)
+	}
+	rec := *j.rec
+	rec.Cgroup, rec.Procs = slices.Clone(rec.Cgroup), slices.Clone(rec.Procs)
+	return rec, true
+}

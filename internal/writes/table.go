@@ -26,6 +26,21 @@ func init() {
 	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
 		return api.None{}, t.JM.Urgency(t.Tx, p.ID, t.Caller.UID, p.Urgency)
 	})
+	write(api.Update, Write{loads: true}, func(t *Turn, p api.UpdateParams) (api.UpdateResult, error) {
+		if t.Caller.Room != nil && !p.DryRun {
+			// A guest's update stores its values twice (the jobspec and
+			// the event): held to the reserve a submission is, with a
+			// page for the event.
+			var size uint64
+			for _, u := range p.Updates {
+				size += 2 * uint64(len(u.Key)+len(u.Value))
+			}
+			if err := t.Caller.Room(size, 1); err != nil {
+				return api.UpdateResult{}, err
+			}
+		}
+		return t.JM.Update(t.Tx, p.ID, t.Caller.UID, p.Updates, p.DryRun)
+	})
 	write(api.Reap, Write{}, func(t *Turn, p api.ReapParams) ([]fluid.ID, error) {
 		// The job manager holds no inactive job: the mark is the store's.
 		return state.Reap(t.Tx, t.Caller.UID, p)

@@ -122,6 +122,9 @@ func TestComplete(t *testing.T) {
 		{"requires: host names", "fluxq submit --requires host:", []string{"host:node0", "host:node1"}},
 		{"requires: a list", "fluxq submit --requires gpu,", []string{"gpu,ssd", "gpu,host:"}},
 		{"negative numbers are arguments", "fluxq urgency -1 ", []string{"hold", "default", "expedite"}},
+		{"update keys", "fluxq update 1 ", []string{"duration=", "queue=", "name=", "urgency=", "attributes.user."}},
+		{"update keys repeat", "fluxq update 1 name=x u", []string{"urgency="}},
+		{"update urgency", "fluxq update 1 urgency=h", []string{"urgency=hold"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -145,7 +148,7 @@ func TestHelpTopics(t *testing.T) {
 		line string
 		want []string
 	}{
-		{fq, "help ", []string{"submit", "run", "bulksubmit", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "stats", "top", "queue", "completion", "help",
+		{fq, "help ", []string{"submit", "run", "bulksubmit", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "update", "stats", "top", "queue", "completion", "help",
 			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
 		{fq, "help du", []string{"durations"}},
 		{fq, "help s", []string{"submit", "stats", "states"}},

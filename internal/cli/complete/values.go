@@ -56,6 +56,7 @@ var positional = map[string]struct {
 	"fluxq cancel":                {[]valuer{jobs}, true},
 	"fluxq purge":                 {[]valuer{jobs}, true},
 	"fluxq urgency":               {[]valuer{jobs, enum("hold", "default", "expedite")}, false},
+	"fluxq update":                {[]valuer{jobs, updates}, true},
 	"fluxq attach":                {[]valuer{jobs}, false},
 	"fluxq wait":                  {[]valuer{jobs}, false},
 	"fluxq eventlog":              {[]valuer{jobs}, false},
@@ -168,6 +169,26 @@ func enum(words ...string) valuer {
 		}
 		return Result{Candidates: out}
 	}
+}
+
+// updates completes fluxq update's KEY=VALUE: the aliases, then after
+// queue= the queues and after urgency= its words.
+func updates(e *engine, cur string) Result {
+	key, val, ok := strings.Cut(cur, "=")
+	if !ok {
+		return enum("duration=", "queue=", "name=", "urgency=", "attributes.user.")(e, cur)
+	}
+	var r Result
+	switch key {
+	case "queue":
+		r = queues(e, val)
+	case "urgency":
+		r = enum("hold", "default", "expedite")(e, val)
+	}
+	for i := range r.Candidates {
+		r.Candidates[i].Value = key + "=" + r.Candidates[i].Value
+	}
+	return r
 }
 
 // files leaves the word to the shell's file name completion.

@@ -130,6 +130,7 @@ EXAMPLES:
 			e.cancelCommand(),
 			e.purgeCommand(),
 			e.urgencyCommand(),
+			e.updateCommand(),
 			e.statsCommand(),
 			e.topCommand(),
 			e.queueCommand(),
