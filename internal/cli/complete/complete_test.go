@@ -143,7 +143,7 @@ func TestHelpTopics(t *testing.T) {
 		line string
 		want []string
 	}{
-		{fq, "help ", []string{"submit", "run", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "stats", "top", "queue", "completion", "help",
+		{fq, "help ", []string{"submit", "run", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "resubmit", "stats", "top", "queue", "completion", "help",
 			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
 		{fq, "help du", []string{"durations"}},
 		{fq, "help s", []string{"submit", "stats", "states"}},

@@ -129,6 +129,7 @@ EXAMPLES:
 			e.cancelCommand(),
 			e.purgeCommand(),
 			e.urgencyCommand(),
+			e.resubmitCommand(),
 			e.statsCommand(),
 			e.topCommand(),
 			e.queueCommand(),

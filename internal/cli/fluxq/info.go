@@ -152,6 +152,23 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 	}
 	add("nodelist", s.Nodelist)
 	add("dependencies", strings.Join(s.Dependencies, ","))
+	// The jobs made again from one another (resubmit, --retry).
+	if s.AgainOf != nil {
+		add("again_of", e.fmtID(*s.AgainOf))
+	}
+	if s.Retries > 0 {
+		add("retry", fmt.Sprintf("%d of %d", s.Retry, s.Retries))
+	}
+	if s.RetriedAs != nil {
+		add("retried_as", e.fmtID(*s.RetriedAs))
+	}
+	if len(info.Resubmitted) > 0 {
+		ids := make([]string, len(info.Resubmitted))
+		for i, id := range info.Resubmitted {
+			ids[i] = e.fmtID(id)
+		}
+		add("resubmitted", strings.Join(ids, ","))
+	}
 	for _, t := range []struct {
 		k string
 		v float64
