@@ -73,6 +73,17 @@ func (e *env) wait(c *cli.Context) error {
 			return fmt.Errorf("%s: %w", c.Args().First(), err)
 		}
 		reap(c, cl, []fluid.ID{id})
+		// A --retry chain ends with its last run: the wait follows each
+		// retry (linked before its run's clean, so the summary has it).
+		for s.RetriedAs != nil {
+			next := *s.RetriedAs
+			notef(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(id), e.fmtID(next), s.Retry+1, s.Retries)
+			id = next
+			if s, err = cl.Wait(c.Context, id); err != nil {
+				return fmt.Errorf("%s: %w", e.fmtID(id), err)
+			}
+			reap(c, cl, []fluid.ID{id})
+		}
 		// Why it did not succeed, as flux job wait says it: the fatal
 		// exception, the signal or the tasks' exit code.
 		if msg := failure(s); msg != "" {
