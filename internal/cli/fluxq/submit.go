@@ -278,16 +278,27 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 	var done []fluid.ID
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
-	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
-		msg := failure(&s)
-		if msg != "" && !tasksSaid(&s) {
-			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
-		}
-		pl.add(msg != "")
-		worst = max(worst, exitCodeOf(&s))
-		done = append(done, s.ID)
-		return nil
-	})
+	// A --retry job's chain ends with its last run: the runs retried
+	// are waited for again as their retries, in rounds.
+	for wave := ids; len(wave) > 0 && err == nil; {
+		var next []fluid.ID
+		_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: wave}, func(s api.JobSummary) error {
+			done = append(done, s.ID)
+			if r := s.RetriedAs; r != nil {
+				pl.note(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(s.ID), e.fmtID(*r), s.Retry+1, s.Retries)
+				next = append(next, *r)
+				return nil
+			}
+			msg := failure(&s)
+			if msg != "" && !tasksSaid(&s) {
+				pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
+			}
+			pl.add(msg != "")
+			worst = max(worst, exitCodeOf(&s))
+			return nil
+		})
+		wave = next
+	}
 	// Reported here, so no later wait --all reports them again.
 	reap(c, cl, done)
 	if err != nil {
