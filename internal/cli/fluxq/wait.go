@@ -27,8 +27,8 @@ waited for yet, those that ended before it began as well as those still
 active (a wait, run or submit --wait takes the jobs it reports, as
 Flux's wait takes a waitable job); exits 0 if all succeeded, 1 otherwise,
 naming each failure on stderr. A --retry job's chain is waited for to
-its last run, whose result is the chain's. Use it in scripts, after submit, where the
-next step needs the jobs done.
+its last run, whose result is the chain's. Use it in scripts, after
+submit, where the next step needs the jobs done.
 
 EXAMPLES:
   # Submit, do something else, then collect the job's exit code
