@@ -420,7 +420,7 @@ func ccCopies(c *cli.Context) ([]string, bool, error) {
 
 // submitInputs are the options as given, before {cc} is replaced.
 type submitInputs struct {
-	retries   int // --retry N (0: none)
+	retries   int             // --retry N (0: none)
 	opts      jobspec.Options // the options that take no {cc}
 	command   []string
 	queue     string
@@ -500,7 +500,7 @@ func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
 	}
 	return &submitInputs{
 		targets: targets, retries: retries,
-		opts:    o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
+		opts: o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
 		output: c.String(flagOutput), errorPath: c.String(flagError), input: c.String(flagInput),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
