@@ -27,14 +27,9 @@ func (e *Exception) Fatal() bool { return e != nil && e.Severity == 0 }
 // Job is what a job's eventlog says about it. The zero value is a job whose
 // submit event has not been applied.
 type Job struct {
-	ID     fluid.ID
-	UserID uint32
-	Parent fluid.ID // the job it was submitted from inside, 0 for none
-	// AgainOf is the job this one was made again from (fluxq resubmit,
-	// or a retry), 0 for none; Retry is which retry of its chain it is
-	// (1 for the first retry), 0 for a job that is no retry.
-	AgainOf  fluid.ID
-	Retry    int
+	ID       fluid.ID
+	UserID   uint32
+	Parent   fluid.ID // the job it was submitted from inside, 0 for none
 	Urgency  int
 	Priority int64 // -1 until the priority event
 	Flags    int
@@ -58,6 +53,12 @@ type Job struct {
 	WaitStatus int        // the finish event's status
 	Released   bool       // a final release event seen
 	Result     Result     // set by clean
+
+	// AgainOf is the job this one was made again from (fluxq resubmit,
+	// or a retry), 0 for none; Retry is which retry of its chain it is
+	// (1 for the first retry), 0 for a job that is no retry.
+	AgainOf fluid.ID
+	Retry   int
 }
 
 // ErrInvalidated is returned by Apply for an RFC 21 invalidate event: the
