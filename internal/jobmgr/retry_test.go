@@ -67,6 +67,9 @@ func TestRetryCommittedWithClean(t *testing.T) {
 	wantEvents(t, h, first, "submit", "validate", "depend", "priority", "alloc", "start")
 
 	h.finishJob(first, 256) // exit 1
+	// The free is asked once finish and release are committed; its
+	// answer's turn, which cleans, finds the store full.
+	wantEvents(t, h, first, "submit", "validate", "depend", "priority", "alloc", "start", "finish", "release")
 	full.Store(true)
 	h.expectFree(first)
 	time.Sleep(600 * time.Millisecond) // the free's turn fails, a retry or two
