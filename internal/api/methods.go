@@ -42,6 +42,9 @@ var (
 	// them that have. The result is the jobs it took (fluxq wait --all
 	// reports them; a job is taken once).
 	Reap = Method[ReapParams, []fluid.ID, None]{Spec{Name: "reap", Access: Anyone}}
+	// Resubmit makes a new job from a job's jobspec, admitted as a new
+	// submission (fluxq resubmit, pueue's restart), and returns its id.
+	Resubmit = Method[IDParams, fluid.ID, None]{Spec{Name: "resubmit", Access: Anyone}}
 	// Stats counts jobs per state and per result (fluxq stats).
 	Stats = Method[None, JobCounts, None]{Spec{Name: "stats", Access: Anyone, ReadOnly: true}}
 
@@ -78,7 +81,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Resubmit.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

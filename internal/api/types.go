@@ -186,6 +186,14 @@ type JobSummary struct {
 	// session); Parent the job it was submitted from inside.
 	Targets []string  `json:"targets,omitempty"`
 	Parent  *fluid.ID `json:"parent,omitempty"`
+	// AgainOf is the job this one was made again from (fluxq resubmit,
+	// or the run a retry follows); Retry which retry of its chain it is
+	// (from 1), Retries how many its jobspec allows (--retry N), and
+	// RetriedAs the retry that followed it once it failed.
+	AgainOf   *fluid.ID `json:"again_of,omitempty"`
+	Retry     int       `json:"retry,omitempty"`
+	Retries   int       `json:"retries,omitempty"`
+	RetriedAs *fluid.ID `json:"retried_as,omitempty"`
 	// Usage is what the job's processes consumed, once it finished.
 	Usage *execproto.Usage `json:"usage,omitempty"`
 	// Command and Cwd are the first task's command line and the working
@@ -215,6 +223,10 @@ type JobInfo struct {
 	R        json.RawMessage  `json:"R,omitempty"`
 	Eventlog []eventlog.Event `json:"eventlog"`
 	JobDir   string           `json:"jobdir,omitempty"` // where its output is kept
+	// Resubmitted are the jobs fluxq resubmit made from this one, in
+	// order (the store's record beside the job: an inactive job's
+	// eventlog takes no more events).
+	Resubmitted []fluid.ID `json:"resubmitted,omitempty"`
 }
 
 // JobCounts are job counts (fluxq stats).

@@ -411,6 +411,37 @@ func contractCases(t *testing.T) []contractCase {
 		{"urgency/inactive", api.Urgency.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			return nil, c.Urgency(ctx, f.held, 3)
 		}, failsWith([]string{"inactive"}, exitcode.Failed)},
+		// The held job is inactive (canceled): resubmit makes a new job of
+		// its jobspec, linked both ways.
+		{"resubmit", api.Resubmit.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			id, err := Call(ctx, c, api.Resubmit, api.IDParams{ID: f.held}, nil)
+			if err != nil {
+				return nil, err
+			}
+			made, err := c.Job(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			old, err := c.Job(ctx, f.held)
+			if err != nil {
+				return nil, err
+			}
+			// Gone again, so that the cases below count the jobs they did.
+			if _, err := c.Cancel(ctx, []fluid.ID{id}, ""); err != nil {
+				return nil, err
+			}
+			if _, err := Call(ctx, c, api.Purge, api.PurgeParams{AgeLimit: -1, NumLimit: -1, IDs: []fluid.ID{id}, Force: true}, nil); err != nil {
+				return nil, err
+			}
+			return []any{made.Summary.Name, *made.Summary.AgainOf == f.held, slices.Equal(old.Resubmitted, []fluid.ID{id})}, nil
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.([]any); got[0] != "held" || got[1] != true || got[2] != true {
+				t.Errorf("resubmit = %+v", got)
+			}
+		})},
+		{"resubmit/unknown-id", api.Resubmit.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
+			return Call(ctx, c, api.Resubmit, api.IDParams{ID: unknownID}, nil)
+		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
 		{"stats", api.Stats.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			st, err := Call(ctx, c, api.Stats, api.None{}, nil)
 			if err != nil {

@@ -53,6 +53,12 @@ type Job struct {
 	WaitStatus int        // the finish event's status
 	Released   bool       // a final release event seen
 	Result     Result     // set by clean
+
+	// AgainOf is the job this one was made again from (fluxq resubmit,
+	// or a retry), 0 for none; Retry is which retry of its chain it is
+	// (1 for the first retry), 0 for a job that is no retry.
+	AgainOf fluid.ID
+	Retry   int
 }
 
 // ErrInvalidated is returned by Apply for an RFC 21 invalidate event: the
@@ -115,6 +121,24 @@ func (j *Job) apply(e eventlog.Event) error {
 				return fmt.Errorf("submit: parent %v is not a job id", v)
 			}
 			j.Parent = p
+		}
+		// A job made again from another (fluxq's extension): resubmit
+		// names the job, a retry also its place in the chain.
+		if v, ok := e.Context[CtxAgainOf]; ok {
+			as, isStr := v.(string)
+			a, err := fluid.Parse(as)
+			if !isStr || err != nil || a == 0 {
+				return fmt.Errorf("submit: %s %v is not a job id", CtxAgainOf, v)
+			}
+			j.AgainOf = a
+		}
+		if _, ok := e.Context[CtxRetry]; ok {
+			if j.Retry, err = ctxInt(e, CtxRetry, 1, math.MaxInt32); err != nil {
+				return err
+			}
+			if j.AgainOf == 0 {
+				return fmt.Errorf("submit: a retry names no job it retries")
+			}
 		}
 		j.Priority = -1
 		j.State, j.TSubmit = New, ts

@@ -466,6 +466,12 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 		}
 		return false, nil
 	}
+	// A retry is stored in the transaction that posts the clean: a
+	// crash loses or repeats neither (retry.go).
+	next, err := m.retry(tx, e)
+	if err != nil {
+		return false, err
+	}
 	if err := m.post(tx, e, job.EventClean, nil); err != nil {
 		return false, err
 	}
@@ -473,7 +479,11 @@ func (m *Manager) cleanup(tx *store.Tx, e *entry) (bool, error) {
 	delete(m.active, e.id())
 	m.countActive(e.j().UserID, -1)
 	m.becameInactive(e) // Restore drops it
-	return true, m.jobEnded(tx, e.id())
+	if err := m.jobEnded(tx, e.id()); err != nil {
+		return true, err
+	}
+	// Taken up once the failed run is gone: it never runs beside it.
+	return true, m.Submitted(tx, next)
 }
 
 // start sends the exec service a start request for an allocated job,

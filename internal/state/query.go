@@ -150,7 +150,7 @@ func LoadJobInfo(tx *store.Tx, id fluid.ID, jobsDir string) (*api.JobInfo, error
 	if err != nil {
 		return nil, err
 	}
-	info := &api.JobInfo{Summary: *Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events}
+	info := &api.JobInfo{Summary: *Summarize(rec), Jobspec: rec.Raw, R: rec.RawR, Eventlog: rec.Events, Resubmitted: ResubmittedFrom(tx, id)}
 	if jobsDir != "" {
 		info.JobDir = JobDir(jobsDir, id)
 	}

@@ -25,6 +25,7 @@ type Spec struct {
 	Command  []string // the first task's command line
 	Cwd      string
 	Duration float64 // attributes.system.duration, seconds (0: unlimited)
+	Retries  int     // attributes.system.retry: runs again after a FAILED end
 
 	NTasks, NNodes, NCores, NGPUs int
 }
@@ -50,6 +51,7 @@ func SpecOf(js *jobspec.Jobspec) Spec {
 	if t, _ := js.Targets(); t != nil {
 		s.Targets = internAll(t)
 	}
+	s.Retries, _ = js.Retries() // checked at submission
 	if len(js.Tasks) > 0 && js.Tasks[0].Command != nil {
 		s.Command = internAll(js.Tasks[0].Command)
 	}

@@ -36,6 +36,11 @@ type SubmitRequest struct {
 	// no cap), and Active is how many it holds now (the job manager's
 	// count: the store is not walked per submission).
 	MaxActive, Active int
+	// Again names the job this one is made again from (fluxq resubmit, a
+	// retry), 0 for none; Retry is which retry of its chain it is (0: no
+	// retry). Both go in the submit event's context (job.CtxAgainOf).
+	Again fluid.ID
+	Retry int
 }
 
 // ErrGuestUrgency refuses a guest's submission above the default
@@ -157,6 +162,12 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		if p := spawns[i].parent; p != 0 {
 			submit.Context["parent"] = p.String()
 		}
+		if req.Again != 0 {
+			submit.Context[job.CtxAgainOf] = req.Again.String()
+		}
+		if req.Retry > 0 {
+			submit.Context[job.CtxRetry] = req.Retry
+		}
 		events := []eventlog.Event{submit, {Timestamp: ts, Name: job.EventValidate}}
 		// Dependencies are recorded as the job is validated, as Flux's
 		// dependency plugins do; the job manager removes each when met.
@@ -251,6 +262,9 @@ func checkRequest(req SubmitRequest, p parsed) error {
 	// The edge for a hostile raw jobspec: beyond the bounds, a job's
 	// expiration is past what its record can encode.
 	if err := p.js.CheckBounds(); err != nil {
+		return err
+	}
+	if _, err := p.js.Retries(); err != nil {
 		return err
 	}
 	return checkOutputLimit(p.js, req.Owner)

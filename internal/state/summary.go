@@ -54,6 +54,14 @@ func Summarize(rec *Record) *Summary {
 		p := j.Parent
 		s.Parent = &p
 	}
+	if j.AgainOf != 0 {
+		a := j.AgainOf
+		s.AgainOf = &a
+	}
+	s.Retry, s.Retries = j.Retry, sp.Retries
+	if r := j.RetriedAs(); r != 0 {
+		s.RetriedAs = &r
+	}
 	if j.State == job.Inactive {
 		s.Result = j.Result
 	}

@@ -36,6 +36,8 @@
 //	        waitable                    0x01 from submission until a wait reports the job
 //	                                    (Flux's waitable zombie; no migration: a job stored
 //	                                    before it has none, and no wait reports it again)
+//	        resubmitted                 the jobs fluxq resubmit made from it, JSON array of
+//	                                    job ids, in order (no migration: absent is none)
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
 //	                                    the anonymous queue's key is the single byte 0x00
@@ -123,6 +125,10 @@ const (
 	// waitable flag and zombies). A job stored before it was added has
 	// none, and is not waited for again.
 	JobWaitable = "waitable"
+	// JobResubmitted lists the jobs fluxq resubmit made from this one
+	// (JSON array of ids): the link back from the old job, which may be
+	// inactive, whose eventlog takes no more events (RFC 21).
+	JobResubmitted = "resubmitted"
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

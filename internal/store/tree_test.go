@@ -166,7 +166,7 @@ func writeEveryRecord(t *testing.T, s *Store) {
 			tx.PutReservationConfig([]byte(`{}`)),
 			tx.PutBootID("boot"),
 			tx.PutReservation(1, []byte(`{"id":"r1"}`)),
-			tx.CreateJob(1<<24, map[string][]byte{JobJobspec: []byte(`{}`), JobEventlog: []byte("{}\n"), JobR: []byte(`{}`), JobSummary: []byte(`{}`), JobUsage: []byte(`{}`), JobWaitable: []byte{1}}),
+			tx.CreateJob(1<<24, map[string][]byte{JobJobspec: []byte(`{}`), JobEventlog: []byte("{}\n"), JobR: []byte(`{}`), JobSummary: []byte(`{}`), JobUsage: []byte(`{}`), JobWaitable: []byte{1}, JobResubmitted: []byte(`[]`)}),
 			tx.PutQueue("", []byte(`{}`)),
 			tx.PutQueue("batch", []byte(`{}`)),
 			tx.PutInventory([]byte(`{}`)),

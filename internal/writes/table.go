@@ -21,6 +21,7 @@ const DirectPurgeMax = 10000
 // The writes, on both paths.
 func init() {
 	write(api.Submit, Write{identify: ifClaimed}, submit)
+	write(api.Resubmit, Write{identify: ifClaimed}, resubmit)
 	write(api.Cancel, Write{loads: true}, cancel)
 	write(api.Purge, Write{loads: true}, purge)
 	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
@@ -90,15 +91,39 @@ func init() {
 
 // submit stores the jobs and hands them to the job manager, in one turn.
 func submit(t *Turn, p api.SubmitParams) ([]fluid.ID, error) {
-	c := t.Caller
 	reqs := make([]state.SubmitRequest, len(p.Jobs))
-	var size uint64
 	for i, j := range p.Jobs {
-		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, UserID: c.UID, Owner: c.Owner, Urgency: j.Urgency, Who: c.Who}
-		size += uint64(len(j.Jobspec))
+		reqs[i] = state.SubmitRequest{Jobspec: j.Jobspec, Urgency: j.Urgency}
+	}
+	return admit(t, reqs)
+}
+
+// resubmit makes a new job of an old one's jobspec, admitted as any
+// submission is, and links the old job to it, in one turn.
+func resubmit(t *Turn, p api.IDParams) (fluid.ID, error) {
+	req, err := state.Resubmission(t.Tx, t.Caller.UID, p.ID)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := admit(t, []state.SubmitRequest{req})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], state.Resubmitted(t.Tx, p.ID, ids[0])
+}
+
+// admit stores new jobs as the caller's and hands them to the job
+// manager: the caller's identity, room and cap are the turn's, whatever
+// made the requests.
+func admit(t *Turn, reqs []state.SubmitRequest) ([]fluid.ID, error) {
+	c := t.Caller
+	var size uint64
+	for i := range reqs {
+		reqs[i].UserID, reqs[i].Owner, reqs[i].Who = c.UID, c.Owner, c.Who
+		size += uint64(len(reqs[i].Jobspec))
 	}
 	if c.Room != nil {
-		if err := c.Room(size, len(p.Jobs)); err != nil {
+		if err := c.Room(size, len(reqs)); err != nil {
 			return nil, err
 		}
 	}

@@ -148,7 +148,7 @@ func TestHelpTopics(t *testing.T) {
 		line string
 		want []string
 	}{
-		{fq, "help ", []string{"submit", "run", "bulksubmit", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "update", "stats", "top", "queue", "completion", "help",
+		{fq, "help ", []string{"submit", "run", "bulksubmit", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "update", "resubmit", "stats", "top", "queue", "completion", "help",
 			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
 		{fq, "help du", []string{"durations"}},
 		{fq, "help s", []string{"submit", "stats", "states"}},

@@ -59,6 +59,7 @@ var positional = map[string]struct {
 	"fluxq update":                {[]valuer{jobs, updates}, true},
 	"fluxq attach":                {[]valuer{jobs}, false},
 	"fluxq wait":                  {[]valuer{jobs}, false},
+	"fluxq resubmit":              {[]valuer{jobs}, false},
 	"fluxq eventlog":              {[]valuer{jobs}, false},
 	"fluxq output":                {[]valuer{jobs}, false},
 	"fluxq info":                  {[]valuer{jobs, enum("jobspec", "R", "eventlog")}, false},

@@ -240,3 +240,10 @@ func (p prefixed) Error() string {
 }
 
 func (p prefixed) Unwrap() error { return p.err }
+
+// IsJob reports whether err is a job's own exit (JobCode): its result,
+// not a failure of the command.
+func IsJob(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.job
+}

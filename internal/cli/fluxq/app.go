@@ -131,6 +131,7 @@ EXAMPLES:
 			e.purgeCommand(),
 			e.urgencyCommand(),
 			e.updateCommand(),
+			e.resubmitCommand(),
 			e.statsCommand(),
 			e.topCommand(),
 			e.queueCommand(),

@@ -15,6 +15,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 )
 
@@ -36,6 +37,8 @@ type infoJSON struct {
 	Jobspec  json.RawMessage  `json:"jobspec"`
 	R        json.RawMessage  `json:"R"`
 	Eventlog []eventlog.Event `json:"eventlog"`
+	// Resubmitted are the jobs fluxq resubmit made from this one.
+	Resubmitted []fluid.ID `json:"resubmitted,omitempty"`
 }
 
 func (e *env) infoCommand() *cli.Command {
@@ -105,7 +108,7 @@ func (e *env) info(c *cli.Context) error {
 		info.Summary.Command = jobspecCommand(info.Jobspec)
 	}
 	now := e.now()
-	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), memoryJSON: memoryOf(info).json(), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog}
+	doc := infoJSON{jobJSON: e.toJSON(&info.Summary, now), memoryJSON: memoryOf(info).json(), Jobspec: info.Jobspec, R: info.R, Eventlog: info.Eventlog, Resubmitted: info.Resubmitted}
 	if doc.Eventlog == nil {
 		doc.Eventlog = []eventlog.Event{}
 	}
@@ -152,6 +155,23 @@ func (e *env) writeInfo(w io.Writer, info *api.JobInfo, now time.Time) error {
 	}
 	add("nodelist", s.Nodelist)
 	add("dependencies", strings.Join(s.Dependencies, ","))
+	// The jobs made again from one another (resubmit, --retry).
+	if s.AgainOf != nil {
+		add("again_of", e.fmtID(*s.AgainOf))
+	}
+	if s.Retries > 0 {
+		add("retry", fmt.Sprintf("%d of %d", s.Retry, s.Retries))
+	}
+	if s.RetriedAs != nil {
+		add("retried_as", e.fmtID(*s.RetriedAs))
+	}
+	if len(info.Resubmitted) > 0 {
+		ids := make([]string, len(info.Resubmitted))
+		for i, id := range info.Resubmitted {
+			ids[i] = e.fmtID(id)
+		}
+		add("resubmitted", strings.Join(ids, ","))
+	}
 	for _, t := range []struct {
 		k string
 		v float64

@@ -36,6 +36,14 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 	}
 	// {id} and {id.f58} print F58, {id:d} the number, as in Flux.
 	f58 := func(s *api.JobSummary) any { return fluxformat.IntText{N: uint64(s.ID), Text: e.fmtID(s.ID)} }
+	// A job a job is linked to (again_of, retried_as) prints as {id}
+	// does; none prints as an absent field.
+	linked := func(id *fluid.ID) any {
+		if id == nil {
+			return nil
+		}
+		return fluxformat.IntText{N: uint64(*id), Text: e.fmtID(*id)}
+	}
 	return []f{
 		// Computed: flux jobs' names for what --json has in other forms.
 		{Name: "id", Heading: "JOBID", Help: "job ID in F58; {id:d} in decimal ({{.id}} is the number)", Value: f58},
@@ -120,6 +128,9 @@ func (e *env) jobFields(now time.Time) []output.Field[*api.JobSummary] {
 		{Name: "dependencies", Help: "outstanding dependencies, comma-separated"},
 		{Name: "targets", Help: "reservation sessions it may run in"},
 		{Name: "parent", Help: "job it was submitted from, if any"},
+		{Name: "again_of", Heading: "AGAIN-OF", Help: "job it was resubmitted from, or the run it retries, as {id} prints it", Value: func(s *api.JobSummary) any { return linked(s.AgainOf) }},
+		{Name: "retry", Help: "which retry of its chain it is (0: a first run; submit --retry)"},
+		{Name: "retried_as", Heading: "RETRIED-AS", Help: "the retry that followed it, once it failed, as {id} prints it", Value: func(s *api.JobSummary) any { return linked(s.RetriedAs) }},
 		{Name: "user_cpu", Help: "CPU seconds in user mode, once finished"},
 		{Name: "sys_cpu", Help: "CPU seconds in the kernel, once finished"},
 		{Name: "max_rss", Help: "largest resident size of one process in bytes, once finished"},

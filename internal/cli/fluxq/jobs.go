@@ -75,6 +75,12 @@ type jobJSON struct {
 	WaitStatus   *int           `json:"waitstatus,omitempty"`
 	Targets      []string       `json:"targets"`
 	Parent       *fluid.ID      `json:"parent"`
+	// The jobs made again from one another (resubmit, --retry): the
+	// job this one was made from, which retry of its chain it is (0: a
+	// first run), and the retry that followed it.
+	AgainOf   *fluid.ID `json:"again_of"`
+	Retry     int       `json:"retry"`
+	RetriedAs *fluid.ID `json:"retried_as"`
 	// What the job's processes consumed, as sacct's UserCPU, SystemCPU
 	// (seconds) and MaxRSS (bytes, the largest of any one process); left
 	// out until the job finished, as returncode is.
@@ -111,6 +117,7 @@ func (e *env) toJSON(s *api.JobSummary, now time.Time) jobJSON {
 		TSubmit: s.TSubmit, TDepend: s.TDepend, TRun: s.TRun, TCleanup: s.TCleanup, TInactive: s.TInactive,
 		Runtime: runtime(s, now), Nodelist: s.Nodelist, Annotations: s.Annotations,
 		Dependencies: s.Dependencies, WaitStatus: s.WaitStatus, Targets: s.Targets, Parent: s.Parent,
+		AgainOf: s.AgainOf, Retry: s.Retry, RetriedAs: s.RetriedAs,
 		Command: s.Command, Cwd: s.Cwd,
 	}
 	if j.Command == nil {

@@ -4,6 +4,10 @@ import (
 	"io"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/cli/exitcode"
+	"github.com/fluxq/fluxq/internal/client"
+	"github.com/fluxq/fluxq/internal/fluid"
 )
 
 func (e *env) runCommand() *cli.Command {
@@ -40,10 +44,12 @@ EXAMPLES:
 
 func (e *env) run(c *cli.Context, st *submitState) error {
 	// stdin goes to the tasks, as flux run's does, unless --input names
-	// a file.
+	// a file, or the job may run again (--retry): a stream read once
+	// cannot be given to a retry too, so none of the runs gets it.
 	var in *stdinStream
 	var r io.Reader
-	if !c.IsSet(flagInput) && !c.Bool(flagDryRun) {
+	retries, _ := parseRetry(cliOptions{c}) // a bad one is refused with the job's options
+	if !c.IsSet(flagInput) && !c.Bool(flagDryRun) && retries == 0 {
 		if r = e.runStdin(); r != nil {
 			var err error
 			if in, err = newStdinStream(); err != nil {
@@ -66,10 +72,39 @@ func (e *env) run(c *cli.Context, st *submitState) error {
 	if in != nil {
 		go in.copyFrom(r)
 	}
-	code, err := e.follow(c, cl, ids[0], in)
-	if code != exitDetached || err != nil {
+	id := ids[0]
+	code, err := e.follow(c, cl, id, in)
+	for code != exitDetached || err != nil {
 		// Its end was reported here: no wait --all reports it again.
-		reap(c, cl, ids[:1])
+		reap(c, cl, []fluid.ID{id})
+		if err != nil && !exitcode.IsJob(err) {
+			break
+		}
+		// A failed run of a --retry job is followed by its retry: the
+		// command's result is the chain's last run's, and each earlier
+		// run's failure is said as it ends.
+		next := e.retriedAs(c, cl, id, err)
+		if next == 0 {
+			break
+		}
+		id = next
+		code, err = e.follow(c, cl, id, nil)
 	}
 	return e.exitWith(code, err)
+}
+
+// retriedAs is the retry that followed job id, saying so on stderr
+// after the run's failure (failed, when it has one to say); 0
+// when none did (or the job cannot be read: its result stands).
+func (e *env) retriedAs(c *cli.Context, cl client.Client, id fluid.ID, failed error) fluid.ID {
+	info, err := cl.Job(c.Context, id)
+	if err != nil || info.Summary.RetriedAs == nil {
+		return 0
+	}
+	next := *info.Summary.RetriedAs
+	if failed != nil {
+		notef(c, "%s", failed.Error())
+	}
+	notef(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(id), e.fmtID(next), info.Summary.Retry+1, info.Summary.Retries)
+	return next
 }

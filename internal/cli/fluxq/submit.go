@@ -114,12 +114,13 @@ const (
 	flagJobspec   = "jobspec"
 	flagTarget    = "target"
 	flagSetopt    = "setopt"
+	flagRetry     = "retry"
 )
 
 // jobFlags are the options that shape a job; --jobspec takes none of them.
 var jobFlags = []string{flagNTasks, flagCores, flagGPUs, flagMem, flagMemPerCPU, flagNodes, flagExclusive, flagTime, flagQueue,
 	flagJobName, flagCwd, flagEnv, flagEnvRemove, flagEnvFile, flagRequires, flagDepend, flagBegin,
-	flagOutput, flagError, flagInput, flagTarget, flagSetopt}
+	flagOutput, flagError, flagInput, flagTarget, flagSetopt, flagRetry}
 
 // flags are submit's options (docs/cli.md's table); bulk adds those of a
 // submission of many jobs (--cc, --bcc, --wait, --quiet, --jobspec).
@@ -149,6 +150,7 @@ func (st *submitState) flags(bulk bool) []cli.Flag {
 		&cli.StringFlag{Name: flagInput, Usage: "read stdin from `FILE`, each task from its start (relative to the job's working directory)", DefaultText: "none; run forwards its own stdin"},
 		&cli.BoolFlag{Name: flagDryRun, Usage: "print the jobspec JSON and submit nothing", DisableDefaultText: true},
 		&cli.StringFlag{Name: flagTarget, Usage: "run only on the nodes of these reservations, `ID[,ID...]`; default names the default session", DefaultText: "the default session"},
+		&cli.StringFlag{Name: flagRetry, Usage: fmt.Sprintf("run the job again, as a new job, up to `N` times (0-%d) while it ends FAILED (see 'fluxq help submit')", jobspec.MaxRetry), DefaultText: "0, never"},
 		&cli.BoolFlag{Name: instance.FlagAsScheduler, Usage: "submit as the scheduler, which may target any reservation (instance owner only)", DisableDefaultText: true},
 	}
 	if bulk {
@@ -289,16 +291,28 @@ func (e *env) submitted(c *cli.Context, cl client.Client, ids []fluid.ID) error 
 	var done []fluid.ID
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
-	_, err := client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
-		msg := failure(&s)
-		if msg != "" && !tasksSaid(&s) {
-			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
-		}
-		pl.add(msg != "")
-		worst = max(worst, exitCodeOf(&s))
-		done = append(done, s.ID)
-		return nil
-	})
+	var err error
+	// A --retry job's chain ends with its last run: the runs retried
+	// are waited for again as their retries, in rounds.
+	for wave := ids; len(wave) > 0 && err == nil; {
+		var next []fluid.ID
+		_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: wave}, func(s api.JobSummary) error {
+			done = append(done, s.ID)
+			if r := s.RetriedAs; r != nil {
+				pl.note(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(s.ID), e.fmtID(*r), s.Retry+1, s.Retries)
+				next = append(next, *r)
+				return nil
+			}
+			msg := failure(&s)
+			if msg != "" && !tasksSaid(&s) {
+				pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
+			}
+			pl.add(msg != "")
+			worst = max(worst, exitCodeOf(&s))
+			return nil
+		})
+		wave = next
+	}
 	// Reported here, so no later wait --all reports them again.
 	reap(c, cl, done)
 	if err != nil {
@@ -442,6 +456,7 @@ func ccCopies(c jobOptions) ([]string, bool, error) {
 
 // submitInputs are the options as given, before {cc} is replaced.
 type submitInputs struct {
+	retries   int             // --retry N (0: none)
 	opts      jobspec.Options // the options that take no {cc}
 	command   []string
 	queue     string
@@ -512,6 +527,10 @@ func (e *env) inputs(c jobOptions, cmd []string, st *submitState) (*submitInputs
 		}
 		o.BeginTime = t
 	}
+	retries, err := parseRetry(c)
+	if err != nil {
+		return nil, err
+	}
 	var targets []string
 	if t := c.String(flagTarget); c.IsSet(flagTarget) {
 		for _, id := range strings.Split(t, ",") {
@@ -522,8 +541,8 @@ func (e *env) inputs(c jobOptions, cmd []string, st *submitState) (*submitInputs
 		}
 	}
 	return &submitInputs{
-		targets: targets,
-		opts:    o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
+		targets: targets, retries: retries,
+		opts: o, command: cmd, queue: c.String(flagQueue), timeLimit: c.String(flagTime),
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
 		output: c.String(flagOutput), errorPath: c.String(flagError), input: c.String(flagInput),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
@@ -672,11 +691,30 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 		}
 		js.Attributes.System.Extra[jobspec.TargetsKey] = list
 	}
+	if in.retries > 0 {
+		if js.Attributes.System.Extra == nil {
+			js.Attributes.System.Extra = map[string]any{}
+		}
+		js.Attributes.System.Extra[jobspec.RetryKey] = in.retries
+	}
 	b, err := js.MarshalJSON()
 	if err != nil {
 		return api.SubmitJob{}, err
 	}
 	return api.SubmitJob{Jobspec: b, Urgency: urgency}, nil
+}
+
+// parseRetry reads --retry N: a count from 0 to jobspec.MaxRetry.
+func parseRetry(c jobOptions) (int, error) {
+	if !c.IsSet(flagRetry) {
+		return 0, nil
+	}
+	v := c.String(flagRetry)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 || n > jobspec.MaxRetry {
+		return 0, exitcode.UsageErrorf("--retry: %q is not a count of retries from 0 to %d", v, jobspec.MaxRetry)
+	}
+	return n, nil
 }
 
 // replaceCC replaces {cc} in s, leaving mustache templates such as

@@ -26,8 +26,9 @@ failed on stderr. With --all: reports every one of the caller's jobs not
 waited for yet, those that ended before it began as well as those still
 active (a wait, run or submit --wait takes the jobs it reports, as
 Flux's wait takes a waitable job); exits 0 if all succeeded, 1 otherwise,
-naming each failure on stderr. Use it in scripts, after submit, where the
-next step needs the jobs done.
+naming each failure on stderr. A --retry job's chain is waited for to
+its last run, whose result is the chain's. Use it in scripts, after
+submit, where the next step needs the jobs done.
 
 EXAMPLES:
   # Submit, do something else, then collect the job's exit code
@@ -73,6 +74,17 @@ func (e *env) wait(c *cli.Context) error {
 			return fmt.Errorf("%s: %w", c.Args().First(), err)
 		}
 		reap(c, cl, []fluid.ID{id})
+		// A --retry chain ends with its last run: the wait follows each
+		// retry (linked before its run's clean, so the summary has it).
+		for s.RetriedAs != nil {
+			next := *s.RetriedAs
+			notef(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(id), e.fmtID(next), s.Retry+1, s.Retries)
+			id = next
+			if s, err = cl.Wait(c.Context, id); err != nil {
+				return fmt.Errorf("%s: %w", e.fmtID(id), err)
+			}
+			reap(c, cl, []fluid.ID{id})
+		}
 		// Why it did not succeed, as flux job wait says it: the fatal
 		// exception, the signal or the tasks' exit code.
 		if msg := failure(s); msg != "" {
@@ -99,18 +111,31 @@ func (e *env) wait(c *cli.Context) error {
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
 	var reported []fluid.ID
-	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
-		msg := failure(&s)
-		if msg != "" {
-			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
-			failed = true
-		} else if c.Bool("verbose") {
-			pl.note(c, "%s: job completed successfully", e.fmtID(s.ID))
-		}
-		pl.add(msg != "")
-		reported = append(reported, s.ID)
-		return nil
-	})
+	// A run that was retried is no failure yet: its chain is waited for
+	// to its last run, in rounds, as wait ID does.
+	for wave := ids; len(wave) > 0 && err == nil; {
+		var next []fluid.ID
+		_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: wave}, func(s api.JobSummary) error {
+			reported = append(reported, s.ID)
+			if r := s.RetriedAs; r != nil {
+				if !slices.Contains(ids, *r) {
+					next = append(next, *r)
+				}
+				pl.note(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(s.ID), e.fmtID(*r), s.Retry+1, s.Retries)
+				return nil
+			}
+			msg := failure(&s)
+			if msg != "" {
+				pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
+				failed = true
+			} else if c.Bool("verbose") {
+				pl.note(c, "%s: job completed successfully", e.fmtID(s.ID))
+			}
+			pl.add(msg != "")
+			return nil
+		})
+		wave = next
+	}
 	// Those that were active are taken now they are reported, even when
 	// the wait stopped short: a later wait reports the others.
 	reap(c, cl, reported)
