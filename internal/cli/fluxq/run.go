@@ -33,7 +33,7 @@ EXAMPLES:
 
   # stdin goes to the job
   $ sort data.txt | fluxq run uniq -c`,
-		Flags:  st.flags(false),
+		Flags:  append(st.flags(false), ptyFlag()),
 		Action: action(func(c *cli.Context) error { return e.run(c, st) }),
 	}
 }
@@ -41,6 +41,9 @@ EXAMPLES:
 func (e *env) run(c *cli.Context, st *submitState) error {
 	// stdin goes to the tasks, as flux run's does, unless --input names
 	// a file.
+	if c.Bool(flagPty) {
+		return e.runPty(c, st)
+	}
 	var in *stdinStream
 	var r io.Reader
 	if !c.IsSet(flagInput) && !c.Bool(flagDryRun) {
@@ -69,6 +72,28 @@ func (e *env) run(c *cli.Context, st *submitState) error {
 	code, err := e.follow(c, cl, ids[0], in)
 	if code != exitDetached || err != nil {
 		// Its end was reported here: no wait --all reports it again.
+		reap(c, cl, ids[:1])
+	}
+	return e.exitWith(code, err)
+}
+
+// runPty is run --pty: the job's first task on a terminal of fluxq's
+// making (see ptySession), the rest as run does.
+func (e *env) runPty(c *cli.Context, st *submitState) error {
+	term, err := e.startPty(c, st)
+	if err != nil {
+		return err
+	}
+	defer term.close()
+	cl, ids, err := e.send(c, st)
+	if err != nil || cl == nil {
+		return err
+	}
+	defer cl.Close()
+	term.attach(e.ptyStdin())
+	code, err := e.follow(c, cl, ids[0], nil)
+	term.close()
+	if code != exitDetached || err != nil {
 		reap(c, cl, ids[:1])
 	}
 	return e.exitWith(code, err)
