@@ -136,8 +136,8 @@ func (e *env) allocUp(c *cli.Context, cl client.Client, id fluid.ID, dir string)
 		}
 		if _, err := os.Stat(sock); err == nil && s.State == job.Run {
 			fmt.Fprintln(stdout(c), id)
-			fmt.Fprintf(stderr(c), "%s: %s holds %s (%d cores): reach it with FLUXQ_STATE_DIR=%s; free it with 'fluxq cancel %s'\n",
-				exitcode.CommandPath(c), id, s.Nodelist, s.NCores, dir, id)
+			notef(c, "%s holds %s (%d cores): reach it with FLUXQ_STATE_DIR=%s; free it with 'fluxq cancel %s'",
+				id, s.Nodelist, s.NCores, dir, id)
 			return nil
 		}
 		select {
