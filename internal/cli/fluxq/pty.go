@@ -1,6 +1,7 @@
 package fluxq
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -139,3 +140,17 @@ func (s *ptySession) close() {
 func (e *env) ptyStdin() io.Reader {
 	return e.runStdin()
 }
+
+// crlf writes what fluxq itself says (its notes on stderr) while its
+// terminal is in raw mode, where a newline no longer returns the carriage.
+type crlf struct{ w io.Writer }
+
+func (c crlf) Write(p []byte) (int, error) {
+	if _, err := c.w.Write(bytes.ReplaceAll(p, []byte("\n"), []byte("\r\n"))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// raw reports whether fluxq's terminal is in raw mode for the session.
+func (s *ptySession) raw() bool { return s.saved != nil }

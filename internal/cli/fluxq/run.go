@@ -91,6 +91,11 @@ func (e *env) runPty(c *cli.Context, st *submitState) error {
 	}
 	defer cl.Close()
 	term.attach(e.ptyStdin())
+	if term.raw() {
+		errw := c.App.ErrWriter
+		c.App.ErrWriter = crlf{stderr(c)}
+		defer func() { c.App.ErrWriter = errw }()
+	}
 	code, err := e.follow(c, cl, ids[0], nil)
 	term.close()
 	if code != exitDetached || err != nil {
