@@ -107,7 +107,8 @@ func subinstance(c *cli.Context) error {
 	defer stop()
 	ran := make(chan error, 1)
 	go func() { ran <- d.Run(ctx) }()
-	code, err := runInitial(c, dir, parent, id, sigs, ran)
+	var ended syscall.Signal // the signal that ended the allocation, if one did
+	code, err := runInitial(c, dir, parent, id, sigs, ran, &ended)
 	stop()
 	if rerr := <-ran; err == nil && rerr != nil && !errors.Is(rerr, context.Canceled) {
 		err = rerr
@@ -117,6 +118,15 @@ func subinstance(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if ended != 0 {
+		// Ended by the parent (cancel: SIGTERM, time limit: SIGALRM):
+		// the job ends by that signal, as any job's task would, so the
+		// parent reports it as Flux does (143, 142), not as the
+		// hang-up of the shell.
+		signal.Reset(ended)
+		unix.Kill(os.Getpid(), ended)
+		time.Sleep(time.Second)
+	}
 	if code != 0 {
 		return exitcode.Silent(code)
 	}
@@ -125,7 +135,7 @@ func subinstance(c *cli.Context) error {
 
 // runInitial waits for the sub-instance to serve, then runs the initial
 // program and returns its exit code; with none, it waits for a signal.
-func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Signal, ran chan error) (int, error) {
+func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Signal, ran chan error, ended *syscall.Signal) (int, error) {
 	sock := filepath.Join(dir, state.SocketFile)
 	deadline := time.Now().Add(subinstanceReady)
 	for {
@@ -136,7 +146,8 @@ func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Si
 		case err := <-ran:
 			ran <- err
 			return 1, fmt.Errorf("the sub-instance ended before it served: %v", err)
-		case <-sigs:
+		case sig := <-sigs:
+			*ended = sig.(syscall.Signal)
 			return 1, nil
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -146,7 +157,7 @@ func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Si
 	}
 	argv := c.Args().Slice()
 	if len(argv) == 0 {
-		<-sigs
+		*ended = (<-sigs).(syscall.Signal)
 		return 0, nil
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -164,12 +175,17 @@ func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Si
 		return 127, fmt.Errorf("the allocation's program: %w", err)
 	}
 	done := make(chan struct{})
+	got := make(chan syscall.Signal, 1)
 	go func() {
 		for {
 			select {
 			case sig := <-sigs:
 				// The program leads its own group: pass the signal on.
 				s := sig.(syscall.Signal)
+				select {
+				case got <- s:
+				default:
+				}
 				if s == unix.SIGALRM {
 					s = unix.SIGHUP // out of time: as a terminal's hang-up
 				}
@@ -184,6 +200,11 @@ func runInitial(c *cli.Context, dir, parent string, id fluid.ID, sigs chan os.Si
 	}()
 	err := cmd.Wait()
 	close(done)
+	select {
+	case s := <-got:
+		*ended = s
+	default:
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
