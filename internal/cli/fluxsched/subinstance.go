@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -123,9 +124,7 @@ func subinstance(c *cli.Context) error {
 		// the job ends by that signal, as any job's task would, so the
 		// parent reports it as Flux does (143, 142), not as the
 		// hang-up of the shell.
-		signal.Reset(ended)
-		unix.Kill(os.Getpid(), ended)
-		time.Sleep(time.Second)
+		dieOf(ended)
 	}
 	if code != 0 {
 		return exitcode.Silent(code)
@@ -309,4 +308,15 @@ func holdRank(dir string) error {
 			}
 		}
 	}
+}
+
+// dieOf ends the process by sig. Go's runtime ignores some signals it is
+// not asked to notify (SIGALRM among them), so the default action is put
+// back with the kernel's own call before the signal is raised.
+func dieOf(sig syscall.Signal) {
+	signal.Reset(sig)
+	var dfl [4]uint64 // struct sigaction, zero: SIG_DFL, no flags, no mask
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	unix.Kill(os.Getpid(), sig)
+	time.Sleep(time.Second) // the signal is delivered meanwhile
 }
