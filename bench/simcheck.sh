@@ -22,9 +22,16 @@ else
 	fluxsched=$tmp/fluxsched
 fi
 
-# trace-file nodes cores-per-node policy [reservation-depth]; edge.swf is a
-# small synthetic trace of the corner cases the real traces lack.
+# trace-file nodes cores-per-node policy [reservation-depth|- [memory]];
+# edge.swf is a small synthetic trace of the corner cases the real traces
+# lack. The memory arm (a memory per node: --memory, and SWF field 10):
+# mem.swf is synthetic, hpc2n-mem.swf derived from the HPC2N excerpt
+# (testdata/swf/SOURCE.md), mem-denied.swf a regression trace (a denied
+# job's submission makes no pass).
 edge=bench/simref/testdata/edge.swf
+mem=bench/simref/testdata/mem.swf
+hpc2nmem=testdata/swf/hpc2n-mem.swf
+memdenied=bench/simref/testdata/mem-denied.swf
 runs=(
 	"$swf/hpc2n-excerpt.swf 120 2 fcfs"
 	"$swf/hpc2n-excerpt.swf 120 2 easy"
@@ -37,17 +44,33 @@ runs=(
 	"$edge 4 2 easy"
 	"$edge 4 2 conservative"
 	"$edge 4 2 hybrid 2"
+	"$mem 4 2 fcfs - 4G"
+	"$mem 4 2 easy - 4G"
+	"$mem 4 2 conservative - 4G"
+	"$mem 4 2 hybrid 2 4G"
+	"$memdenied 7 2 conservative - 2G"
+	"$hpc2nmem 120 2 fcfs - 1G"
+	"$hpc2nmem 120 2 easy - 1G"
+	"$hpc2nmem 120 2 conservative - 1G"
+	"$hpc2nmem 120 2 hybrid 4 1G"
 )
 
 failed=0
 for r in "${runs[@]}"; do
-	read -r trace nodes cpn policy depth <<<"$r"
+	read -r trace nodes cpn policy depth memory <<<"$r"
 	name=$(basename "$trace" .swf)
 	label="$name $policy"
 	dflag=()
-	if [ -n "$depth" ]; then
+	if [ -n "$depth" ] && [ "$depth" != - ]; then
 		label="$label (depth $depth)"
 		dflag=(--reservation-depth "$depth")
+	fi
+	# simref takes the nodes apart only with memory; without, their cores.
+	machine=(--cores $((nodes * cpn)))
+	if [ -n "$memory" ]; then
+		label="$label, memory $memory"
+		dflag+=(--memory "$memory")
+		machine=(--nodes "$nodes" --cores-per-node "$cpn")
 	fi
 	a=$tmp/fluxsched.jsonl
 	b=$tmp/simref.jsonl
@@ -58,7 +81,7 @@ for r in "${runs[@]}"; do
 		failed=1
 		continue
 	fi
-	if ! "$tmp/simref" --trace "$trace" --cores $((nodes * cpn)) \
+	if ! "$tmp/simref" --trace "$trace" "${machine[@]}" \
 		--policy "$policy" "${dflag[@]}" --json --schedule-out "$b" >"$tmp/simref.json" 2>"$tmp/simref.err"; then
 		echo "$label: FAILED (simref: $(head -n 1 "$tmp/simref.err"))"
 		failed=1

@@ -4,6 +4,7 @@
 //
 //	go run ./bench/simref --trace FILE.swf --cores N --policy fcfs|easy|hybrid|conservative
 //	    [--reservation-depth D] [--schedule-out FILE] [--json]
+//	go run ./bench/simref --trace FILE.swf --nodes N --cores-per-node C --memory SIZE ...
 //
 // It is deliberately plain: a list of running jobs, a queue, and one
 // function per policy that does what the page says. EASY is written with
@@ -25,8 +26,11 @@
 //   - A record is skipped if cores <= 0, submit < 0 or run time < 0 (any of
 //     them); a skipped record is never also denied.
 //   - Denied jobs (cores > the machine) take part in time zero only. An
-//     instant where only a denied job is submitted still gets a pass; such a
-//     pass can start nothing, since nothing changed since the last one.
+//     instant where only a denied job is submitted makes no pass: the page's
+//     "leaves no mark on the schedule", and its Memory section says so.
+//     (Without memory such a pass could start nothing, nothing having
+//     changed since the last; with memory's claims a pass later in time can
+//     decide otherwise, which is how this reading was found.)
 //   - A job with run time 0 holds its cores for the rest of the pass that
 //     starts it; then they are freed and another pass follows at the same
 //     instant, repeated while a pass starts such a job.
@@ -54,6 +58,44 @@
 //   - For use as a drop-in `fluxsched` in bench/simcheck.sh's self-test, a
 //     leading "sim" argument is ignored and --nodes N --cores-per-node C may
 //     replace --cores N*C.
+//
+// Memory (docs/simulation.md, "Memory"), with --memory SIZE per node, which
+// needs --nodes and --cores-per-node:
+//
+//   - SIZE as docs/cli.md gives --mem's: a number (decimals allowed) with an
+//     optional K, M, G, T or P (powers of 1024, k/m/g/t/p too, with or
+//     without a trailing B or iB); a bare number is in MB. A decimal is
+//     taken as the nearest float64 times its unit, rounded down to whole
+//     bytes. More than 0 and at most 1E per node, and at most 1E in all
+//     (nodes x SIZE), so that sums of memory stay in an int64.
+//   - Field 10 is read only with --memory; a line without it asks for no
+//     memory. It is read as the other fields are, but over all of int64
+//     (a huge value is a job to deny, not a bad trace); <= 0 asks for none.
+//   - A job's memory per processor is field 10 x 1024 bytes. One over 1E per
+//     processor or in all is denied (no jobspec can say it); so is one no
+//     set of nodes can hold: the sum over nodes of min(cores per node,
+//     floor(SIZE / memory per processor)) is below its processors.
+//   - Without --memory the machine is one node of all the cores (only the
+//     count of free cores matters then); with it, nodes are separate and
+//     placement (worst-fit) decides which node's memory a job takes.
+//   - --match-policy worst-fit|best-fit|first-fit is the config's [sched]
+//     match-policy (fluxsched sim takes it from --config only); without
+//     --memory it changes nothing, since only the count of free cores
+//     matters then.
+//   - easy with --memory is the profile walk with one reservation (the page:
+//     "easy is hybrid with D = 1 here"), not the shadow-time code, which has
+//     no notion of a reservation on nodes.
+//   - "What it offers over [t, e)" is computed directly: the node's free
+//     cores and memory at t and at each claim start inside (t, e), each
+//     less the claims active then, the least of each taken on its own.
+//   - The times to try for a memory job's reservation are sorted and taken
+//     strictly after the time last tried; a time the profile moves it to is
+//     tried first, then the times to try after it.
+//   - Where the page was written from: the memory rules were worded from
+//     memsched's scheduler (issue 26) by the same hand that wrote this
+//     code, so this check is weaker for them than for the page's older
+//     rules; the formulation here (direct evaluation over claims, one node
+//     list) is not the scheduler's (sweeps, release heaps, caps).
 package main
 
 import (
@@ -63,7 +105,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // config is what the command line asks for.
@@ -72,6 +117,8 @@ type config struct {
 	cores        int64
 	nodes        int64
 	coresPerNode int64
+	memory       int64 // bytes per node, 0 without --memory
+	match        string
 	policy       string
 	depth        int
 	scheduleOut  string
@@ -129,7 +176,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer f.Close()
-	sched, sum, err := replay(f, cfg.cores, cfg.policy, cfg.depth)
+	spec := machineSpec{nodes: 1, coresPerNode: cfg.cores}
+	if cfg.memory > 0 {
+		spec = machineSpec{nodes: cfg.nodes, coresPerNode: cfg.coresPerNode, memory: cfg.memory, match: cfg.match}
+	}
+	sched, sum, err := replayOn(f, spec, cfg.policy, cfg.depth)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.trace, err)
 	}
@@ -165,6 +216,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.cores, "cores", 0, "cores in the machine")
 	fs.Int64Var(&cfg.nodes, "nodes", 0, "nodes (with --cores-per-node, instead of --cores)")
 	fs.Int64Var(&cfg.coresPerNode, "cores-per-node", 0, "cores per node (with --nodes)")
+	memory := fs.String("memory", "", "memory per node (512M, 4G; bare is MB), with --nodes and --cores-per-node")
+	fs.StringVar(&cfg.match, "match-policy", matchWorstFit, "worst-fit, best-fit or first-fit (matters only with --memory)")
 	fs.StringVar(&cfg.policy, "policy", policyFCFS, "fcfs, easy, hybrid or conservative")
 	fs.IntVar(&cfg.depth, "reservation-depth", 64, "reservations made by hybrid")
 	fs.StringVar(&cfg.scheduleOut, "schedule-out", "", "write one JSON line per started job here")
@@ -191,6 +244,24 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	case cfg.cores <= 0 || cfg.cores > maxField:
 		return cfg, fmt.Errorf("%w: --cores must be a positive number of cores", errUsage)
 	}
+	switch cfg.match {
+	case matchWorstFit, matchBestFit, matchFirstFit:
+	default:
+		return cfg, fmt.Errorf("%w: unknown match policy %q (want worst-fit, best-fit or first-fit)", errUsage, cfg.match)
+	}
+	if *memory != "" {
+		m, err := parseSize(*memory)
+		if err != nil {
+			return cfg, fmt.Errorf("%w: --memory: %v", errUsage, err)
+		}
+		if cfg.nodes == 0 {
+			return cfg, fmt.Errorf("%w: --memory needs --nodes and --cores-per-node", errUsage)
+		}
+		if cfg.nodes > maxMemory/m {
+			return cfg, fmt.Errorf("%w: --memory: %d nodes of %s is over 1E in all", errUsage, cfg.nodes, *memory)
+		}
+		cfg.memory = m
+	}
 	switch cfg.policy {
 	case policyFCFS, policyEASY, policyHybrid, policyConservative:
 	default:
@@ -202,9 +273,65 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	return cfg, nil
 }
 
+// maxMemory is 1E, the most memory a job may ask for (per processor or in
+// all) and a machine may have in all.
+const maxMemory = 1 << 60
+
+// parseSize reads --memory's SIZE (see the package comment).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(s, "iB"), "B")
+	shift := 20 // bare: MB
+	if n := len(t); n > 0 {
+		if k := strings.IndexByte("KMGTP", strings.ToUpper(t[n-1:])[0]); k >= 0 {
+			shift, t = 10*(k+1), t[:n-1]
+		}
+	}
+	bad := fmt.Errorf("%q is not a size such as 512M, 4G or 1.5T", s)
+	if t == "" || strings.ContainsAny(t, "+-eExXpP_ \t") {
+		return 0, bad
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, bad
+	}
+	x = math.Floor(math.Ldexp(x, shift))
+	switch {
+	case x < 1:
+		return 0, fmt.Errorf("%q must be more than 0", s)
+	case x > maxMemory:
+		return 0, fmt.Errorf("%q is over 1E", s)
+	}
+	return int64(x), nil
+}
+
+// machineSpec is the simulated machine: nodes of coresPerNode cores and
+// memory bytes each (memory 0: without --memory, as one node of all the
+// cores).
+type machineSpec struct {
+	nodes, coresPerNode, memory int64
+	match                       string // match policy, "" for worst-fit
+}
+
+func (m machineSpec) count() int64    { return m.nodes }
+func (m machineSpec) coresPer() int64 { return m.coresPerNode }
+func (m machineSpec) cores() int64    { return m.nodes * m.coresPerNode }
+
+// holds is how many processors of mem bytes each the machine can ever
+// hold: on each node, its cores, or its memory / mem if fewer.
+func (m machineSpec) holds(mem int64) int64 {
+	per := m.coresPerNode
+	if mem > 0 {
+		per = min(per, m.memory/mem)
+	}
+	if per > 0 && m.nodes > math.MaxInt64/per {
+		return math.MaxInt64
+	}
+	return per * m.nodes
+}
+
 // prepare applies the whole-trace input rules: denial on this machine and
 // time zero. It returns the jobs to replay, in trace order, and the counts.
-func prepare(recs []record, total int64) ([]*job, summary) {
+func prepare(recs []record, spec machineSpec) ([]*job, summary) {
 	var sum summary
 	zero, haveZero := int64(0), false
 	for _, r := range recs {
@@ -222,7 +349,15 @@ func prepare(recs []record, total int64) ([]*job, summary) {
 			continue
 		}
 		j := &job{pos: r.pos, id: r.id, submit: r.submit - zero, run: r.run, req: r.req, cores: r.cores}
-		if j.cores > total {
+		tooBig := false
+		if spec.memory > 0 && r.memKB > 0 {
+			if r.memKB > maxMemory/1024 || r.cores > maxMemory/(r.memKB*1024) {
+				tooBig = true
+			} else {
+				j.mem = r.memKB * 1024
+			}
+		}
+		if tooBig || j.cores > spec.cores() || spec.holds(j.mem) < j.cores {
 			j.denied = true
 			sum.Denied++
 		}
@@ -261,18 +396,24 @@ func summarize(jobs []*job, total int64, sum *summary) {
 	sum.MeanTurnaround = float64(turnarounds) / n
 }
 
-// replay reads a trace and simulates it on a machine of total cores; it
-// returns the schedule of the started jobs in trace order and the summary.
+// replay reads a trace and simulates it on a machine of total cores,
+// without memory.
 func replay(r io.Reader, total int64, policy string, depth int) ([]scheduleLine, summary, error) {
-	recs, err := parseSWF(r)
+	return replayOn(r, machineSpec{nodes: 1, coresPerNode: total}, policy, depth)
+}
+
+// replayOn reads a trace and simulates it on a machine; it returns the
+// schedule of the started jobs in trace order and the summary.
+func replayOn(r io.Reader, spec machineSpec, policy string, depth int) ([]scheduleLine, summary, error) {
+	recs, err := parseSWF(r, spec.memory > 0)
 	if err != nil {
 		return nil, summary{}, err
 	}
-	jobs, sum := prepare(recs, total)
-	if err := simulate(jobs, total, policy, depth); err != nil {
+	jobs, sum := prepare(recs, spec)
+	if err := simulate(jobs, spec, policy, depth); err != nil {
 		return nil, summary{}, err
 	}
-	summarize(jobs, total, &sum)
+	summarize(jobs, spec.cores(), &sum)
 	var sched []scheduleLine
 	for _, j := range jobs {
 		if j.started {

@@ -60,7 +60,7 @@ func TestParseLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok, err := parseLine(tt.line, 3)
+			got, ok, err := parseLine(tt.line, 3, false)
 			if err != nil {
 				t.Fatalf("parseLine(%q): %v", tt.line, err)
 			}
@@ -90,7 +90,7 @@ func TestParseLineErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := parseLine(tt.line, 3)
+			_, _, err := parseLine(tt.line, 3, false)
 			got := ""
 			if err != nil {
 				got = err.Error()
@@ -332,7 +332,7 @@ func TestBundledTraces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		recs, err := parseSWF(strings.NewReader(string(data)))
+		recs, err := parseSWF(strings.NewReader(string(data)), false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -411,8 +411,10 @@ func FuzzParseSWF(f *testing.F) {
 	f.Add("1 0.5 x -0.9 2 552.21 -1 -1 -1 ; c\n\n2 1e3 3 4 5 6 7 8 9\n")
 	f.Add("1 2 3 4 5 6 7 8\n")
 	f.Add("1 NaN 3 4 5 6 7 8 Inf")
+	f.Add("1 0 -1 10 2 -1 -1 2 20 3145728\n2 0 -1 10 1 -1 -1 1 20 5242880\n3 1 -1 5 1 -1 -1 1 5 1.5e6\n")
+	f.Add("1 0 -1 10 2 -1 -1 2 20 x\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		recs, err := parseSWF(strings.NewReader(text))
+		recs, err := parseSWF(strings.NewReader(text), false)
 		if err != nil {
 			if strings.ContainsRune(err.Error(), '\n') {
 				t.Errorf("error is not one line: %q", err)
@@ -437,6 +439,37 @@ func FuzzParseSWF(f *testing.F) {
 				t.Errorf("%s: %v", p, err)
 			}
 		}
+		// With memory field 10 is read too: an error is one line, and
+		// what parses replays under every policy (2 nodes x 2 cores x 4G).
+		if _, err := parseSWF(strings.NewReader(text), true); err != nil {
+			if strings.ContainsRune(err.Error(), '\n') {
+				t.Errorf("error is not one line: %q", err)
+			}
+			return
+		}
+		for _, p := range []string{policyFCFS, policyEASY, policyHybrid, policyConservative} {
+			if _, _, err := replayOn(strings.NewReader(text), machineSpec{2, 2, 4 << 30, ""}, p, 1); err != nil {
+				t.Errorf("%s with memory: %v", p, err)
+			}
+		}
+	})
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"4G", "512", "1.5T", "0", "-1G", "1E", "", "1024P", "1025P", "4GiB", "0.0000001K", "1e3M"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := parseSize(s)
+		if err != nil {
+			if strings.ContainsRune(err.Error(), '\n') {
+				t.Errorf("error is not one line: %q", err)
+			}
+			return
+		}
+		if n < 1 || n > maxMemory {
+			t.Errorf("parseSize(%q) = %d, outside 1..1E", s, n)
+		}
 	})
 }
 
@@ -450,4 +483,247 @@ func BenchmarkConservativeLublin(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// memJob is one trace line of the memory tests: swfJob and field 10 (KB
+// per processor; 0 writes -1, unknown).
+type memJob struct {
+	swfJob
+	kb int64
+}
+
+// memTrace writes jobs as SWF lines with field 10.
+func memTrace(jobs ...memJob) string {
+	var b strings.Builder
+	for _, j := range jobs {
+		kb := j.kb
+		if kb == 0 {
+			kb = -1
+		}
+		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d %d %d -1 -1 -1 -1 -1 -1 -1 -1\n",
+			j.id, j.submit, j.run, j.cores, j.cores, j.req, kb)
+	}
+	return b.String()
+}
+
+// gb is n GB in SWF's KB.
+func gb(n int64) int64 { return n << 20 }
+
+func mj(id, submit, run, cores, req, kb int64) memJob {
+	return memJob{swfJob{id: id, submit: submit, run: run, cores: cores, req: req}, kb}
+}
+
+func TestReplayMemory(t *testing.T) {
+	// 1 node x 4 cores x 4G: j2 waits for j1's memory with 3 cores free.
+	waits := memTrace(mj(1, 0, 10, 1, 10, gb(3)), mj(2, 1, 10, 1, 10, gb(3)))
+	// 2 nodes x 2 cores x 4G: j1 takes a core and 1G of node0 (worst-fit
+	// ties go to the lower rank); j2 (2 x 2G) goes whole to node1, which has
+	// more free cores, so node0's 3G is left for j3 (first-fit would have
+	// split j2 over both nodes and left no node 3G).
+	worst := memTrace(mj(1, 0, 100, 1, 100, gb(1)), mj(2, 1, 100, 2, 100, gb(2)), mj(3, 2, 10, 1, 10, gb(3)))
+	// 1 node x 4 cores x 4G: j2 (3G) is blocked by j1's 2G until 100:
+	// shadow 100, extra 3 cores and 1G. j3 (2G, 200 s) fits now but not in
+	// the extra memory, so it is not backfilled (on cores alone it would
+	// be); j4 (1G, 200 s) is.
+	easy := memTrace(mj(1, 0, 100, 1, 100, gb(2)), mj(2, 1, 10, 1, 10, gb(3)), mj(3, 1, 200, 1, 200, gb(2)), mj(4, 1, 200, 1, 200, gb(1)))
+	// Denial on 2 nodes x 2 cores x 4G: 5G per processor fits no node; 3
+	// processors of 3G need 3 nodes (one each); 2 of them fit.
+	deny := memTrace(mj(1, 0, 10, 1, 10, gb(5)), mj(2, 0, 10, 3, 10, gb(3)), mj(3, 0, 10, 2, 10, gb(3)), mj(4, 0, 10, 1, 10, 1<<51))
+	tests := []struct {
+		name   string
+		trace  string
+		spec   machineSpec
+		policy string
+		want   []scheduleLine
+	}{
+		{"fcfs waits for memory with cores free", waits, machineSpec{1, 4, 4 << 30, ""}, policyFCFS,
+			[]scheduleLine{at(1, 0, 0, 10, 1), at(2, 1, 10, 20, 1)}},
+		{"without memory field 10 is ignored", waits, machineSpec{1, 4, 0, ""}, policyFCFS,
+			[]scheduleLine{at(1, 0, 0, 10, 1), at(2, 1, 1, 11, 1)}},
+		{"worst-fit placement keeps a node's memory whole", worst, machineSpec{2, 2, 4 << 30, ""}, policyFCFS,
+			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 1, 101, 2), at(3, 2, 2, 12, 1)}},
+		{"easy backfills only what fits the extra memory", easy, machineSpec{1, 4, 4 << 30, ""}, policyEASY,
+			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 100, 110, 1), at(3, 1, 110, 310, 1), at(4, 1, 1, 201, 1)}},
+		{"conservative reserves memory too", easy, machineSpec{1, 4, 4 << 30, ""}, policyConservative,
+			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 100, 110, 1), at(3, 1, 110, 310, 1), at(4, 1, 1, 201, 1)}},
+		{"easy on cores alone backfills both", easy, machineSpec{1, 4, 0, ""}, policyEASY,
+			[]scheduleLine{at(1, 0, 0, 100, 1), at(2, 1, 1, 11, 1), at(3, 1, 1, 201, 1), at(4, 1, 1, 201, 1)}},
+		{"denied for memory", deny, machineSpec{2, 2, 4 << 30, ""}, policyFCFS,
+			[]scheduleLine{at(3, 0, 0, 10, 2)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := tt.spec
+			if spec.memory == 0 {
+				spec = machineSpec{nodes: 1, coresPerNode: spec.nodes * spec.coresPerNode}
+			}
+			got, _, err := replayOn(strings.NewReader(tt.trace), spec, tt.policy, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("schedule (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"4G", 4 << 30, ""}, {"4g", 4 << 30, ""}, {"4GB", 4 << 30, ""}, {"4GiB", 4 << 30, ""},
+		{"512", 512 << 20, ""}, {"512M", 512 << 20, ""}, {"1.5T", 3 << 39, ""}, {"1K", 1024, ""},
+		{"1P", 1 << 50, ""}, {"1024P", 1 << 60, ""},
+		{"1025P", 0, `"1025P" is over 1E`}, {"0", 0, `"0" must be more than 0`},
+		{"-1G", 0, `"-1G" is not a size such as 512M, 4G or 1.5T`}, {"G", 0, `"G" is not a size such as 512M, 4G or 1.5T`},
+		{"1E", 0, `"1E" is not a size such as 512M, 4G or 1.5T`}, {"", 0, `"" is not a size such as 512M, 4G or 1.5T`},
+		{"4X", 0, `"4X" is not a size such as 512M, 4G or 1.5T`}, {"1e3M", 0, `"1e3M" is not a size such as 512M, 4G or 1.5T`},
+	}
+	for _, tt := range tests {
+		got, err := parseSize(tt.in)
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		if got != tt.want || msg != tt.err {
+			t.Errorf("parseSize(%q) = %d, %q; want %d, %q", tt.in, got, msg, tt.want, tt.err)
+		}
+	}
+}
+
+func TestParseFlagsMemory(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"memory", []string{"--trace", "t.swf", "--nodes", "2", "--cores-per-node", "2", "--memory", "4G"}, ""},
+		{"memory needs nodes", []string{"--trace", "t.swf", "--cores", "4", "--memory", "4G"}, "usage: --memory needs --nodes and --cores-per-node"},
+		{"bad size", []string{"--trace", "t.swf", "--nodes", "2", "--cores-per-node", "2", "--memory", "lots"}, `usage: --memory: "lots" is not a size such as 512M, 4G or 1.5T`},
+		{"over 1E in all", []string{"--trace", "t.swf", "--nodes", "2", "--cores-per-node", "2", "--memory", "1024P"}, "usage: --memory: 2 nodes of 1024P is over 1E in all"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseFlags(tt.args, &strings.Builder{})
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("parseFlags(%q) (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// TestMemoryTraces checks the memory traces as TestBundledTraces checks the
+// others: never more cores or memory busy than the machine has (startJob
+// checks each node), easy equal to hybrid depth 1, and under fcfs a
+// machine with memory to spare (1P a node) gives the schedule without
+// memory.
+func TestMemoryTraces(t *testing.T) {
+	for _, tr := range []struct {
+		path string
+		spec machineSpec
+	}{
+		{filepath.Join("testdata", "mem.swf"), machineSpec{4, 2, 4 << 30, ""}},
+		{filepath.Join("..", "..", "testdata", "swf", "hpc2n-mem.swf"), machineSpec{120, 2, 1 << 30, ""}},
+	} {
+		data, err := os.ReadFile(tr.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scheds := map[string][]scheduleLine{}
+		for _, p := range []struct {
+			policy string
+			depth  int
+		}{{policyFCFS, 0}, {policyEASY, 0}, {policyHybrid, 1}, {policyConservative, 0}} {
+			name := fmt.Sprintf("%s %s/%d", tr.path, p.policy, p.depth)
+			recs, err := parseSWF(strings.NewReader(string(data)), true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, sum := prepare(recs, tr.spec)
+			if err := simulateChecked(t, name, jobs, tr.spec, p.policy, p.depth); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			summarize(jobs, tr.spec.cores(), &sum)
+			if got, want := sum.Jobs+sum.Skipped+sum.Denied, len(recs); got != want {
+				t.Errorf("%s: jobs+skipped+denied = %d, want %d records", name, got, want)
+			}
+			sched, _, err := replayOn(strings.NewReader(string(data)), tr.spec, p.policy, p.depth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scheds[p.policy] = sched
+			plenty := tr.spec
+			plenty.memory = 1 << 50
+			rich, _, err := replayOn(strings.NewReader(string(data)), plenty, p.policy, p.depth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Only the cores count when no node runs short of memory
+			// (the memory traces ask for less than 1P a processor),
+			// under fcfs: backfilling reserves a job asking for memory
+			// node by node, whatever the memory, which the cores alone
+			// do not (docs/simulation.md, "Memory").
+			if p.policy != policyFCFS {
+				continue
+			}
+			poor, _, err := replay(strings.NewReader(string(data)), tr.spec.cores(), p.policy, p.depth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(poor, rich); diff != "" {
+				t.Errorf("%s: with 1P a node the schedule differs from the one without memory (-without +with):\n%s", name, diff)
+			}
+		}
+		if diff := cmp.Diff(scheds[policyEASY], scheds[policyHybrid]); diff != "" {
+			t.Errorf("%s: easy and hybrid depth 1 differ (-easy +hybrid):\n%s", tr.path, diff)
+		}
+	}
+}
+
+// simulateChecked is simulate, then a check of the schedule's totals over
+// time against the machine's cores and memory.
+func simulateChecked(t *testing.T, name string, jobs []*job, spec machineSpec, policy string, depth int) error {
+	t.Helper()
+	if err := simulate(jobs, spec, policy, depth); err != nil {
+		return err
+	}
+	// Replay the starts and ends from the schedule.
+	type ev struct {
+		t     int64
+		start bool
+		j     *job
+	}
+	var evs []ev
+	for _, j := range jobs {
+		if j.started && j.end > j.start {
+			evs = append(evs, ev{j.start, true, j}, ev{j.end, false, j})
+		}
+	}
+	sort.SliceStable(evs, func(a, b int) bool {
+		if evs[a].t != evs[b].t {
+			return evs[a].t < evs[b].t
+		}
+		return !evs[a].start && evs[b].start
+	})
+	var busy int64
+	var mem int64
+	for _, e := range evs {
+		d := int64(1)
+		if !e.start {
+			d = -1
+		}
+		busy += d * e.j.cores
+		mem += d * e.j.memAll()
+		if busy > spec.cores() || mem > spec.memory*spec.nodes {
+			t.Fatalf("%s: %d cores and %d bytes busy at %d", name, busy, mem, e.t)
+		}
+	}
+	return nil
 }

@@ -16,30 +16,37 @@ const maxField = 1 << 40
 
 // record is one SWF job line with the fields the simulation uses.
 type record struct {
-	pos     int // position among the records of the trace, from 0
-	line    int // line number in the file, from 1, for messages
-	id      int64
-	submit  int64
-	run     int64
-	req     int64 // requested time: field 9, else the run time
-	cores   int64 // field 8, else field 5
+	pos    int // position among the records of the trace, from 0
+	line   int // line number in the file, from 1, for messages
+	id     int64
+	submit int64
+	run    int64
+	req    int64 // requested time: field 9, else the run time
+	cores  int64 // field 8, else field 5
+	// memKB is field 10, the requested memory per processor in KB, read
+	// only with --memory (else, and when the line has no field 10, 0: none).
+	memKB   int64
 	skipped bool
 }
 
 // swfField names the fields we read, by their 1-based SWF number.
 var swfField = map[int]string{
-	1: "job number",
-	2: "submit time",
-	4: "run time",
-	5: "allocated processors",
-	8: "requested processors",
-	9: "requested time",
+	1:  "job number",
+	2:  "submit time",
+	4:  "run time",
+	5:  "allocated processors",
+	8:  "requested processors",
+	9:  "requested time",
+	10: "requested memory",
 }
 
 // parseSWF reads every job record of an SWF trace and applies the input
 // rules of docs/simulation.md that depend on one record alone (defaults and
 // skipping); denial and time zero need the machine and the whole trace.
-func parseSWF(r io.Reader) ([]record, error) {
+//
+// With memory, field 10 is read too; without it, it is not looked at (it
+// may hold anything, as the other unused fields may).
+func parseSWF(r io.Reader, memory bool) ([]record, error) {
 	br := bufio.NewReader(r)
 	var recs []record
 	for lineNo := 1; ; lineNo++ {
@@ -48,7 +55,7 @@ func parseSWF(r io.Reader) ([]record, error) {
 			return nil, fmt.Errorf("line %d: %v", lineNo, err)
 		}
 		if text != "" {
-			rec, ok, perr := parseLine(text, lineNo)
+			rec, ok, perr := parseLine(text, lineNo, memory)
 			if perr != nil {
 				return nil, perr
 			}
@@ -65,7 +72,7 @@ func parseSWF(r io.Reader) ([]record, error) {
 
 // parseLine returns the record on one line, or ok=false for a blank or
 // comment line.
-func parseLine(text string, lineNo int) (rec record, ok bool, err error) {
+func parseLine(text string, lineNo int, memory bool) (rec record, ok bool, err error) {
 	if i := strings.IndexByte(text, ';'); i >= 0 {
 		text = text[:i]
 	}
@@ -85,6 +92,13 @@ func parseLine(text string, lineNo int) (rec record, ok bool, err error) {
 		v[n] = x
 	}
 	rec = record{line: lineNo, id: v[1], submit: v[2], run: v[4]}
+	if memory && len(f) >= 10 {
+		x, err := parseMemoryField(f[9])
+		if err != nil {
+			return record{}, false, fmt.Errorf("line %d: field 10 (%s): %v", lineNo, swfField[10], err)
+		}
+		rec.memKB = x
+	}
 	rec.cores = v[8]
 	if rec.cores <= 0 {
 		rec.cores = v[5]
@@ -95,6 +109,24 @@ func parseLine(text string, lineNo int) (rec record, ok bool, err error) {
 	}
 	rec.skipped = rec.cores <= 0 || rec.submit < 0 || rec.run < 0
 	return rec, true, nil
+}
+
+// parseMemoryField reads field 10 as parseNumber does, but with the whole
+// int64 range: a huge request is not an error of the trace but a job that
+// asks for more than any machine has (denied).
+func parseMemoryField(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n, nil
+	}
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) || math.IsNaN(x) {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	x = math.Trunc(x)
+	if math.IsInf(x, 0) || x >= math.Ldexp(1, 63) || x < -math.Ldexp(1, 63) {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	return int64(x), nil
 }
 
 // parseNumber reads an SWF field as a number truncated toward zero; SWF

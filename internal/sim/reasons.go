@@ -42,9 +42,42 @@ func skipReason(j swf.Job) string {
 	return ""
 }
 
-// denyReason words the scheduler's DENY note for a trace job. The trace's
-// jobs ask for cores alone and carry no constraint of their own, so each
-// of flux-core's notes has one cause here, which is said after it.
+// DenyTooMuchMemory is why a job asking more memory than any jobspec can
+// (1E, per processor or in all) is denied without being submitted.
+const DenyTooMuchMemory = "more memory than a job can ask for (over 1E)"
+
+// denyReason words why trace job j was denied: the scheduler's DENY note,
+// with its cause. The trace's jobs ask for cores (and with Config.Memory,
+// memory) alone and carry no constraint of their own, so each of
+// flux-core's notes has one cause here, which is said after it: memory
+// when the machine has the cores the job asks for, so that only how much
+// memory its processors need on a node can have refused it.
+func (s *simulation) denyReason(j *simJob) string {
+	if j.tooBig {
+		return DenyTooMuchMemory
+	}
+	// Memory, when the machine has the cores: the job's field 10, or a
+	// queue's default memory (policy.jobspec.defaults.system.memory),
+	// which the job manager writes into jobs that ask for none.
+	if j.cores <= s.cores && (j.mem > 0 || j.note == resource.ReasonUnsatisfiable) {
+		return denyMemoryReason(j.note)
+	}
+	return denyReason(j.note)
+}
+
+// denyMemoryReason words the DENY note of a job refused for its memory.
+func denyMemoryReason(note string) string {
+	switch note {
+	case resource.ReasonUnsatisfiable:
+		return note + ": its memory per processor does not fit on the machine's nodes"
+	case resource.ReasonUnsatisfiableConstrained:
+		return note + ": its memory per processor does not fit on the nodes the queue's requires allow"
+	}
+	return denyReason(note)
+}
+
+// denyReason words the scheduler's DENY note for a trace job that asks
+// for cores alone.
 func denyReason(note string) string {
 	switch note {
 	case resource.ReasonUnsatisfiable:

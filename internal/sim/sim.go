@@ -47,6 +47,10 @@ type Config struct {
 	// queue, with its requires and defaults, and every queue is started;
 	// Policy schedules them all.
 	Queues *queue.Set
+	// Memory asks each job for the memory of its trace's field 10
+	// (docs/simulation.md, "Memory"): per processor, so per slot. Without
+	// it field 10 is ignored and no job asks for memory.
+	Memory bool
 	// TempDir holds the store while the simulation runs ("" for the
 	// system's temporary directory); it is removed afterwards.
 	TempDir string
@@ -100,11 +104,25 @@ type Result struct {
 }
 
 // Machine is a machine of nodes hosts (node0, node1, ...) of cores cores
-// each, as `fluxsched sim --nodes --cores-per-node` describes it.
-func Machine(nodes, cores int) (*rset.R, error) {
+// and memory bytes (0: none known) each, as `fluxsched sim --nodes
+// --cores-per-node [--memory]` describes it.
+func Machine(nodes, cores int, memory uint64) (*rset.R, error) {
 	if nodes < 1 || cores < 1 {
 		return nil, fmt.Errorf("a machine needs at least one node and one core, not %d x %d", nodes, cores)
 	}
+	r, err := coresOnly(nodes, cores)
+	if err != nil || memory == 0 {
+		return r, err
+	}
+	all := r.Nodes()
+	for i := range all {
+		all[i].Memory = memory
+	}
+	return rset.New(all), nil
+}
+
+// coresOnly is Machine without memory.
+func coresOnly(nodes, cores int) (*rset.R, error) {
 	hosts, ids := "node0", "0"
 	if nodes > 1 {
 		hosts = fmt.Sprintf("node[0-%d]", nodes-1)
@@ -130,11 +148,15 @@ type simJob struct {
 	run       int64
 	requested int64
 	cores     int64
+	mem       uint64 // bytes per processor (per slot), 0 for none
 	id        fluid.ID
 	started   bool
 	start     int64
 	denied    bool
 	note      string // the scheduler's DENY note, once denied
+	// tooBig: it asks for more memory than any jobspec can (over 1E per
+	// processor or in all), so it is denied without being submitted.
+	tooBig bool
 }
 
 // Run simulates cfg.
@@ -192,7 +214,14 @@ func (s *simulation) load() error {
 			s.skips.add(why, j.Number)
 			continue
 		}
-		s.jobs = append(s.jobs, &simJob{pos: i, number: j.Number, submit: j.Submit, run: j.Run, requested: j.Requested(), cores: j.Cores()})
+		sj := &simJob{pos: i, number: j.Number, submit: j.Submit, run: j.Run, requested: j.Requested(), cores: j.Cores()}
+		if s.cfg.Memory {
+			// "Memory": field 10 x 1024 bytes per processor; a job
+			// asking more than 1E, per processor or in all, is denied.
+			sj.mem = j.ReqMemoryBytes()
+			sj.tooBig = sj.mem > jobspec.MaxMemory || (sj.mem > 0 && uint64(sj.cores) > jobspec.MaxMemory/sj.mem)
+		}
+		s.jobs = append(s.jobs, sj)
 		// "time zero: the smallest submit time among the jobs that are
 		// not skipped (denied jobs count)".
 		zero = min(zero, j.Submit)
@@ -331,8 +360,12 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 			var batch []*simJob
 			for next < len(s.jobs) && s.jobs[next].submit == s.now {
 				j := s.jobs[next]
+				if j.tooBig {
+					next++ // denied without a jobspec, which cannot say it
+					continue
+				}
 				js, err := jobspec.FromOptions(jobspec.Options{
-					NTasks: int(j.cores), CoresPerTask: 1, Duration: duration(j.requested),
+					NTasks: int(j.cores), CoresPerTask: 1, MemPerSlot: j.mem, Duration: duration(j.requested),
 					Command: []string{"swf-job", fmt.Sprint(j.number)}, Name: fmt.Sprint(j.number),
 				})
 				if err != nil {
@@ -462,7 +495,7 @@ func (s *simulation) result() *Result {
 		switch {
 		case j.denied:
 			sum.Denied++
-			denials.add(denyReason(j.note), j.number)
+			denials.add(s.denyReason(j), j.number)
 		case j.started:
 			started = append(started, j)
 		}

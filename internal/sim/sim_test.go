@@ -39,7 +39,7 @@ func trace(lines ...string) string {
 // machine is nodes hosts of cores cores each.
 func machine(t testing.TB, nodes, cores int) *rset.R {
 	t.Helper()
-	inv, err := Machine(nodes, cores)
+	inv, err := Machine(nodes, cores, 0)
 	if err != nil {
 		t.Fatalf("machine %dx%d: %v", nodes, cores, err)
 	}

@@ -2,6 +2,7 @@ package swf
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -40,6 +41,10 @@ func FuzzRead(f *testing.F) {
 		"9223372036854775807.9 -9223372036854775808 1e18 1e19 0e999 5e-1 1E+2 2 3\r\n",
 		"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 junk\n",
 		"1 2 3 abc 5 6 7 8 9\n", "0x10 inf NaN - . 1e 8s 9;x 1\n",
+		// Field 10, requested memory per processor in KB: known, unknown,
+		// decimal, huge and not a number.
+		"1 0 -1 10 2 -1 -1 2 10 921600\n2 0 -1 10 2 -1 -1 2 10 -1\n3 0 -1 10 2 -1 -1 2 10 0.5\n",
+		"1 0 -1 10 2 -1 -1 2 10 9223372036854775807\n", "1 0 -1 10 2 -1 -1 2 10 4G\n",
 	} {
 		f.Add(s)
 	}
@@ -63,6 +68,19 @@ func FuzzRead(f *testing.F) {
 		}
 		if hdr == nil {
 			t.Fatal("nil header without error")
+		}
+		for _, j := range jobs {
+			// Field 10 in bytes: none unless known, else KB x 1024
+			// exactly or saturated, never wrapped.
+			b := j.ReqMemoryBytes()
+			switch {
+			case j.ReqMemory <= 0 && b != 0:
+				t.Fatalf("field 10 = %d asks for %d bytes, want none", j.ReqMemory, b)
+			case j.ReqMemory > 0 && b/KB < uint64(j.ReqMemory) && b != math.MaxUint64:
+				t.Fatalf("field 10 = %d KB gives %d bytes", j.ReqMemory, b)
+			case j.ReqMemory > 0 && b != math.MaxUint64 && b != uint64(j.ReqMemory)*KB:
+				t.Fatalf("field 10 = %d KB gives %d bytes", j.ReqMemory, b)
+			}
 		}
 		out := format(jobs, hdr)
 		again, hdr2, err := Read(strings.NewReader(out))

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 )
 
@@ -88,6 +89,24 @@ func (j Job) Requested() int64 {
 		return j.ReqTime
 	}
 	return j.Run
+}
+
+// KB is the archive's kilobyte, the unit of its memory fields (7 and 10):
+// 1024 bytes, as in the sizes jobspecs and Slurm give.
+const KB = 1024
+
+// ReqMemoryBytes is the memory the job asks for per processor, in bytes:
+// the requested memory (field 10) x KB when known (> 0), else 0, which asks
+// for none. A value too large for a uint64 of bytes saturates: no machine
+// has that much, and the caller refuses it as it refuses any size too big.
+func (j Job) ReqMemoryBytes() uint64 {
+	if j.ReqMemory <= 0 {
+		return 0
+	}
+	if uint64(j.ReqMemory) > math.MaxUint64/KB {
+		return math.MaxUint64
+	}
+	return uint64(j.ReqMemory) * KB
 }
 
 // Fields returns the job's 18 fields in the archive's order (index 0 is

@@ -96,6 +96,16 @@ func TestRead(t *testing.T) {
 				"Partition": "1 DEFAULT\n2 ALL", "UnixStartTime": "1027839845",
 			},
 		},
+		// Field 10, the requested memory per processor (KB), as the
+		// simulator reads it with --memory.
+		{
+			name:    "field 10: requested memory, decimals truncated",
+			in:      "1 0 -1 10 2 -1 -1 2 10 1048576.9 1\n2 0 -1 10 2 -1 -1 2 10 -1\n3 0 -1 10 2 -1 -1 2 10 0\n",
+			want:    []Job{job(1, 1, 0, -1, 10, 2, -1, -1, 2, 10, 1048576, 1), job(2, 2, 0, -1, 10, 2, -1, -1, 2, 10, -1), job(3, 3, 0, -1, 10, 2, -1, -1, 2, 10, 0)},
+			wantHdr: Header{},
+		},
+		{name: "field 10 not a number", in: "1 0 -1 10 2 -1 -1 2 10 4G\n", wantErrs: `line 1: field 10 (requested memory): not a number: "4G"`},
+		{name: "field 10 beyond int64", in: "1 0 -1 10 2 -1 -1 2 10 1e20\n", wantErrs: `line 1: field 10 (requested memory): out of range: "1e20"`},
 		{name: "too few fields", in: "; x\n1 2 3 4 5 6 7 8\n", wantErrs: "line 2: 8 fields, want at least 9"},
 		{name: "not a number", in: "\n\n\n\n\n\n\n\n\n\n\n1 2 3 abc 5 6 7 8 9\n", wantErrs: `line 12: field 4 (run time): not a number: "abc"`},
 		{name: "not a number in an optional field", in: "1 2 3 4 5 6 7 8 9 10 x\n", wantErrs: `line 1: field 11 (status): not a number: "x"`},
@@ -169,6 +179,30 @@ func TestCoresRequested(t *testing.T) {
 			got := [2]int64{tt.job.Cores(), tt.job.Requested()}
 			if diff := cmp.Diff([2]int64{tt.wantCores, tt.wantRequested}, got); diff != "" {
 				t.Errorf("[Cores Requested] (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReqMemoryBytes(t *testing.T) {
+	tests := []struct {
+		name string
+		kb   int64
+		want uint64
+	}{
+		{"unknown", -1, 0},
+		{"zero asks for none", 0, 0},
+		{"negative asks for none", -7, 0},
+		{"one KB", 1, 1024},
+		{"900 MB per processor (HPC2N)", 921600, 921600 << 10},
+		{"1E exactly", 1 << 50, 1 << 60},
+		{"largest exact", math.MaxUint64 / 1024, math.MaxUint64 / 1024 * 1024},
+		{"saturates", math.MaxInt64, math.MaxUint64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := (Job{ReqMemory: tt.kb}).ReqMemoryBytes(); got != tt.want {
+				t.Errorf("ReqMemoryBytes(%d KB) = %d, want %d", tt.kb, got, tt.want)
 			}
 		})
 	}

@@ -86,6 +86,8 @@ func TestComplete(t *testing.T) {
 		{"the job's command is files", "fluxq submit -n2 sleep ", files},
 		{"no fluxq option after the job's command", "fluxq submit sleep --qu", files},
 		{"after -- in submit", "fluxq run -- ", files},
+		{"bulksubmit: queue names", "fluxq bulksubmit -q ", []string{"batch", "debug"}},
+		{"bulksubmit: no fluxq option after the command", "fluxq bulksubmit echo --qu", files},
 		{"a short option as typed", "fluxq submit -q", []string{"-q"}},
 		{"a short option's attached value", "fluxq submit -qbatch -n2 sleep ", files},
 		{"colour", "fluxq --color a", []string{"auto", "always"}},
@@ -145,7 +147,7 @@ func TestHelpTopics(t *testing.T) {
 		line string
 		want []string
 	}{
-		{fq, "help ", []string{"submit", "run", "alloc", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "stats", "top", "queue", "completion", "help",
+		{fq, "help ", []string{"submit", "run", "bulksubmit", "alloc", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "stats", "top", "queue", "completion", "help",
 			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
 		{fq, "help du", []string{"durations"}},
 		{fq, "help s", []string{"submit", "stats", "states"}},

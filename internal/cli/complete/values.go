@@ -27,11 +27,12 @@ type engine struct {
 type valuer func(e *engine, cur string) Result
 
 // jobLines says, for the commands whose trailing arguments are a job's
-// command line (docs/cli.md: submit, run, reservation target), at which
+// command line (docs/cli.md: submit, run, bulksubmit, reservation target), at which
 // positional argument it starts: no option of ours is offered from there.
 var jobLines = map[string]int{
 	"fluxq submit":               0,
 	"fluxq run":                  0,
+	"fluxq bulksubmit":           0,
 	"fluxres reservation target": 1,
 }
 

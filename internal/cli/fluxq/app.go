@@ -32,7 +32,7 @@ import (
 func New() *cli.App { return newApp(defaultEnv()) }
 
 // Main runs fluxq with args and returns its exit status. Options may follow
-// positional arguments (internal/cli/args), except in submit, run and alloc,
+// positional arguments (internal/cli/args), except in submit, run, bulksubmit and alloc,
 // where the job's command line starts at the first positional argument.
 func Main(argv []string) int { return runApp(defaultEnv(), argv) }
 
@@ -42,7 +42,7 @@ func runApp(e *env, argv []string) int {
 	app := newApp(e)
 	var inOrder []*cli.Command
 	for _, c := range app.Commands {
-		if c.Name == "submit" || c.Name == "run" || c.Name == "alloc" {
+		if c.Name == "submit" || c.Name == "run" || c.Name == "bulksubmit" || c.Name == "alloc" {
 			inOrder = append(inOrder, c)
 		}
 	}
@@ -99,9 +99,9 @@ func newApp(e *env) *cli.App {
 		Description: `fluxq is the job and queue client of a single-machine resource manager
 that behaves like Flux. fluxsched runs the jobs; fluxres shows resources.
 Jobs can be submitted while no fluxsched runs: they wait for it. Options
-may follow a command's arguments, except in submit and run, where the
-job's command line starts at COMMAND. Run 'fluxq help COMMAND' for a
-command's options and examples.
+may follow a command's arguments, except in submit, run and bulksubmit,
+where the job's command line starts at COMMAND. Run 'fluxq help COMMAND'
+for a command's options and examples.
 
 EXAMPLES:
   # Five one-core jobs: as many run as there are cores, the rest wait
@@ -120,6 +120,7 @@ EXAMPLES:
 		Commands: []*cli.Command{
 			e.submitCommand(),
 			e.runCommand(),
+			e.bulksubmitCommand(),
 			e.allocCommand(),
 			e.jobsCommand(),
 			e.infoCommand(),

@@ -3,6 +3,7 @@ package fluxq
 import (
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/api"
@@ -17,6 +18,19 @@ func BenchmarkSubmitCC10000(b *testing.B) {
 	for b.Loop() {
 		fc := &fakeClient{}
 		if r := runFluxq(b, fc, "", "submit", "--quiet", "--cc", "1-10000", "true"); r.Code != 0 {
+			b.Fatal(r)
+		}
+	}
+}
+
+// BenchmarkBulksubmit10000: 10,000 inputs, each job built on its own
+// through submit's builder (the command line's flags read once, not per
+// job: urfave/cli's lookups cost more than the jobspec).
+func BenchmarkBulksubmit10000(b *testing.B) {
+	in := strings.Repeat("input.dat\n", 10_000)
+	for b.Loop() {
+		fc := &fakeClient{}
+		if r := runFluxq(b, fc, in, "bulksubmit", "--quiet", "-n", "2", "--output", "{.%}.out", "./sim", "{}"); r.Code != 0 {
 			b.Fatal(r)
 		}
 	}

@@ -211,7 +211,13 @@ func (e *env) send(c *cli.Context, st *submitState) (client.Client, []fluid.ID, 
 	if c.Bool(flagDryRun) {
 		return nil, nil, printSpecs(stdout(c), jobs)
 	}
-	pl := submitLine(c, len(jobs))
+	return e.sendJobs(c, jobs, false)
+}
+
+// sendJobs submits jobs in one request, all or none; eager shows the
+// progress line from the start (bulksubmit --progress).
+func (e *env) sendJobs(c *cli.Context, jobs []api.SubmitJob, eager bool) (client.Client, []fluid.ID, error) {
+	pl := submitLine(c, len(jobs), eager)
 	cl, err := e.connect(c)
 	if err != nil {
 		pl.Done()
@@ -235,9 +241,9 @@ const bigSubmission = 100
 // terminal only: "| submitting 10,000 jobs, 2s". The jobs are stored all
 // or none in one request, so there is no count of those stored so far:
 // a spinner and the time taken say it is alive.
-func submitLine(c *cli.Context, n int) *progress.Line {
+func submitLine(c *cli.Context, n int, eager bool) *progress.Line {
 	delay := time.Second
-	if n >= bigSubmission {
+	if n >= bigSubmission || eager {
 		delay = 0
 	}
 	l := progress.New(stderr(c), progress.WithDelay(delay))
@@ -263,6 +269,13 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 		return err
 	}
 	defer cl.Close()
+	return e.submitted(c, cl, ids)
+}
+
+// submitted reports the jobs just stored, as submit and bulksubmit do:
+// their IDs unless --quiet, and with --wait their ends, exiting with the
+// highest exit code.
+func (e *env) submitted(c *cli.Context, cl client.Client, ids []fluid.ID) error {
 	if !c.Bool(flagQuiet) {
 		w := bufio.NewWriterSize(stdout(c), 64<<10)
 		for _, id := range ids {
@@ -281,7 +294,7 @@ func (e *env) submit(c *cli.Context, st *submitState) error {
 	var done []fluid.ID
 	pl := newJobsLine(c, len(ids))
 	defer pl.done()
-	_, err = client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
+	_, err := client.Call(c.Context, cl, api.WaitAll, api.IDsParams{IDs: ids}, func(s api.JobSummary) error {
 		msg := failure(&s)
 		if msg != "" && !tasksSaid(&s) {
 			pl.note(c, "%s: %s", e.fmtID(s.ID), msg)
@@ -312,14 +325,36 @@ func printSpecs(w io.Writer, jobs []api.SubmitJob) error {
 // submission builds the jobs the command line asks for: one, or one per
 // --cc/--bcc id.
 func (e *env) submission(c *cli.Context, st *submitState) ([]api.SubmitJob, error) {
-	copies, setCC, err := ccCopies(c)
+	copies, setCC, err := ccCopies(cliOptions{c})
 	if err != nil {
 		return nil, err
 	}
 	if path := c.String(flagJobspec); path != "" {
 		return e.jobspecSubmission(c, path, copies, setCC)
 	}
-	in, err := e.inputs(c, st)
+	return e.jobsFrom(cliOptions{c}, c.Args().Slice(), st, copies, setCC)
+}
+
+// jobOptions is where a submission's options are read: the command line
+// (submit, run), or the command line with one input combination's fields
+// replaced (bulksubmit, whose counts are strings until then).
+type jobOptions interface {
+	String(name string) string
+	IsSet(name string) bool
+	Bool(name string) bool
+	Int(name string) (int, error)
+}
+
+// cliOptions reads the options as urfave/cli parsed them.
+type cliOptions struct{ *cli.Context }
+
+func (o cliOptions) Int(name string) (int, error) { return o.Context.Int(name), nil }
+
+// jobsFrom builds the jobs of one command line: one, or one per --cc or
+// --bcc copy (copies, nil for none). It is the one home of a jobspec built
+// from options, for submit, run and every job of bulksubmit.
+func (e *env) jobsFrom(o jobOptions, cmd []string, st *submitState, copies []string, setCC bool) ([]api.SubmitJob, error) {
+	in, err := e.inputs(o, cmd, st)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +419,7 @@ func newMarker(in *submitInputs) (string, error) {
 
 // ccCopies reads --cc or --bcc: the copy ids, in order, and whether each
 // job gets FLUXQ_JOB_CC. No option gives nil.
-func ccCopies(c *cli.Context) ([]string, bool, error) {
+func ccCopies(c jobOptions) ([]string, bool, error) {
 	cc, bcc := c.String(flagCC), c.String(flagBCC)
 	if cc != "" && bcc != "" {
 		return nil, false, exitcode.UsageErrorf("specify only one of --cc or --bcc")
@@ -430,17 +465,23 @@ type submitInputs struct {
 	oneTask   bool     // one task per node, whatever the slots (fluxq alloc)
 }
 
-func (e *env) inputs(c *cli.Context, st *submitState) (*submitInputs, error) {
-	cmd := c.Args().Slice()
+func (e *env) inputs(c jobOptions, cmd []string, st *submitState) (*submitInputs, error) {
 	if st.command != nil {
 		cmd = st.command
 	}
 	if len(cmd) == 0 {
 		return nil, exitcode.UsageErrorf("job command and arguments are missing")
 	}
-	o := jobspec.Options{
-		NTasks: c.Int(flagNTasks), CoresPerTask: c.Int(flagCores), GPUsPerTask: c.Int(flagGPUs),
-		Nodes: c.Int(flagNodes), Exclusive: c.Bool(flagExclusive),
+	o := jobspec.Options{Exclusive: c.Bool(flagExclusive)}
+	for _, n := range []struct {
+		flag string
+		to   *int
+	}{{flagNTasks, &o.NTasks}, {flagCores, &o.CoresPerTask}, {flagGPUs, &o.GPUsPerTask}, {flagNodes, &o.Nodes}} {
+		v, err := c.Int(n.flag)
+		if err != nil {
+			return nil, err
+		}
+		*n.to = v
 	}
 	// FromOptions reads 0 as "not given": a 0 given is refused here, in
 	// its words.
@@ -918,7 +959,7 @@ func setShellOption(opts map[string]any, opt string) error {
 // memPerSlot reads --mem, or --mem-per-cpu times the cores of a slot (a
 // slot is one task's cores, so Slurm's per-CPU memory maps to it exactly);
 // 0 when neither is given.
-func memPerSlot(c *cli.Context, coresPerTask int) (uint64, error) {
+func memPerSlot(c jobOptions, coresPerTask int) (uint64, error) {
 	if c.IsSet(flagMem) && c.IsSet(flagMemPerCPU) {
 		return 0, exitcode.UsageErrorf("--mem and --mem-per-cpu are mutually exclusive")
 	}

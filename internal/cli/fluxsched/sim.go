@@ -18,6 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/sched"
@@ -39,12 +40,20 @@ time (or kills it at its requested time). The machine is --nodes x
 to its default queue (its requires apply) and every queue is started.
 Without --queue-depth the scheduler sees the whole queue.
 
+--memory gives each node of --nodes that much memory (512M, 4G; a bare
+number is MB), and each job then asks for the memory of the trace's field
+10 (requested memory per processor, KB) on every processor; so does a
+config whose [[resource.config]] hosts give memory. Otherwise field 10 is
+ignored. A job no set of nodes can hold is denied.
+
 Jobs that take no part are counted by reason, with their first job
 numbers: skipped (no processor count, a negative submit time, no run
 time) or denied (more cores than the machine, or the queue's nodes,
-have). --json prints the figures, these reasons (skipped_reasons,
-denied_reasons) and what was simulated: policy, machine (nodes, cores,
-gpus, and from: flags, config or this host) and trace (path, jobs_read).
+have, or more memory than its nodes can hold). --json prints the
+figures, these reasons (skipped_reasons, denied_reasons) and what was
+simulated: policy, machine (nodes, cores, gpus, memory in bytes when
+given, and from: flags, config or this host) and trace (path,
+jobs_read).
 
 --compare replays the trace under each of several policies and prints a
 row per policy; with --json, an array of the objects --policy prints.
@@ -68,13 +77,14 @@ EXAMPLES:
   # The machine of a config; the schedule and a plot to look at
   $ fluxsched sim --trace jobs.swf --config cluster.toml --schedule-out sched.jsonl --plot util.svg
 
-  # The metrics as JSON
-  $ fluxsched sim --trace jobs.swf --nodes 16 --cores-per-node 4 --json`,
+  # The metrics as JSON, with memory scheduled too (the trace's field 10)
+  $ fluxsched sim --trace jobs.swf --nodes 16 --cores-per-node 4 --memory 64G --json`,
 		ArgsUsage: " ",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "trace", Usage: "the SWF trace `FILE` (required)"},
 			&cli.IntFlag{Name: "nodes", Usage: "`N` nodes in the simulated machine", DefaultText: "none: give it, or --config"},
 			&cli.IntFlag{Name: "cores-per-node", Usage: "`N` cores in each node", DefaultText: "none: give it, or --config"},
+			&cli.StringFlag{Name: "memory", Usage: "`SIZE` of memory in each node (512M, 4G; bare is MB): jobs ask for the trace's field 10", DefaultText: "none: field 10 is ignored"},
 			&cli.StringFlag{Name: "config", Aliases: []string{"c"}, Usage: "take the machine (and [sched] policy) from this config `FILE` or directory", DefaultText: "none"},
 			&cli.StringFlag{Name: "policy", Usage: "queue `POLICY`: fcfs, easy, hybrid or conservative", DefaultText: "fcfs"},
 			&cli.StringSliceFlag{Name: "compare", Usage: "replay under each of these `POLICIES` (two or more: fcfs,easy) and compare them", DefaultText: "none"},
@@ -101,6 +111,9 @@ func simulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// docs/simulation.md, "Memory": field 10 is read when the machine's
+	// memory is given, by --memory or by the config's hosts.
+	withMemory := machine.Memory > 0
 	policies, err := simPolicies(c, cfg)
 	if err != nil {
 		return err
@@ -145,7 +158,7 @@ func simulate(c *cli.Context) error {
 			label = " " + policy.Kind.String()
 		}
 		line := progress.New(c.App.ErrWriter)
-		res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Queues: simQueues(cfg), Samples: c.IsSet("plot"), Progress: simProgress(line, label)})
+		res, err := sim.Run(sim.Config{Jobs: jobs, Inventory: inv, Policy: policy, Queues: simQueues(cfg), Memory: withMemory, Samples: c.IsSet("plot"), Progress: simProgress(line, label)})
 		line.Done()
 		if err != nil {
 			if len(policies) > 1 {
@@ -254,7 +267,15 @@ func simMachine(c *cli.Context) (*rset.R, *config.Config, simMachineInfo, error)
 			m.From = machineFromHost
 		}
 	}
+	if c.IsSet("memory") {
+		m.flags += " --memory " + c.String("memory")
+	}
 	m.Nodes, m.Cores, m.GPUs = inv.Counts()
+	if m.From != machineFromHost {
+		// This host's discovered memory is not the trace's machine's:
+		// only memory given (--memory, the config's hosts) is simulated.
+		m.Memory = inv.Memory()
+	}
 	return inv, cfg, m, nil
 }
 
@@ -265,6 +286,8 @@ func simInventory(c *cli.Context) (*rset.R, *config.Config, error) {
 	switch {
 	case sized && c.IsSet("config"):
 		return nil, nil, exitcode.UsageErrorf("give --nodes and --cores-per-node, or --config, not both")
+	case c.IsSet("memory") && c.IsSet("config"):
+		return nil, nil, exitcode.UsageErrorf("--memory goes with --nodes and --cores-per-node; a config gives its hosts' memory (memory = \"64G\" in [[resource.config]])")
 	case c.IsSet("config"):
 		cfg, err := config.Load(c.String("config"))
 		if err != nil {
@@ -279,7 +302,19 @@ func simInventory(c *cli.Context) (*rset.R, *config.Config, error) {
 	case cores < 1 || cores > 1<<16:
 		return nil, nil, exitcode.UsageErrorf("--cores-per-node: must be from 1 to %d, not %d", 1<<16, cores)
 	}
-	inv, err := sim.Machine(nodes, cores)
+	var memory uint64
+	if c.IsSet("memory") {
+		m, err := jobspec.ParseMemory(c.String("memory"))
+		if err != nil {
+			return nil, nil, exitcode.UsageErrorf("--memory: %v", err)
+		}
+		// Sums of memory over the machine stay far inside a uint64.
+		if m > jobspec.MaxMemory/uint64(nodes) {
+			return nil, nil, exitcode.UsageErrorf("--memory: %d nodes of %s is more than 1E in all", nodes, c.String("memory"))
+		}
+		memory = m
+	}
+	inv, err := sim.Machine(nodes, cores, memory)
 	return inv, nil, err
 }
 

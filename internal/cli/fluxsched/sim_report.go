@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fluxq/fluxq/internal/cli/output"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/sim"
 )
@@ -69,9 +70,12 @@ const (
 
 // simMachineInfo is the simulated machine's size and where it came from.
 type simMachineInfo struct {
-	Nodes  int    `json:"nodes"`
-	Cores  int    `json:"cores"`
-	GPUs   int    `json:"gpus"`
+	Nodes int `json:"nodes"`
+	Cores int `json:"cores"`
+	GPUs  int `json:"gpus"`
+	// Memory is the machine's memory in all, in bytes, when it is given
+	// (--memory, or the config's hosts): jobs then ask for field 10.
+	Memory uint64 `json:"memory,omitempty"`
 	From   string `json:"from"`
 	Config string `json:"config,omitempty"` // the --config path, as given
 	flags  string // the flags as given, for people
@@ -82,6 +86,9 @@ func (m simMachineInfo) size() string {
 	s := plural(m.Nodes, "node") + ", " + plural(m.Cores, "core")
 	if m.GPUs > 0 {
 		s += ", " + plural(m.GPUs, "GPU")
+	}
+	if m.Memory > 0 {
+		s += ", " + jobspec.FormatMemory(m.Memory) + " of memory"
 	}
 	return s
 }

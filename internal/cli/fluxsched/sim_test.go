@@ -88,6 +88,10 @@ func TestSimMachine(t *testing.T) {
 		{"bad config", []string{"--config", filepath.Join(work, "none.toml")}, 1, "", "fluxsched: "},
 		{"bad policy", []string{"--nodes", "1", "--cores-per-node", "2", "--policy", "lifo"}, exitcode.Usage, "", "fluxsched: --policy: "},
 		{"easy", []string{"--nodes", "1", "--cores-per-node", "2", "--policy", "easy", "--queue-depth", "4"}, 0, "jobs:                  4 started, 0 skipped, 0 denied", ""},
+		{"memory", []string{"--nodes", "1", "--cores-per-node", "2", "--memory", "4G"}, 0, "machine:               1 node, 2 cores, 4G of memory (--nodes 1 --cores-per-node 2 --memory 4G)", ""},
+		{"memory and config", []string{"--config", config, "--memory", "4G"}, exitcode.Usage, "", `fluxsched: --memory goes with --nodes and --cores-per-node; a config gives its hosts' memory (memory = "64G" in [[resource.config]])`},
+		{"bad memory", []string{"--nodes", "1", "--cores-per-node", "2", "--memory", "lots"}, exitcode.Usage, "", `fluxsched: --memory: invalid memory size "lots"`},
+		{"memory over 1E in all", []string{"--nodes", "2", "--cores-per-node", "2", "--memory", "1024P"}, exitcode.Usage, "", "fluxsched: --memory: 2 nodes of 1024P is more than 1E in all"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
