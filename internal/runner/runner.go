@@ -833,9 +833,11 @@ func (j *job) lookup() (*setup, error) {
 		p.Outputs(j.dir, su.cwd)
 		// O_NONBLOCK: a FIFO with no reader fails (ENXIO) instead of
 		// blocking the launch of every job.
-		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC | unix.O_NONBLOCK
+		// O_NOCTTY: a terminal named as output (fluxq run --pty) must
+		// never become the agent's controlling terminal.
+		flags := unix.O_WRONLY | unix.O_CREAT | unix.O_TRUNC | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 		if p.AppendMode {
-			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK
+			flags = unix.O_WRONLY | unix.O_CREAT | unix.O_APPEND | unix.O_CLOEXEC | unix.O_NONBLOCK | unix.O_NOCTTY
 		}
 		index := map[string]int{}
 		defaultOut, defaultErr := filepath.Join(j.dir, shell.StdoutFile), filepath.Join(j.dir, shell.StderrFile)
@@ -1137,8 +1139,19 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		if reaper.pidfds {
 			attr.PidFD = &pidfd
 		}
+		sys := attr
+		if i == 0 && ptyTask(p.Jobspec.Attributes.System.Shell.Options, int(files[0])) {
+			// The pty shell option (fluxq run --pty, fluxq alloc): the
+			// first task leads a session of its own whose controlling
+			// terminal is its stdin, so that the terminal's ^C, ^Z and
+			// job control reach it as at a login. Its process group is
+			// still its pid, which is what the signals are sent to.
+			tty := *attr
+			tty.Setpgid, tty.Setsid, tty.Setctty, tty.Ctty = false, true, true, 0
+			sys = &tty
+		}
 		reaper.mu.Lock()
-		pid, err := syscall.ForkExec(su.prog, t.Argv, &syscall.ProcAttr{Dir: su.cwd, Env: t.Env, Files: files, Sys: attr})
+		pid, err := syscall.ForkExec(su.prog, t.Argv, &syscall.ProcAttr{Dir: su.cwd, Env: t.Env, Files: files, Sys: sys})
 		if err == nil {
 			tk.pid = pid
 			reaper.tasks[pid] = tk

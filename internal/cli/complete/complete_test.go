@@ -94,6 +94,8 @@ func TestComplete(t *testing.T) {
 		{"global options anywhere", "fluxq cancel --color ", []string{"auto", "always", "never"}},
 		{"state directory is a path", "fluxres --state-dir ", files},
 		{"--input is a file", "fluxq run --input ", files},
+		{"alloc's options", "fluxq alloc --b", []string{"--begin-time", "--bg"}},
+		{"run's --pty", "fluxq run --pt", []string{"--pty"}},
 		{"--target in fluxq", "fluxq submit --target ", []string{"r1", "default"}},
 		{"shells", "fluxq completion ", []string{"bash", "zsh", "fish"}},
 		{"reservation ids", "fluxres reservation extend ", []string{"r1"}},
@@ -148,7 +150,7 @@ func TestHelpTopics(t *testing.T) {
 		line string
 		want []string
 	}{
-		{fq, "help ", []string{"submit", "run", "bulksubmit", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "update", "resubmit", "stats", "top", "queue", "completion", "help",
+		{fq, "help ", []string{"submit", "run", "bulksubmit", "alloc", "jobs", "info", "eventlog", "attach", "output", "wait", "cancel", "purge", "urgency", "update", "resubmit", "stats", "top", "queue", "completion", "help",
 			"constraints", "durations", "formats", "ids", "jobspec", "queues", "states"}},
 		{fq, "help du", []string{"durations"}},
 		{fq, "help s", []string{"submit", "stats", "states"}},

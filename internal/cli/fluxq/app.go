@@ -32,7 +32,7 @@ import (
 func New() *cli.App { return newApp(defaultEnv()) }
 
 // Main runs fluxq with args and returns its exit status. Options may follow
-// positional arguments (internal/cli/args), except in submit, run and bulksubmit,
+// positional arguments (internal/cli/args), except in submit, run, bulksubmit and alloc,
 // where the job's command line starts at the first positional argument.
 func Main(argv []string) int { return runApp(defaultEnv(), argv) }
 
@@ -42,7 +42,7 @@ func runApp(e *env, argv []string) int {
 	app := newApp(e)
 	var inOrder []*cli.Command
 	for _, c := range app.Commands {
-		if c.Name == "submit" || c.Name == "run" || c.Name == "bulksubmit" {
+		if c.Name == "submit" || c.Name == "run" || c.Name == "bulksubmit" || c.Name == "alloc" {
 			inOrder = append(inOrder, c)
 		}
 	}
@@ -121,6 +121,7 @@ EXAMPLES:
 			e.submitCommand(),
 			e.runCommand(),
 			e.bulksubmitCommand(),
+			e.allocCommand(),
 			e.jobsCommand(),
 			e.infoCommand(),
 			e.eventlogCommand(),

@@ -37,7 +37,7 @@ EXAMPLES:
 
   # stdin goes to the job
   $ sort data.txt | fluxq run uniq -c`,
-		Flags:  st.flags(false),
+		Flags:  append(st.flags(false), ptyFlag()),
 		Action: action(func(c *cli.Context) error { return e.run(c, st) }),
 	}
 }
@@ -46,6 +46,9 @@ func (e *env) run(c *cli.Context, st *submitState) error {
 	// stdin goes to the tasks, as flux run's does, unless --input names
 	// a file, or the job may run again (--retry): a stream read once
 	// cannot be given to a retry too, so none of the runs gets it.
+	if c.Bool(flagPty) {
+		return e.runPty(c, st)
+	}
 	var in *stdinStream
 	var r io.Reader
 	retries, _ := parseRetry(cliOptions{c}) // a bad one is refused with the job's options
@@ -107,4 +110,31 @@ func (e *env) retriedAs(c *cli.Context, cl client.Client, id fluid.ID, failed er
 	}
 	notef(c, "%s: retrying as %s (retry %d of %d)", e.fmtID(id), e.fmtID(next), info.Summary.Retry+1, info.Summary.Retries)
 	return next
+}
+
+// runPty is run --pty: the job's first task on a terminal of fluxq's
+// making (see ptySession), the rest as run does.
+func (e *env) runPty(c *cli.Context, st *submitState) error {
+	term, err := e.startPty(c, st)
+	if err != nil {
+		return err
+	}
+	defer term.close()
+	cl, ids, err := e.send(c, st)
+	if err != nil || cl == nil {
+		return err
+	}
+	defer cl.Close()
+	term.attach(e.ptyStdin())
+	if term.raw() {
+		errw := c.App.ErrWriter
+		c.App.ErrWriter = crlf{stderr(c)}
+		defer func() { c.App.ErrWriter = errw }()
+	}
+	code, err := e.follow(c, cl, ids[0], nil)
+	term.close()
+	if code != exitDetached || err != nil {
+		reap(c, cl, ids[:1])
+	}
+	return e.exitWith(code, err)
 }

@@ -81,6 +81,11 @@ type submitState struct {
 	requires     []string
 	dependencies []string
 	setopts      []string // -o, --setopt KEY[=VAL], in order
+	// command, when set, is the job's command instead of the arguments
+	// (fluxq alloc's job is its sub-instance); oneTask asks for the
+	// resources of the options with one task per node (its broker).
+	command []string
+	oneTask bool
 }
 
 // Flag names of submit and run, where they are read more than once.
@@ -472,9 +477,13 @@ type submitInputs struct {
 	environ   []string
 	targets   []string
 	setopts   []string // -o KEY[=VAL]
+	oneTask   bool     // one task per node, whatever the slots (fluxq alloc)
 }
 
 func (e *env) inputs(c jobOptions, cmd []string, st *submitState) (*submitInputs, error) {
+	if st.command != nil {
+		cmd = st.command
+	}
 	if len(cmd) == 0 {
 		return nil, exitcode.UsageErrorf("job command and arguments are missing")
 	}
@@ -546,7 +555,7 @@ func (e *env) inputs(c jobOptions, cmd []string, st *submitState) (*submitInputs
 		urgency: c.String(flagUrgency), name: c.String(flagJobName),
 		output: c.String(flagOutput), errorPath: c.String(flagError), input: c.String(flagInput),
 		envRules: st.envRules, requires: st.requires, deps: st.dependencies,
-		environ: e.environ(), setopts: st.setopts,
+		environ: e.environ(), setopts: st.setopts, oneTask: st.oneTask,
 	}, nil
 }
 
@@ -678,6 +687,12 @@ func (in *submitInputs) build(e *env, cc string, withCC, setCC bool) (api.Submit
 	js, err := jobspec.FromOptions(o)
 	if err != nil {
 		return api.SubmitJob{}, exitcode.UsageErrorf("%v", err)
+	}
+	if in.oneTask {
+		// The slots are the allocation; its one task per node is the
+		// sub-instance that runs them (RFC 14 allows a total below the
+		// slots, not below the nodes).
+		js.Tasks[0].Count = jobspec.Count{Total: max(1, o.Nodes)}
 	}
 	if len(in.targets) > 0 {
 		// PMIX_SPAWN_TARGET: the instance checks ownership and resolves

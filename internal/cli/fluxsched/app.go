@@ -46,6 +46,7 @@ EXAMPLES:
 			stopCommand(),
 			storeCommand(),
 			AgentCommand(),
+			SubinstanceCmd(),
 			SchedSimpleCommand(),
 			complete.Command("fluxsched"),
 			complete.Hidden(),

@@ -102,3 +102,13 @@ func global(c *cli.Context) *cli.Context {
 	}
 	return c
 }
+
+// fluxq alloc's job is a sub-instance: fluxsched's hidden command
+// Subinstance, whose program (the shell) gets FLUXQ_STATE_DIR naming it,
+// and EnvAllocJob and EnvAllocParent naming the job that holds it and the
+// instance that runs that job.
+const (
+	Subinstance    = "subinstance"
+	EnvAllocJob    = "FLUXQ_ALLOC_JOB"
+	EnvAllocParent = "FLUXQ_ALLOC_PARENT"
+)
