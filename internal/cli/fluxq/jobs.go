@@ -499,12 +499,7 @@ func (e *env) jobs(c *cli.Context) error {
 // on one line, and an exit status a script can loop on (`while fluxq
 // jobs --stats-only; do sleep 1; done` waits for the instance to empty).
 func (e *env) statsOnly(c *cli.Context) error {
-	cl, err := e.connect(c)
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	st, err := cl.Stats(c.Context)
+	st, err := e.stats(c)
 	if err != nil {
 		return err
 	}

@@ -39,12 +39,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			cl, err := e.connect(c)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			st, err := cl.Stats(c.Context)
+			st, err := e.stats(c)
 			if err != nil {
 				return err
 			}
@@ -76,4 +71,15 @@ func writeStats(w io.Writer, st *api.JobCounts) error {
 type statsRow struct {
 	name string
 	n    int
+}
+
+// stats asks the instance for its job counts: fluxq stats and jobs
+// --stats-only.
+func (e *env) stats(c *cli.Context) (*api.JobCounts, error) {
+	cl, err := e.connect(c)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return cl.Stats(c.Context)
 }
