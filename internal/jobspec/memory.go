@@ -80,14 +80,18 @@ func memoryVertex(n uint64) (Resource, error) {
 			return Resource{Type: MemoryType, Count: int(n >> u.shift), Unit: u.name}, nil
 		}
 	}
-	// Too many bytes to count in bytes and not a whole number of KB:
-	// round up to the next KB, which never asks for less.
-	k := (n + 1<<10 - 1) >> 10
-	if k > MaxCount {
-		k = (n + 1<<20 - 1) >> 20
-		return Resource{Type: MemoryType, Count: int(k), Unit: "MB"}, nil
+	// Too many bytes to count in bytes and not whole in a unit that
+	// could count them: round up to the smallest unit that can, which
+	// never asks for less.
+	for _, u := range []struct {
+		name  string
+		shift uint
+	}{{"KB", 10}, {"MB", 20}, {"GB", 30}, {"TB", 40}, {"PB", 50}} {
+		if k := (n + 1<<u.shift - 1) >> u.shift; k <= MaxCount {
+			return Resource{Type: MemoryType, Count: int(k), Unit: u.name}, nil
+		}
 	}
-	return Resource{Type: MemoryType, Count: int(k), Unit: "KB"}, nil
+	return Resource{}, fmt.Errorf("memory per slot must be between 1 byte and 1E")
 }
 
 // ParseMemory reads a memory size as --mem takes it, Slurm's and Flux's

@@ -90,6 +90,8 @@ func TestFromOptionsMemory(t *testing.T) {
 		{1536 << 20, `{"count":1536,"type":"memory","unit":"MB"}`},
 		{1 << 40, `{"count":1,"type":"memory","unit":"TB"}`},
 		{1000, `{"count":1000,"type":"memory","unit":"B"}`},
+		// Not whole in any unit that can count it: rounded up, never less.
+		{1<<60 - 1, `{"count":1073741824,"type":"memory","unit":"GB"}`},
 	} {
 		js, err := FromOptions(Options{Command: []string{"true"}, MemPerSlot: tc.mem})
 		if err != nil {
@@ -106,7 +108,7 @@ func TestFromOptionsMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := back.Counts().MemPerSlot; got != tc.mem {
+		if got := back.Counts().MemPerSlot; got < tc.mem || got-tc.mem >= 1<<30 {
 			t.Errorf("read back %d, want %d", got, tc.mem)
 		}
 	}
