@@ -80,12 +80,12 @@ func (r Resource) Reserve() resource.MemoryReserve {
 	if r.MemoryReserve == "" {
 		return resource.MemoryReserve{}
 	}
-	n, _ := parseReserve(r.MemoryReserve) // Load checked it
+	n, _ := ParseMemoryReserve(r.MemoryReserve) // Load checked it
 	return resource.MemoryReserve{Bytes: n, Set: true}
 }
 
 // parseReserve reads memory-reserve: a size as --mem takes it, or 0.
-func parseReserve(s string) (uint64, error) {
+func ParseMemoryReserve(s string) (uint64, error) {
 	if t := strings.TrimSpace(s); t == "0" {
 		return 0, nil
 	}
@@ -418,7 +418,7 @@ func (c *Config) check() error {
 		return fmt.Errorf("error parsing [store] config table: backup-interval: %v", err)
 	}
 	if c.Resource.MemoryReserve != "" {
-		if _, err := parseReserve(c.Resource.MemoryReserve); err != nil {
+		if _, err := ParseMemoryReserve(c.Resource.MemoryReserve); err != nil {
 			return fmt.Errorf("error parsing [resource] config table: memory-reserve: %v", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/printable"
+	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
@@ -618,7 +619,7 @@ EXAMPLES:
 		Action: exitcode.Action(func(c *cli.Context) error {
 			var reserve resource.MemoryReserve
 			if c.IsSet("memory-reserve") {
-				n, err := parseReserve(c.String("memory-reserve"))
+				n, err := config.ParseMemoryReserve(c.String("memory-reserve"))
 				if err != nil {
 					return exitcode.UsageErrorf("--memory-reserve: %v", err)
 				}
@@ -650,15 +651,6 @@ EXAMPLES:
 			return output.PrintObject(p, doc, m.WriteConfig)
 		}),
 	}
-}
-
-// parseReserve reads --memory-reserve as internal/config reads [resource]
-// memory-reserve: a size as --mem takes it, or 0 for none.
-func parseReserve(s string) (uint64, error) {
-	if strings.TrimSpace(s) == "0" {
-		return 0, nil
-	}
-	return jobspec.ParseMemory(s)
 }
 
 // discovered is `fluxres discover --json`: the machine, its R, and the
