@@ -80,16 +80,8 @@ func (r Resource) Reserve() resource.MemoryReserve {
 	if r.MemoryReserve == "" {
 		return resource.MemoryReserve{}
 	}
-	n, _ := ParseMemoryReserve(r.MemoryReserve) // Load checked it
+	n, _ := jobspec.ParseMemoryOrZero(r.MemoryReserve) // Load checked it
 	return resource.MemoryReserve{Bytes: n, Set: true}
-}
-
-// parseReserve reads memory-reserve: a size as --mem takes it, or 0.
-func ParseMemoryReserve(s string) (uint64, error) {
-	if t := strings.TrimSpace(s); t == "0" {
-		return 0, nil
-	}
-	return jobspec.ParseMemory(s)
 }
 
 // Sched is the [sched] table.
@@ -418,7 +410,7 @@ func (c *Config) check() error {
 		return fmt.Errorf("error parsing [store] config table: backup-interval: %v", err)
 	}
 	if c.Resource.MemoryReserve != "" {
-		if _, err := ParseMemoryReserve(c.Resource.MemoryReserve); err != nil {
+		if _, err := jobspec.ParseMemoryOrZero(c.Resource.MemoryReserve); err != nil {
 			return fmt.Errorf("error parsing [resource] config table: memory-reserve: %v", err)
 		}
 	}

@@ -128,6 +128,16 @@ func ParseMemory(s string) (uint64, error) {
 	return n, nil
 }
 
+// ParseMemoryOrZero reads a size as ParseMemory does, or "0" for none
+// (returned as 0): the config keys whose 0 turns a size off
+// ([resource] memory-reserve, a queue's default memory).
+func ParseMemoryOrZero(s string) (uint64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return ParseMemory(s)
+}
+
 // FormatMemory writes a memory size for people, in the largest unit of
 // 1024 it reaches, with one decimal where the size is not whole in it:
 // 12G, 6.3G, 512M, 0 (ParseMemory reads a whole one back exactly). The

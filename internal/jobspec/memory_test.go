@@ -114,6 +114,19 @@ func TestFromOptionsMemory(t *testing.T) {
 	}
 }
 
+func TestParseMemoryOrZero(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		ok   bool
+	}{{"0", 0, true}, {" 0 ", 0, true}, {"4G", 4 << 30, true}, {"0G", 0, false}, {"-1", 0, false}} {
+		got, err := ParseMemoryOrZero(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseMemoryOrZero(%q) = %d, %v; want %d, ok %t", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
 func TestFormatMemory(t *testing.T) {
 	for _, tc := range []struct {
 		n    uint64

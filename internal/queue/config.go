@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/jobspec"
 )
 
 // Policy is a [policy] table: global, or a queue's own (RFC 33 "Policy
@@ -320,7 +321,7 @@ func checkPolicy(where string, p Policy) error {
 		}
 	}
 	if m := p.Jobspec.Defaults.System.Memory; m != nil {
-		if _, err := parseDefaultMemory(*m); err != nil {
+		if _, err := jobspec.ParseMemoryOrZero(*m); err != nil {
 			return tableError(where+".jobspec.defaults.system", fmt.Sprintf("memory: %v", err))
 		}
 	}
@@ -400,7 +401,7 @@ func apply(q *Queue, p Policy) {
 		q.MaxDuration, _ = parseDuration(*d)
 	}
 	if m := p.Jobspec.Defaults.System.Memory; m != nil {
-		q.DefaultMemory, _ = parseDefaultMemory(*m)
+		q.DefaultMemory, _ = jobspec.ParseMemoryOrZero(*m)
 	}
 	override(&q.Max, p.Limits.JobSize.Max)
 	override(&q.Min, p.Limits.JobSize.Min)

@@ -14,19 +14,10 @@ import (
 // "0" lifts limits.duration.
 func parseMemoryLimit(s string) (uint64, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "0", "-1", "unlimited", "inf", "infinity":
+	case "-1", "unlimited", "inf", "infinity":
 		return 0, nil
 	}
-	return jobspec.ParseMemory(s)
-}
-
-// parseDefaultMemory reads policy.jobspec.defaults.system.memory: a size
-// per slot, or "0" for none (a queue's "0" lifts a global default).
-func parseDefaultMemory(s string) (uint64, error) {
-	if strings.TrimSpace(s) == "0" {
-		return 0, nil
-	}
-	return jobspec.ParseMemory(s)
+	return jobspec.ParseMemoryOrZero(s)
 }
 
 // checkMemory applies the memory limits to the job's total memory, after

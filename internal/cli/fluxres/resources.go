@@ -16,7 +16,6 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/instance"
 	"github.com/fluxq/fluxq/internal/cli/output"
 	"github.com/fluxq/fluxq/internal/cli/printable"
-	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/hostlist"
@@ -619,7 +618,7 @@ EXAMPLES:
 		Action: exitcode.Action(func(c *cli.Context) error {
 			var reserve resource.MemoryReserve
 			if c.IsSet("memory-reserve") {
-				n, err := config.ParseMemoryReserve(c.String("memory-reserve"))
+				n, err := jobspec.ParseMemoryOrZero(c.String("memory-reserve"))
 				if err != nil {
 					return exitcode.UsageErrorf("--memory-reserve: %v", err)
 				}
