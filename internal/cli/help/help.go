@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/fluxq/fluxq/internal/suggest"
 )
 
 // examplesHeader is the line of a Description that starts its examples.
@@ -291,7 +293,7 @@ func commandPath(app *cli.App, c *cli.Command) string {
 // unknownCommand is the error for a word that names no command of cmds.
 func unknownCommand(path, typed string, cmds []*cli.Command) error {
 	msg := fmt.Sprintf("'%s' is not a %s command.", typed, path)
-	if s := DidYouMean(Suggest(typed, names(cmds)), quoteName); s != "" {
+	if s := DidYouMean(suggest.Names(typed, names(cmds)), quoteName); s != "" {
 		msg += " " + s
 	}
 	return exit2("%s", msg)
@@ -320,7 +322,7 @@ func groupAction(app *cli.App, group *cli.Command) cli.ActionFunc {
 // first argument close to a command's name is taken for a typo of it.
 func typoAction(app *cli.App, action cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		if first := c.Args().First(); first != "" && Suggest(first, names(app.Commands)) != nil {
+		if first := c.Args().First(); first != "" && suggest.Names(first, names(app.Commands)) != nil {
 			return unknownCommand(app.Name, first, app.Commands)
 		}
 		return action(c)
@@ -370,7 +372,7 @@ func withFlagSuggestion(c *cli.Context, err error) error {
 	if !c.Command.HideHelp && cli.HelpFlag != nil {
 		candidates = append(candidates, cli.HelpFlag.Names()...)
 	}
-	if s := DidYouMean(Suggest(typed, candidates), quoteFlag); s != "" {
+	if s := DidYouMean(suggest.Names(typed, candidates), quoteFlag); s != "" {
 		msg += ". " + s
 	}
 	return errors.New(msg)
@@ -501,7 +503,7 @@ func unknownHelp(words []string, cmds []*cli.Command, topics []Topic, withTopics
 	if !withTopics {
 		msg = fmt.Sprintf("help: no command '%s'", strings.Join(words, " "))
 	}
-	if s := DidYouMean(Suggest(typed, candidates), func(s string) string { return quoteName(prefix + s) }); s != "" {
+	if s := DidYouMean(suggest.Names(typed, candidates), func(s string) string { return quoteName(prefix + s) }); s != "" {
 		msg += ". " + s
 	}
 	return exit2("%s", msg)

@@ -1,16 +1,6 @@
 package help
 
-import (
-	"strings"
-
-	"github.com/fluxq/fluxq/internal/suggest"
-)
-
-// Distance is suggest.Distance: the Damerau–Levenshtein distance.
-func Distance(a, b string) int { return suggest.Distance(a, b) }
-
-// Suggest returns the names in candidates closest to typed (suggest.Names).
-func Suggest(typed string, candidates []string) []string { return suggest.Names(typed, candidates) }
+import "strings"
 
 // DidYouMean phrases suggestions as one sentence, each passed through
 // quote: "Did you mean 'submit'?", "Did you mean 'start' or 'stop'?". It

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxq/fluxq/internal/suggest"
 )
 
 func TestDistance(t *testing.T) {
@@ -23,10 +25,10 @@ func TestDistance(t *testing.T) {
 		{"ƒNH", "fNH", 1}, // runes, not bytes
 	}
 	for _, tt := range tests {
-		if got := Distance(tt.a, tt.b); got != tt.want {
+		if got := suggest.Distance(tt.a, tt.b); got != tt.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
 		}
-		if got := Distance(tt.b, tt.a); got != tt.want {
+		if got := suggest.Distance(tt.b, tt.a); got != tt.want {
 			t.Errorf("Distance(%q, %q) = %d, want %d (symmetry)", tt.b, tt.a, got, tt.want)
 		}
 	}
@@ -61,7 +63,7 @@ func TestSuggest(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, Suggest(tt.typed, tt.candidates)); diff != "" {
+			if diff := cmp.Diff(tt.want, suggest.Names(tt.typed, tt.candidates)); diff != "" {
 				t.Errorf("Suggest(%q) (-want +got):\n%s", tt.typed, diff)
 			}
 		})

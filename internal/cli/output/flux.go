@@ -13,6 +13,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/fluxformat"
 	"github.com/fluxq/fluxq/internal/cli/help"
 	"github.com/fluxq/fluxq/internal/cli/printable"
+	"github.com/fluxq/fluxq/internal/suggest"
 )
 
 // Field is a -o field. With a Value, it is one a Flux format may name
@@ -84,7 +85,7 @@ func (ff *fluxFields[T]) check(name string, all []string) error {
 	}
 	unknown := func() error {
 		msg := fmt.Sprintf("--format: no field %q", name)
-		if dym := help.DidYouMean(help.Suggest(name, all), func(s string) string { return "'" + s + "'" }); dym != "" {
+		if dym := help.DidYouMean(suggest.Names(name, all), func(s string) string { return "'" + s + "'" }); dym != "" {
 			msg += ". " + dym
 		}
 		return exitcode.UsageErrorf("%s (-o help lists the fields)", msg)
