@@ -149,8 +149,8 @@ arm_fluxq() {
 	wait_socket
 	[ -S "$FLUXQ_STATE_DIR/fluxsched.sock" ] || die "fluxsched did not start in 10 s: $(tail -n 1 "$log")"
 	t0=$(now)
-	"$bin/fluxq" submit --quiet --cc "1-$jobs" true
-	"$bin/fluxq" wait --all
+	waited "$bin/fluxq" submit --quiet --cc "1-$jobs" true
+	waited "$bin/fluxq" wait --all
 	t1=$(now)
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
