@@ -22,7 +22,7 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: bench/peers.sh [--jobs N] [--slots S] [--rounds R]
+usage: bench/peers.sh [--jobs N] [--slots S] [--rounds R] [--arms LIST]
 
 N `true` jobs on S slots, run by xargs -P S (raw), fluxq, task-spooler
 (tsp -S S) and GNU parallel (-j S), in R interleaved rounds; prints each
@@ -34,6 +34,8 @@ bench/results/peers.json.
                fluxq gets a config of several local hosts with S cores in
                all, each bound to one of this machine's CPUs
   --rounds R   rounds (default 5)
+  --arms LIST  which to run, of raw,fluxq,tsp,parallel (default all); raw
+               always runs, the ratios being to it
   --help       this text
 EOF
 }
@@ -49,7 +51,7 @@ count() {
 	fi
 	echo "$((10#$2))"
 }
-jobs=1000 slots=2 rounds=5
+jobs=1000 slots=2 rounds=5 want=raw,fluxq,tsp,parallel
 while [ $# -gt 0 ]; do
 	case $1 in
 	--help | -h) usage; exit 0 ;;
@@ -58,12 +60,26 @@ while [ $# -gt 0 ]; do
 		v=$(count "$1" "$2") || exit 2
 		case $1 in --jobs) jobs=$v ;; --slots) slots=$v ;; --rounds) rounds=$v ;; esac
 		shift 2 ;;
+	--arms)
+		[ $# -ge 2 ] || die "--arms wants a list, e.g. raw,fluxq"
+		want=$2
+		shift 2 ;;
+	--arms=*) want=${1#*=}; shift ;;
 	--jobs=* | --slots=* | --rounds=*)
 		v=$(count "${1%%=*}" "${1#*=}") || exit 2
 		case $1 in --jobs=*) jobs=$v ;; --slots=*) slots=$v ;; --rounds=*) rounds=$v ;; esac
 		shift ;;
 	*) die "unknown argument \"$1\" (see --help)" ;;
 	esac
+done
+
+for a in ${want//,/ }; do
+	case $a in raw | fluxq | tsp | parallel) ;; *) die "--arms: unknown arm \"$a\" (raw, fluxq, tsp, parallel)" ;; esac
+done
+# The arms in the order each round runs them.
+arms=(raw)
+for a in fluxq tsp parallel; do
+	[[ ,$want, == *,$a,* ]] && arms+=("$a")
 done
 
 # shellcheck source=bench/lib.sh source-path=SCRIPTDIR/..
@@ -86,9 +102,10 @@ find_parallel() {
 }
 tsp=$(find_tsp) || tsp=
 parallel=$(find_parallel) || parallel=
+wants() { [[ " ${arms[*]} " == *" $1 "* ]]; }
 missing=()
-[ -n "$tsp" ] || missing+=(task-spooler)
-[ -n "$parallel" ] || missing+=(parallel)
+wants tsp && [ -z "$tsp" ] && missing+=(task-spooler)
+wants parallel && [ -z "$parallel" ] && missing+=(parallel)
 if [ ${#missing[@]} -gt 0 ]; then
 	if apt_install "${missing[@]}"; then
 		tsp=$(find_tsp) || tsp=
@@ -202,7 +219,6 @@ arm_parallel() {
 	r=$(rate "$jobs" "$t0" "$t1")
 }
 
-arms=(raw fluxq tsp parallel)
 declare -A installed=([raw]=1 [fluxq]=1 [tsp]=${tsp:+1} [parallel]=${parallel:+1})
 declare -A rates=() ratios=()
 load_before=$(uptime)
