@@ -46,6 +46,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/boot"
 	"github.com/fluxq/fluxq/internal/connlimit"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
 	"github.com/fluxq/fluxq/internal/runner"
@@ -466,6 +467,7 @@ func (a *Agent) exitNow() error {
 	}
 	a.wg.Wait()
 	a.run.Close()
+	cycletrace.Dump("agent")
 	return a.jnl.Close(true)
 }
 

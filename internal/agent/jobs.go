@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
@@ -134,7 +135,9 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	a.jobs[req.ID] = j
 	a.mu.Unlock()
 
+	cycletrace.At(cycletrace.AgentStartIn, uint64(req.ID))
 	rec, data, err := a.prepare(j.spec)
+	cycletrace.At(cycletrace.AgentPrepared, uint64(req.ID))
 	if err != nil {
 		a.mu.Lock()
 		delete(a.jobs, req.ID)
@@ -161,6 +164,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	// synced first; the launches of a burst share one sync.
 	a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, a.syncLaunch, func(err error) {
 		if err == nil {
+			cycletrace.At(cycletrace.AgentLaunchWritten, uint64(j.id))
 			a.queueLaunch(j)
 		}
 	})
@@ -284,7 +288,10 @@ func (a *Agent) launcher() {
 }
 
 func (a *Agent) launch(j *job) {
-	if err := a.launchOne(j); err != nil {
+	cycletrace.At(cycletrace.AgentForking, uint64(j.id))
+	err := a.launchOne(j)
+	cycletrace.At(cycletrace.AgentLaunched, uint64(j.id))
+	if err != nil {
 		a.mu.Lock()
 		j.launched, j.startOwed, j.spec = true, false, runner.Spec{}
 		a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: err.Error()})
@@ -378,6 +385,7 @@ func (a *Agent) handle(j *job, ev runner.Event) {
 // exception extra, if any, to those it had. Called with mu held; the
 // journal calls back on its committer.
 func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
+	cycletrace.At(cycletrace.AgentEnded, uint64(j.id))
 	j.ending = true
 	rec := &endRecord{Status: e.Status, Known: e.Known, Exceptions: slices.Clone(j.exc), Ended: timestamp(a.opts.Now())}
 	if e.Known {
@@ -402,8 +410,10 @@ func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 		if err != nil {
 			return // the agent is exiting: the next one reports the job lost
 		}
+		cycletrace.At(cycletrace.AgentEndWritten, uint64(j.id))
 		a.mu.Lock()
 		j.ending, j.end, j.exc = false, rec, nil
+		cycletrace.At(cycletrace.AgentEndSent, uint64(j.id))
 		a.report(j)
 		a.checkExit()
 		a.mu.Unlock()

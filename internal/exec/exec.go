@@ -35,6 +35,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/launcher"
@@ -346,6 +347,7 @@ func (r *router) start(m wire.Message) error {
 		p = strconv.AppendUint(p, n, 10)
 	}
 	p = append(p, '}')
+	cycletrace.At(cycletrace.ExecStartOut, uint64(id))
 	r.forward(l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: p})
 	return nil
 }
@@ -473,6 +475,7 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 		// RFC 32: the final release ends the stream; the end is held
 		// until the job manager acknowledges it.
 		delete(r.streams, resp.ID)
+		cycletrace.At(cycletrace.ExecEndIn, uint64(resp.ID))
 	}
 	r.send(out)
 	return nil
