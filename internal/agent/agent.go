@@ -136,8 +136,9 @@ type Agent struct {
 	jnl     *journal.Journal
 	ln      *net.UnixListener
 	lim     *connlimit.Tracker // what callers may hold (limits.go)
-	// syncLaunch: a launch record is synced before the fork, not only
-	// written, where the kernel does not name its boot (see start).
+	// syncLaunch: a launch record is synced before the fork, and an end
+	// before it is reported, not only written, where the kernel does not
+	// name its boot (see start and endJob).
 	syncLaunch bool
 
 	mu        sync.Mutex
