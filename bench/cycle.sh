@@ -4,7 +4,7 @@
 # installed) and raw (`xargs -PSLOTS`), in interleaved rounds, with the
 # medians and each one's share of raw in the same round.
 #
-#   bench/cycle.sh [--slots N] [--rounds N] [--jobs N] [BIN_DIR...]
+#   bench/cycle.sh [--slots N] [--rounds N] [--jobs N] [--no-tsp] [BIN_DIR...]
 #
 # Each BIN_DIR holds a fluxq and a fluxsched (default: this tree's bin/,
 # built first). With more slots than cores, the instance is given several
@@ -12,12 +12,13 @@
 # that more jobs are in flight than there are cores.
 . "$(dirname "$0")/lib.sh"
 
-slots=$(nproc) rounds=5 jobs=1000 dirs=()
+slots=$(nproc) rounds=5 jobs=1000 dirs=() tsp=true
 while [ $# -gt 0 ]; do
 	case $1 in
 	--slots) slots=$2; shift 2 ;;
 	--rounds) rounds=$2; shift 2 ;;
 	--jobs) jobs=$2; shift 2 ;;
+	--no-tsp) tsp=false; shift ;;
 	*) dirs+=("$(cd "$1" && pwd)"); shift ;;
 	esac
 done
@@ -71,7 +72,7 @@ raw_round() {
 
 names=(raw)
 for d in "${dirs[@]}"; do names+=("$d"); done
-command -v tsp >/dev/null && names+=(tsp)
+$tsp && command -v tsp >/dev/null && names+=(tsp)
 declare -A all share
 uptime
 for ((r = 1; r <= rounds; r++)); do

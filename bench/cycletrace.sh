@@ -33,6 +33,6 @@ for ((r = 1; r <= runs; r++)); do
 	bin=$tbin stop_agents "$FLUXQ_STATE_DIR"
 	printf 'run %d: %s jobs/s; a cycle of %s ms per slot (%d slots)\n' "$r" "$(rate "$jobs" "$t0" "$t1")" \
 		"$(awk -v n="$jobs" -v a="$t0" -v b="$t1" -v s="$(nproc)" 'BEGIN { printf "%.2f", 1000 * s * (b - a) / n }')" "$(nproc)"
-	"$tmp/table"  "$FLUXQ_CYCLETRACE"
+	[ -n "${KEEP:-}" ] && cp -r "$FLUXQ_CYCLETRACE" "$KEEP"; "$tmp/table" "$FLUXQ_CYCLETRACE" || true
 done
 uptime

@@ -120,6 +120,7 @@ func parse(line string) (Mark, bool) {
 type Row struct {
 	What   string
 	Median float64 // milliseconds
+	Mean   float64 // milliseconds: what the rate pays, tails included
 	Count  int
 }
 
@@ -198,9 +199,20 @@ func Table(marks []Mark) []Row {
 				}
 			}
 		}
-		rows = append(rows, Row{What: s.what, Median: median(d), Count: len(d)})
+		rows = append(rows, Row{What: s.what, Median: median(d), Mean: mean(d), Count: len(d)})
 	}
 	return rows
+}
+
+func mean(d []float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	var sum float64
+	for _, v := range d {
+		sum += v
+	}
+	return sum / float64(len(d))
 }
 
 func median(d []float64) float64 {
@@ -211,15 +223,15 @@ func median(d []float64) float64 {
 	return d[len(d)/2]
 }
 
-// Print writes the table as the page's markdown, with the sum of the
-// medians.
+// Print writes the table as the page's markdown, with the sums.
 func Print(w io.Writer, rows []Row) {
-	fmt.Fprintln(w, "| step | median | n |")
-	fmt.Fprintln(w, "|---|---:|---:|")
-	var sum float64
+	fmt.Fprintln(w, "| step | median | mean | n |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	var sum, sumMean float64
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %.3f ms | %d |\n", r.What, r.Median, r.Count)
+		fmt.Fprintf(w, "| %s | %.3f ms | %.3f ms | %d |\n", r.What, r.Median, r.Mean, r.Count)
 		sum += r.Median
+		sumMean += r.Mean
 	}
-	fmt.Fprintf(w, "| **the cycle: the medians' sum** | %.3f ms | |\n", sum)
+	fmt.Fprintf(w, "| **the cycle: the sums** | %.3f ms | %.3f ms | |\n", sum, sumMean)
 }
