@@ -124,9 +124,11 @@ type Row struct {
 	Count  int
 }
 
-// span is one row's definition: from step a to step b of the same job,
-// or, with next, from a job's step a to the first turn step b after it
-// (or, with last, from the last turn step a before a job's step b).
+// span is one row's definition: from step a to step b of the same job;
+// or, with next, from where the row before left each job (its step a,
+// or the turn step the row before found) to the first turn step b after
+// it, so that a job's end is followed through the turn that took it; or,
+// with last, from the last turn step a before a job's step b.
 type span struct {
 	what       string
 	a, b       Step
@@ -141,7 +143,7 @@ var spans = []span{
 	{what: "the exec service to the loop's turn", a: ExecEndIn, b: LoopEndIn},
 	{what: "handled, to the exchange's end (free, allocation, start request)", a: LoopEndIn, b: TurnExchanged, next: true},
 	{what: "exchanged, to the commit's beginning (linger, more inputs)", a: TurnExchanged, b: TurnCommit, next: true},
-	{what: "the turn's commit (bbolt: pages, two fdatasyncs)", a: TurnCommit, b: TurnCommitted},
+	{what: "the turn's commit (bbolt: pages, two fdatasyncs)", a: TurnCommit, b: TurnCommitted, next: true},
 	{what: "committed, to the start sent", a: TurnCommitted, b: LoopStartOut, last: true},
 	{what: "the loop to the exec service, to the agent's socket", a: LoopStartOut, b: ExecStartOut},
 	{what: "the agent's socket to the agent", a: ExecStartOut, b: AgentStartIn},
@@ -152,10 +154,10 @@ var spans = []span{
 	{what: "the job runs (`true`), its exit reaped", a: AgentLaunched, b: AgentReaped},
 }
 
-// Table computes the rows from marks, and the cycle: the median time from
-// a job's reaping to the next start's fork on the machine, times the jobs
-// running at once (slots), which is one core's cycle when every slot is
-// busy.
+// Table computes the rows from marks. The sum of the means is one slot's
+// cycle, as the wall clock measures it (jobs × cycle ÷ slots is the run's
+// time); the medians say what a step costs when nothing else is in its
+// way.
 func Table(marks []Mark) []Row {
 	byStep := map[Step]map[uint64]int64{}
 	var turnTimes [nSteps][]int64
@@ -172,16 +174,23 @@ func Table(marks []Mark) []Row {
 		slices.Sort(turnTimes[i])
 	}
 	var rows []Row
+	var at map[uint64]int64 // where the last row left each job
 	for _, s := range spans {
 		var d []float64
+		from := at
+		at = map[uint64]int64{}
 		switch {
 		case s.next:
-			// From each job's mark a to the first mark b after it.
-			for _, t := range byStep[s.a] {
+			// From where each job is to the first mark b after it.
+			if len(from) == 0 {
+				from = byStep[s.a]
+			}
+			for id, t := range from {
 				ts := turnTimes[s.b]
 				i, _ := slices.BinarySearch(ts, t)
 				if i < len(ts) {
 					d = append(d, float64(ts[i]-t)/1e6)
+					at[id] = ts[i]
 				}
 			}
 		case s.last:
@@ -196,6 +205,7 @@ func Table(marks []Mark) []Row {
 			for id, ta := range byStep[s.a] {
 				if tb, ok := byStep[s.b][id]; ok && tb >= ta {
 					d = append(d, float64(tb-ta)/1e6)
+					at[id] = tb
 				}
 			}
 		}
