@@ -46,6 +46,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/boot"
 	"github.com/fluxq/fluxq/internal/connlimit"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
 	"github.com/fluxq/fluxq/internal/runner"
@@ -135,8 +136,9 @@ type Agent struct {
 	jnl     *journal.Journal
 	ln      *net.UnixListener
 	lim     *connlimit.Tracker // what callers may hold (limits.go)
-	// syncLaunch: a launch record is synced before the fork, not only
-	// written, where the kernel does not name its boot (see start).
+	// syncLaunch: a launch record is synced before the fork, and an end
+	// before it is reported, not only written, where the kernel does not
+	// name its boot (see start and endJob).
 	syncLaunch bool
 
 	mu        sync.Mutex
@@ -466,6 +468,7 @@ func (a *Agent) exitNow() error {
 	}
 	a.wg.Wait()
 	a.run.Close()
+	cycletrace.Dump("agent")
 	return a.jnl.Close(true)
 }
 

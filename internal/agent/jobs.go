@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/journal"
@@ -134,7 +135,9 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	a.jobs[req.ID] = j
 	a.mu.Unlock()
 
+	cycletrace.At(cycletrace.AgentStartIn, uint64(req.ID))
 	rec, data, err := a.prepare(j.spec)
+	cycletrace.At(cycletrace.AgentPrepared, uint64(req.ID))
 	if err != nil {
 		a.mu.Lock()
 		delete(a.jobs, req.ID)
@@ -161,6 +164,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 	// synced first; the launches of a burst share one sync.
 	a.jnl.Append([]journal.Entry{{Op: journal.OpLaunch, ID: j.id, Data: data}}, a.syncLaunch, func(err error) {
 		if err == nil {
+			cycletrace.At(cycletrace.AgentLaunchWritten, uint64(j.id))
 			a.queueLaunch(j)
 		}
 	})
@@ -284,7 +288,10 @@ func (a *Agent) launcher() {
 }
 
 func (a *Agent) launch(j *job) {
-	if err := a.launchOne(j); err != nil {
+	cycletrace.At(cycletrace.AgentForking, uint64(j.id))
+	err := a.launchOne(j)
+	cycletrace.At(cycletrace.AgentLaunched, uint64(j.id))
+	if err != nil {
 		a.mu.Lock()
 		j.launched, j.startOwed, j.spec = true, false, runner.Spec{}
 		a.endJob(j, runner.End{}, &execproto.Exception{Type: typeExec, Note: err.Error()})
@@ -374,10 +381,27 @@ func (a *Agent) handle(j *job, ev runner.Event) {
 	}
 }
 
-// endJob journals j's end and reports it once it is durable, adding the
-// exception extra, if any, to those it had. Called with mu held; the
+// endJob journals j's end and reports it once it is in the journal, adding
+// the exception extra, if any, to those it had. Called with mu held; the
 // journal calls back on its committer.
+//
+// Where the kernel names its boot the end is written, not synced, as the
+// launch is (start): a write is in the kernel's page cache once write(2)
+// returns, so it outlives this agent however it dies, and the next agent
+// reports it; fluxsched acknowledges it only after its own commit of the
+// finish, which is durable. Only a crash of the machine can lose the
+// end, and then either the store has the finish already (the next agent
+// finds the job's record without its end, its cgroup empty, and reports
+// it lost: the job manager, which holds the job inactive, acknowledges
+// it), or the job is reattached under a new boot and ends with "job
+// status lost", as the jobs the crash killed do: never a second run,
+// since a start with reattach is never a launch. What is given up is the
+// exit status of a job that ended in the milliseconds before a machine
+// crash; what is saved is an fdatasync on every job's way from its end
+// to the next job's start. Elsewhere the end is synced before it is
+// reported, as the launch is.
 func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
+	cycletrace.At(cycletrace.AgentEnded, uint64(j.id))
 	j.ending = true
 	rec := &endRecord{Status: e.Status, Known: e.Known, Exceptions: slices.Clone(j.exc), Ended: timestamp(a.opts.Now())}
 	if e.Known {
@@ -398,12 +422,14 @@ func (a *Agent) endJob(j *job, e runner.End, extra *execproto.Exception) {
 			data, _ = json.Marshal(rec)
 		}
 	}
-	a.jnl.Append([]journal.Entry{{Op: journal.OpEnd, ID: j.id, Data: data}}, true, func(err error) {
+	a.jnl.Append([]journal.Entry{{Op: journal.OpEnd, ID: j.id, Data: data}}, a.syncLaunch, func(err error) {
 		if err != nil {
 			return // the agent is exiting: the next one reports the job lost
 		}
+		cycletrace.At(cycletrace.AgentEndWritten, uint64(j.id))
 		a.mu.Lock()
 		j.ending, j.end, j.exc = false, rec, nil
+		cycletrace.At(cycletrace.AgentEndSent, uint64(j.id))
 		a.report(j)
 		a.checkExit()
 		a.mu.Unlock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/boot"
 	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
@@ -359,6 +360,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	bk.start(ctx)
 	go func() {
 		err := l.Run(ctx)
+		cycletrace.Dump("fluxsched")
 		cancel(err)
 		// The loop has ended: its job manager is read from here alone.
 		logEnd(opts.Log, err, context.Cause(ctx), jm.Counts(nil))

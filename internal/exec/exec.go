@@ -30,11 +30,13 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/launcher"
@@ -100,7 +102,7 @@ func Run(conn wire.Conn, opts Options) error {
 		return errors.New("exec: the launcher found no exec agent")
 	}
 	r := &router{conn: conn, opts: opts, holder: map[fluid.ID]*agentLink{}, streams: map[fluid.ID]*agentLink{},
-		inputs: make(chan input, 64), done: make(chan struct{})}
+		done: make(chan struct{})}
 	defer r.close()
 	var ended []fluid.ID
 	for _, a := range agents {
@@ -136,7 +138,10 @@ func Run(conn wire.Conn, opts Options) error {
 		go r.read(l)
 	}
 	go r.readManager()
-	return r.serve()
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.result
 }
 
 // hello registers the service and waits for the job manager's answer.
@@ -181,8 +186,12 @@ type input struct {
 	err   error
 }
 
-// router is one registration of the exec service. Only serve's goroutine
-// touches its maps.
+// router is one registration of the exec service. Each connection's
+// reader handles its messages itself, one at a time under mu, which
+// guards the maps: a message goes from the socket (or the job manager's
+// pipe) to its destination on the goroutine that read it, with no hand-off
+// to another goroutine on the way (one wake-up less on every job's end and
+// every start: issue 28's cycle).
 type router struct {
 	conn   wire.Conn
 	opts   Options
@@ -195,8 +204,10 @@ type router struct {
 	// time per job).
 	streams map[fluid.ID]*agentLink
 
-	inputs chan input
-	done   chan struct{} // closed when serve returns
+	mu     sync.Mutex
+	over   bool          // the registration has ended: inputs are dropped
+	result error         // why, for Run
+	done   chan struct{} // closed when it ends
 }
 
 func (r *router) topic(method string) string { return execproto.Topic(r.opts.Service, method) }
@@ -205,41 +216,43 @@ func (r *router) readManager() { r.pump(nil, r.conn) }
 
 func (r *router) read(l *agentLink) { r.pump(l, l.Conn) }
 
-// pump feeds a connection's messages to serve until it ends.
+// pump handles a connection's messages until it ends, or the
+// registration does.
 func (r *router) pump(l *agentLink, c wire.Conn) {
 	for {
 		m, err := c.Recv()
-		select {
-		case r.inputs <- input{agent: l, msg: m, err: err}:
-		case <-r.done:
-			return
-		}
-		if err != nil {
+		if !r.handle(input{agent: l, msg: m, err: err}) || err != nil {
 			return
 		}
 	}
 }
 
-func (r *router) serve() error {
-	defer close(r.done)
-	for in := range r.inputs {
-		var err error
-		if in.agent == nil {
-			if in.err == io.EOF {
-				return nil
-			}
-			if in.err != nil {
-				return fmt.Errorf("exec: %w", in.err)
-			}
-			err = r.fromManager(in.msg)
-		} else {
-			err = r.fromAgent(in.agent, in.msg, in.err)
-		}
-		if err != nil {
-			return err
-		}
+// handle serves one input under mu, and reports whether the registration
+// goes on. The first input that ends it says why, for Run.
+func (r *router) handle(in input) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.over {
+		return false
 	}
-	return nil
+	var err error
+	end := false
+	switch {
+	case in.agent != nil:
+		err = r.fromAgent(in.agent, in.msg, in.err)
+	case in.err == io.EOF:
+		end = true
+	case in.err != nil:
+		err = fmt.Errorf("exec: %w", in.err)
+	default:
+		err = r.fromManager(in.msg)
+	}
+	if err != nil || end {
+		r.over, r.result = true, err
+		close(r.done)
+		return false
+	}
+	return true
 }
 
 // close ends every agent connection; the agents keep their jobs.
@@ -250,8 +263,8 @@ func (r *router) close() {
 }
 
 func (r *router) send(m wire.Message) {
-	// A send fails only once the job manager is gone; serve then returns
-	// at the next input from it.
+	// A send fails only once the job manager is gone; the registration
+	// then ends at the next input from it.
 	_ = r.conn.Send(m)
 }
 
@@ -346,6 +359,7 @@ func (r *router) start(m wire.Message) error {
 		p = strconv.AppendUint(p, n, 10)
 	}
 	p = append(p, '}')
+	cycletrace.At(cycletrace.ExecStartOut, uint64(id))
 	r.forward(l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: p})
 	return nil
 }
@@ -473,6 +487,7 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 		// RFC 32: the final release ends the stream; the end is held
 		// until the job manager acknowledges it.
 		delete(r.streams, resp.ID)
+		cycletrace.At(cycletrace.ExecEndIn, uint64(resp.ID))
 	}
 	r.send(out)
 	return nil

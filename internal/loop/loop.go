@@ -23,6 +23,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/schedproto"
@@ -440,8 +441,10 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, bool
 	l.exchanged = false
 	var results []Result
 	wrote := false
+	seq := uint64(l.turns + 1)
 	err := l.st.Update(func(tx *store.Tx) error {
 		defer func() { wrote = tx.Wrote() }()
+		defer cycletrace.At(cycletrace.TurnCommit, seq)
 		results = l.apply(tx, batch, calls, results)
 		batch, results = l.exchange(tx, batch, results)
 		if l.failing != nil || len(calls) > 0 || !l.jm.Quiet() {
@@ -466,6 +469,7 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, bool
 		}
 		return nil
 	})
+	cycletrace.At(cycletrace.TurnCommitted, seq)
 	return batch, calls, results, wrote, err
 }
 
@@ -485,6 +489,7 @@ func (l *Loop) try(batch []input, calls []Call) ([]input, []Call, []Result, bool
 // Not while commits fail: then the scheduler hears only of what was
 // committed, and a failed commit has nothing to undo there.
 func (l *Loop) exchange(tx *store.Tx, batch []input, results []Result) ([]input, []Result) {
+	defer cycletrace.At(cycletrace.TurnExchanged, uint64(l.turns+1))
 	if l.failing != nil || l.sched == nil || !l.sched.Local {
 		return batch, results
 	}
@@ -678,6 +683,9 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 			l.jm.ExecDisconnected()
 			return
 		}
+		if cycletrace.Enabled {
+			traceExec(cycletrace.LoopEndIn, in.msg, "release")
+		}
 		if err := l.jm.ExecMessage(tx, in.msg); err != nil {
 			l.log.Error("exec service", "err", err)
 		}
@@ -728,6 +736,9 @@ func (l *Loop) flush() {
 	out := l.jm.Take()
 	for _, m := range out.Exec {
 		if c := l.exec.currentConn(); c != nil {
+			if cycletrace.Enabled {
+				traceExec(cycletrace.LoopStartOut, m, "")
+			}
 			if err := c.Send(m); err != nil {
 				l.log.Warn("sending to the exec service", "topic", m.Topic, "err", err)
 			}
@@ -765,5 +776,18 @@ func (l *Loop) flush() {
 			}
 		}
 		l.mu.Unlock()
+	}
+}
+
+// traceExec marks step s of the job an exec message is about: a start
+// request (typ "") or a start response of type typ. Only in a build that
+// marks the cycle (internal/cycletrace).
+func traceExec(s cycletrace.Step, m wire.Message, typ string) {
+	var p struct {
+		ID   fluid.ID `json:"id"`
+		Type string   `json:"type"`
+	}
+	if json.Unmarshal(m.Payload, &p) == nil && p.Type == typ {
+		cycletrace.At(s, uint64(p.ID))
 	}
 }

@@ -104,6 +104,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/cloexec"
+	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/diskspace"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -1187,6 +1188,7 @@ func (j *job) procs() []Proc {
 
 // taskEnded is the reaper's report of a task.
 func (j *job) taskEnded(t *task, ws unix.WaitStatus, ru *unix.Rusage) {
+	cycletrace.At(cycletrace.AgentReaped, uint64(j.id))
 	j.mu.Lock()
 	defer j.unlock()
 	j.live--
