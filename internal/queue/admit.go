@@ -27,12 +27,41 @@ type User struct {
 // the user's message.
 var ErrRejected = errors.New("rejected")
 
-type rejection struct{ msg string }
+// rejection is a refusal: msg for the user, and rule, the same words
+// without what this one job asked ("" when msg names nothing of the job's
+// own), so that refusals by one rule can be counted together.
+type rejection struct{ msg, rule string }
 
 func (r *rejection) Error() string        { return r.msg }
 func (r *rejection) Is(target error) bool { return target == ErrRejected }
 
-func reject(format string, a ...any) error { return &rejection{fmt.Sprintf(format, a...)} }
+func reject(format string, a ...any) error { return &rejection{msg: fmt.Sprintf(format, a...)} }
+
+// rejectLimit is a limit's refusal: "requested WHAT (ASKED) RELATION
+// policy limit of LIMIT" and the queue, whose rule leaves out "(ASKED)".
+func rejectLimit(what, asked, relation, limit, suffix string) *rejection {
+	return &rejection{
+		msg:  fmt.Sprintf("requested %s (%s) %s policy limit of %s%s", what, asked, relation, limit, suffix),
+		rule: fmt.Sprintf("requested %s %s policy limit of %s%s", what, relation, limit, suffix),
+	}
+}
+
+// Rule is the rule an admission refusal applies, in its own words but
+// without what the one job asked: "requested duration exceeds policy
+// limit of 12h for queue batch" for a job refused with "requested
+// duration (40h) exceeds ...". Jobs refused by the same rule share it
+// (fluxsched sim counts its denials by it). A refusal that names nothing
+// of the job's own is its message; an error that is no refusal, "".
+func Rule(err error) string {
+	var r *rejection
+	if !errors.As(err, &r) {
+		return ""
+	}
+	if r.rule != "" {
+		return r.rule
+	}
+	return r.msg
+}
 
 // Admit assigns a job to its queue and applies the queue's policy, as
 // Flux's ingest and job manager do, in this order: the default queue when
@@ -160,7 +189,7 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 		if d > 0 {
 			asked = fsd.FormatExact(d)
 		}
-		return reject("requested duration (%s) exceeds policy limit of %s%s", asked, fsd.FormatExact(q.MaxDuration), suffix)
+		return rejectLimit("duration", asked, "exceeds", fsd.FormatExact(q.MaxDuration), suffix)
 	}
 	// The jobspec's derived counts, as flux-core's jj counts them: a job
 	// without a node level asks for 0 nodes.
@@ -179,12 +208,12 @@ func (q *Queue) checkLimits(js *jobspec.Jobspec) error {
 	}
 	for _, k := range checks {
 		if k.max != Unlimited && k.value > k.max {
-			return reject("requested %s (%d) exceeds policy limit of %d%s", k.what, k.value, k.max, suffix)
+			return rejectLimit(k.what, strconv.FormatInt(k.value, 10), "exceeds", strconv.FormatInt(k.max, 10), suffix)
 		}
 	}
 	for _, k := range checks {
 		if k.min != Unlimited && k.value < k.min {
-			return reject("requested %s (%d) is under policy limit of %d%s", k.what, k.value, k.min, suffix)
+			return rejectLimit(k.what, strconv.FormatInt(k.value, 10), "is under", strconv.FormatInt(k.min, 10), suffix)
 		}
 	}
 	return q.checkMemory(c, suffix)

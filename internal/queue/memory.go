@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -29,16 +30,25 @@ func (q *Queue) checkMemory(c jobspec.Counts, suffix string) error {
 	total := uint64(c.NSlots) * c.MemPerSlot
 	if q.MaxMemory > 0 && total > q.MaxMemory {
 		asked, limit := formatPair(total, q.MaxMemory)
-		return reject("requested memory (%s) exceeds policy limit of %s%s", asked, limit, suffix)
+		return memoryRefusal(asked, "exceeds", limit, q.MaxMemory, suffix)
 	}
 	if q.MinMemory > 0 && total < q.MinMemory {
 		asked, limit := formatPair(total, q.MinMemory)
 		if total == 0 {
 			asked = "none"
 		}
-		return reject("requested memory (%s) is under policy limit of %s%s", asked, limit, suffix)
+		return memoryRefusal(asked, "is under", limit, q.MinMemory, suffix)
 	}
 	return nil
+}
+
+// memoryRefusal is a memory limit's refusal. The message shows the limit
+// as formatPair does beside what was asked; the rule, which every job the
+// limit refuses shares, shows it as FormatMemory does alone.
+func memoryRefusal(asked, relation, shown string, limit uint64, suffix string) error {
+	r := rejectLimit("memory", asked, relation, shown, suffix)
+	r.rule = fmt.Sprintf("requested memory %s policy limit of %s%s", relation, jobspec.FormatMemory(limit), suffix)
+	return r
 }
 
 // formatPair shows two different sizes as jobspec.FormatMemory does,

@@ -114,8 +114,8 @@ func (s *simulation) sample() {
 func (s *simulation) denyNotes() error {
 	return s.st.View(func(tx *store.Tx) error {
 		for _, j := range s.jobs {
-			if !j.denied || j.tooBig {
-				continue // tooBig: never submitted, no eventlog
+			if !j.denied || j.refused != "" {
+				continue // refused: never submitted, no eventlog
 			}
 			raw, err := tx.JobValue(uint64(j.id), store.JobEventlog)
 			if err != nil {

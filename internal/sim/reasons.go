@@ -53,8 +53,8 @@ const DenyTooMuchMemory = "more memory than a job can ask for (over 1E)"
 // when the machine has the cores the job asks for, so that only how much
 // memory its processors need on a node can have refused it.
 func (s *simulation) denyReason(j *simJob) string {
-	if j.tooBig {
-		return DenyTooMuchMemory
+	if j.refused != "" {
+		return j.refused
 	}
 	// Memory, when the machine has the cores: the job's field 10, or a
 	// queue's default memory (policy.jobspec.defaults.system.memory),

@@ -154,9 +154,10 @@ type simJob struct {
 	start     int64
 	denied    bool
 	note      string // the scheduler's DENY note, once denied
-	// tooBig: it asks for more memory than any jobspec can (over 1E per
-	// processor or in all), so it is denied without being submitted.
-	tooBig bool
+	// refused: why it is denied without being submitted (so without a
+	// DENY note): it asks for more memory than any jobspec can (over 1E
+	// per processor or in all), or its queue's admission refused it.
+	refused string
 }
 
 // Run simulates cfg.
@@ -201,6 +202,10 @@ type simulation struct {
 	instants int   // instants so far, for Config.Progress
 	cores    int64
 	samples  []Sample
+	// queues and their states, as the submissions are admitted against
+	// them (every queue started).
+	queues      *queue.Set
+	queueStates map[string]queue.State
 }
 
 // load applies docs/simulation.md's "Input" rules to the trace.
@@ -219,7 +224,9 @@ func (s *simulation) load() error {
 			// "Memory": field 10 x 1024 bytes per processor; a job
 			// asking more than 1E, per processor or in all, is denied.
 			sj.mem = j.ReqMemoryBytes()
-			sj.tooBig = sj.mem > jobspec.MaxMemory || (sj.mem > 0 && uint64(sj.cores) > jobspec.MaxMemory/sj.mem)
+			if sj.mem > jobspec.MaxMemory || (sj.mem > 0 && uint64(sj.cores) > jobspec.MaxMemory/sj.mem) {
+				sj.refused = DenyTooMuchMemory
+			}
 		}
 		s.jobs = append(s.jobs, sj)
 		// "time zero: the smallest submit time among the jobs that are
@@ -298,6 +305,7 @@ func (s *simulation) run() error {
 			}
 		}
 		s.jm.SetQueues(set, states)
+		s.queues, s.queueStates = set, states
 		if err := s.jm.Load(tx); err != nil {
 			return err
 		}
@@ -360,7 +368,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 			var batch []*simJob
 			for next < len(s.jobs) && s.jobs[next].submit == s.now {
 				j := s.jobs[next]
-				if j.tooBig {
+				if j.refused != "" {
 					next++ // denied without a jobspec, which cannot say it
 					continue
 				}
@@ -375,9 +383,14 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				}
+				next++
+				if j.refused, err = s.admission(js); err != nil {
+					return next, fmt.Errorf("job %d: %w", j.number, err)
+				} else if j.refused != "" {
+					continue
+				}
 				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
 				batch = append(batch, j)
-				next++
 			}
 			if len(recs) > 0 {
 				ids, made, err := state.Submit(tx, s.clock(), recs, s.jm.Reservations())
@@ -418,6 +431,29 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 		s.cfg.Progress(s.ended, len(s.jobs), s.now)
 	}
 	return next, nil
+}
+
+// admission is why the job's queue refuses js, "" when it admits it
+// (docs/simulation.md, "With a config": a job its queue refuses is denied,
+// and the other jobs of its instant are still submitted). state.Submit
+// refuses a whole batch for one job, so each job is put to the queue's
+// admission first, the one check Submit applies (queue.Set.Admit), with
+// the same queues and states; what can refuse a trace job there is a
+// limit (duration, job size, memory), and the refusal is counted by its
+// rule. Without a config the one queue has no limits and no job is put
+// to it twice. js is changed (admission applies the queue's defaults): the
+// caller has marshalled what it submits. An error that is no refusal
+// would fail the submission too, so it fails the replay.
+func (s *simulation) admission(js *jobspec.Jobspec) (string, error) {
+	if s.cfg.Queues == nil {
+		return "", nil
+	}
+	// As the submission does: the trace's jobs are the owner's.
+	err := s.queues.Admit(js, s.queueStates, queue.User{UID: uint32(os.Getuid()), Owner: true})
+	if err != nil && !errors.Is(err, queue.ErrRejected) {
+		return "", fmt.Errorf("admission: %w", err)
+	}
+	return queue.Rule(err), nil
 }
 
 // pump carries messages between the job manager, the scheduler and the

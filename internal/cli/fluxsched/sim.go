@@ -49,7 +49,9 @@ ignored. A job no set of nodes can hold is denied.
 Jobs that take no part are counted by reason, with their first job
 numbers: skipped (no processor count, a negative submit time, no run
 time) or denied (more cores than the machine, or the queue's nodes,
-have, or more memory than its nodes can hold). --json prints the
+have, more memory than its nodes can hold, or over a limit of its
+queue: a duration or job-size limit refuses the job as fluxq submit
+would, and the replay goes on without it). --json prints the
 figures, these reasons (skipped_reasons, denied_reasons) and what was
 simulated: policy, machine (nodes, cores, gpus, memory in bytes when
 given, and from: flags, config or this host) and trace (path,
