@@ -1,6 +1,9 @@
 package state
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"path"
 	"unique"
 
@@ -28,6 +31,13 @@ type Spec struct {
 	Retries  int     // attributes.system.retry: runs again after a FAILED end
 
 	NTasks, NNodes, NCores, NGPUs int
+
+	// Shape is a digest of what of the jobspec decides where the job may
+	// run (resource.RequestFromJobspec's inputs: the counts, memory,
+	// exclusivity, duration, constraints and targets). Jobs of one shape
+	// wait for the same drained nodes: a listing judges a shape once
+	// (ExplainPending) without reading the jobspecs of the others.
+	Shape string
 }
 
 // SpecOf is what a record keeps of js; the zero Spec for nil.
@@ -48,9 +58,11 @@ func SpecOf(js *jobspec.Jobspec) Spec {
 		Duration: c.Duration,
 		NTasks:   c.NTasks, NNodes: c.NNodes, NCores: c.NCores, NGPUs: c.NGPUs,
 	}
-	if t, _ := js.Targets(); t != nil {
+	t, terr := js.Targets()
+	if t != nil {
 		s.Targets = internAll(t)
 	}
+	s.Shape = intern(shapeOf(c, js.Attributes.System.Constraints, t, terr))
 	s.Retries, _ = js.Retries() // checked at submission
 	if len(js.Tasks) > 0 && js.Tasks[0].Command != nil {
 		s.Command = internAll(js.Tasks[0].Command)
@@ -83,4 +95,22 @@ func internAll(ss []string) []string {
 		out[i] = intern(s)
 	}
 	return out
+}
+
+// shapeOf is Spec.Shape: a digest of a request's every input, written
+// out in full, so that two jobs share a shape only when their requests
+// are the same.
+func shapeOf(c jobspec.Counts, constraints []byte, targets []string, terr error) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "nodes=%d slots=%d cores=%d gpus=%d mem=%d exclusive=%t duration=%v\x00", c.NNodes, c.NSlots, c.CoresPerSlot, c.GPUsPerSlot, c.MemPerSlot, c.Exclusive, c.Duration)
+	h.Write(constraints)
+	h.Write([]byte{0})
+	for _, t := range targets {
+		h.Write([]byte(t))
+		h.Write([]byte{0})
+	}
+	if terr != nil {
+		fmt.Fprintf(h, "\x00targets: %v", terr)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
