@@ -1,10 +1,8 @@
 package state
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"path"
+	"strconv"
 	"unique"
 
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -32,8 +30,8 @@ type Spec struct {
 
 	NTasks, NNodes, NCores, NGPUs int
 
-	// Shape is a digest of what of the jobspec decides where the job may
-	// run (resource.RequestFromJobspec's inputs: the counts, memory,
+	// Shape is what of the jobspec decides where the job may run, written
+	// out (resource.RequestFromJobspec's inputs: the counts, memory,
 	// exclusivity, duration, constraints and targets). Jobs of one shape
 	// wait for the same drained nodes: a listing judges a shape once
 	// (ExplainPending) without reading the jobspecs of the others.
@@ -62,7 +60,7 @@ func SpecOf(js *jobspec.Jobspec) Spec {
 	if t != nil {
 		s.Targets = internAll(t)
 	}
-	s.Shape = intern(shapeOf(c, js.Attributes.System.Constraints, t, terr))
+	s.Shape = shapeOf(c, js.Attributes.System.Constraints, t, terr)
 	s.Retries, _ = js.Retries() // checked at submission
 	if len(js.Tasks) > 0 && js.Tasks[0].Command != nil {
 		s.Command = internAll(js.Tasks[0].Command)
@@ -97,20 +95,32 @@ func internAll(ss []string) []string {
 	return out
 }
 
-// shapeOf is Spec.Shape: a digest of a request's every input, written
-// out in full, so that two jobs share a shape only when their requests
-// are the same.
+// shapeOf is Spec.Shape: every input of the job's request written out,
+// so that two jobs share a shape only when their requests are the same
+// ("1 2 1 0 0 0 0" for one core; constraints and targets follow as
+// given). Plain appends, no digest: it is made for every job submitted
+// or taken up (a simulation makes a million), and is commonly a dozen
+// bytes, interned.
 func shapeOf(c jobspec.Counts, constraints []byte, targets []string, terr error) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "nodes=%d slots=%d cores=%d gpus=%d mem=%d exclusive=%t duration=%v\x00", c.NNodes, c.NSlots, c.CoresPerSlot, c.GPUsPerSlot, c.MemPerSlot, c.Exclusive, c.Duration)
-	h.Write(constraints)
-	h.Write([]byte{0})
+	var buf [64]byte
+	b := buf[:0]
+	for _, n := range []int{c.NNodes, c.NSlots, c.CoresPerSlot, c.GPUsPerSlot} {
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ' ')
+	}
+	b = strconv.AppendUint(b, c.MemPerSlot, 10)
+	b = append(b, ' ')
+	b = strconv.AppendBool(b, c.Exclusive)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, c.Duration, 'g', -1, 64)
+	if len(constraints) > 0 {
+		b = append(append(b, " c="...), constraints...)
+	}
 	for _, t := range targets {
-		h.Write([]byte(t))
-		h.Write([]byte{0})
+		b = append(append(b, " t="...), t...)
 	}
 	if terr != nil {
-		fmt.Fprintf(h, "\x00targets: %v", terr)
+		b = append(append(b, " targets: "...), terr.Error()...)
 	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
+	return unique.Make(string(b)).Value()
 }
