@@ -8,6 +8,7 @@ require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/fatih/color v1.19.0
 	github.com/gdamore/tcell/v2 v2.13.10
+	github.com/goccy/go-json v0.12.0
 	github.com/google/btree v1.1.3
 	github.com/google/go-cmp v0.7.0
 	github.com/mattn/go-isatty v0.0.20
@@ -31,7 +32,6 @@ require (
 	github.com/clipperhouse/displaywidth v0.10.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
 	github.com/gdamore/encoding v1.0.1 // indirect
-	github.com/goccy/go-json v0.12.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/lucasb-eyer/go-colorful v1.3.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect

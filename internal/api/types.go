@@ -205,6 +205,11 @@ type JobSummary struct {
 	// reason (a stopped queue, drained nodes), worked out by a listing
 	// from the store as it reads the job; never stored.
 	Waits string `json:"waits,omitempty"`
+	// Shape is what of its jobspec decides where the job may run,
+	// written out (state.Spec.Shape), stored so that a listing judges the
+	// jobs of one shape once; a listing does not send it, and nothing
+	// prints it. Summaries stored before it have none.
+	Shape string `json:"shape,omitempty"`
 }
 
 // Exception is the summary of a job's exception.

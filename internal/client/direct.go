@@ -202,8 +202,10 @@ func (d *direct) write(ctx context.Context, w *writes.Write, params any) (any, e
 			c.Who = &who
 		}
 		turn = &writes.Turn{Tx: tx, JM: jm, Caller: c}
-		v, err = run(turn)
-		return err
+		if v, err = run(turn); err != nil {
+			return err
+		}
+		return jm.SaveSummaries(tx)
 	})
 	if err != nil {
 		return nil, err

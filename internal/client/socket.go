@@ -112,7 +112,9 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 			return err
 		}
 		if x.result != nil && len(resp.Result) > 0 {
-			if err := json.Unmarshal(resp.Result, x.result); err != nil {
+			// The faster decoder, as for the reply around it: a listing
+			// of 100,000 jobs is 50 MB of JSON, 0.56 s of encoding/json.
+			if err := gojson.Unmarshal(resp.Result, x.result); err != nil {
 				return fmt.Errorf("bad response from the instance: %w", err)
 			}
 		}

@@ -14,9 +14,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/api"
@@ -252,19 +254,63 @@ func (w *writer) fail(err error) {
 }
 
 func (w *writer) result(v any) {
-	b, err := json.Marshal(v)
+	// The line json.Encoder would make of Response{Result: v, Final:
+	// true}, without scanning the result again: a listing of 100,000
+	// jobs is tens of megabytes.
+	line := append(make([]byte, 0, 64<<10), `{"result":`...)
+	line, err := appendResult(line, v)
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	// The line json.Encoder would make of Response{Result: b, Final:
-	// true}, without scanning b again: a listing of 100,000 jobs is
-	// tens of megabytes.
-	line := make([]byte, 0, len(b)+32)
-	line = append(line, `{"result":`...)
-	line = append(line, b...)
 	line = append(line, ",\"final\":true}\n"...)
 	w.sendLine(line, true)
+}
+
+// listChunk is how many jobs of a long listing one goroutine encodes.
+const listChunk = 8192
+
+// appendResult appends v's JSON to dst, with the faster encoder: a
+// listing of 100,000 jobs took encoding/json 0.17 s of fluxsched's CPU
+// (the client reads it with the decoder of the same package, socket.go).
+// A long listing is encoded in chunks on every core, as its summaries
+// were decoded (each summary stands alone), and the chunks joined.
+func appendResult(dst []byte, v any) ([]byte, error) {
+	list, ok := v.([]api.JobSummary)
+	if !ok || len(list) <= listChunk {
+		b, err := gojson.Marshal(v)
+		return append(dst, b...), err
+	}
+	chunks := make([][]byte, (len(list)+listChunk-1)/listChunk)
+	errs := make([]error, len(chunks))
+	next := make(chan int, len(chunks))
+	for i := range chunks {
+		next <- i
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(chunks)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				part := list[i*listChunk : min(len(list), (i+1)*listChunk)]
+				chunks[i], errs[i] = gojson.Marshal(part)
+			}
+		}()
+	}
+	wg.Wait()
+	dst = append(dst, '[')
+	for i, c := range chunks {
+		if errs[i] != nil {
+			return dst, errs[i]
+		}
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, c[1:len(c)-1]...) // without the chunk's brackets
+	}
+	return append(dst, ']'), nil
 }
 
 // do runs op in the loop, unless the caller hung up before its turn

@@ -239,9 +239,11 @@ func severityOf(v any) (int, bool) {
 }
 
 // decodeSummaries decodes stored summaries on every core: listing 100,000
-// jobs is mostly JSON decoding, and each summary stands alone. It returns
-// the indexes of those that do not decode or do not name their job
-// (ids[i]), in order.
+// jobs is mostly JSON decoding, and each summary stands alone. They are
+// the store's own encoding, so the faster decoder reads them, as a wait's
+// answer does (EndSummary; encoding/json took 0.4 s of CPU a listing of
+// 100,000). It returns the indexes of those that do not decode or do not
+// name their job (ids[i]), in order.
 func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 	out := make([]api.JobSummary, len(raws))
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
@@ -252,7 +254,7 @@ func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 		go func(w int) {
 			defer wg.Done()
 			for i := w; i < len(raws); i += workers {
-				if err := json.Unmarshal(raws[i], &out[i]); err != nil || out[i].ID != ids[i] {
+				if err := gojson.Unmarshal(raws[i], &out[i]); err != nil || out[i].ID != ids[i] {
 					bad[w] = append(bad[w], i)
 				}
 			}

@@ -2,6 +2,7 @@ package state
 
 import (
 	"path"
+	"strconv"
 	"unique"
 
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -28,6 +29,13 @@ type Spec struct {
 	Retries  int     // attributes.system.retry: runs again after a FAILED end
 
 	NTasks, NNodes, NCores, NGPUs int
+
+	// Shape is what of the jobspec decides where the job may run, written
+	// out (resource.RequestFromJobspec's inputs: the counts, memory,
+	// exclusivity, duration, constraints and targets). Jobs of one shape
+	// wait for the same drained nodes: a listing judges a shape once
+	// (ExplainPending) without reading the jobspecs of the others.
+	Shape string
 }
 
 // SpecOf is what a record keeps of js; the zero Spec for nil.
@@ -48,9 +56,11 @@ func SpecOf(js *jobspec.Jobspec) Spec {
 		Duration: c.Duration,
 		NTasks:   c.NTasks, NNodes: c.NNodes, NCores: c.NCores, NGPUs: c.NGPUs,
 	}
-	if t, _ := js.Targets(); t != nil {
+	t, terr := js.Targets()
+	if t != nil {
 		s.Targets = internAll(t)
 	}
+	s.Shape = shapeOf(c, js.Attributes.System.Constraints, t, terr)
 	s.Retries, _ = js.Retries() // checked at submission
 	if len(js.Tasks) > 0 && js.Tasks[0].Command != nil {
 		s.Command = internAll(js.Tasks[0].Command)
@@ -83,4 +93,34 @@ func internAll(ss []string) []string {
 		out[i] = intern(s)
 	}
 	return out
+}
+
+// shapeOf is Spec.Shape: every input of the job's request written out,
+// so that two jobs share a shape only when their requests are the same
+// ("1 2 1 0 0 0 0" for one core; constraints and targets follow as
+// given). Plain appends, no digest: it is made for every job submitted
+// or taken up (a simulation makes a million), and is commonly a dozen
+// bytes, interned.
+func shapeOf(c jobspec.Counts, constraints []byte, targets []string, terr error) string {
+	var buf [64]byte
+	b := buf[:0]
+	for _, n := range []int{c.NNodes, c.NSlots, c.CoresPerSlot, c.GPUsPerSlot} {
+		b = strconv.AppendInt(b, int64(n), 10)
+		b = append(b, ' ')
+	}
+	b = strconv.AppendUint(b, c.MemPerSlot, 10)
+	b = append(b, ' ')
+	b = strconv.AppendBool(b, c.Exclusive)
+	b = append(b, ' ')
+	b = strconv.AppendFloat(b, c.Duration, 'g', -1, 64)
+	if len(constraints) > 0 {
+		b = append(append(b, " c="...), constraints...)
+	}
+	for _, t := range targets {
+		b = append(append(b, " t="...), t...)
+	}
+	if terr != nil {
+		b = append(append(b, " targets: "...), terr.Error()...)
+	}
+	return unique.Make(string(b)).Value()
 }

@@ -39,6 +39,7 @@ func Summarize(rec *Record) *Summary {
 	sp := &rec.Spec
 	s.Queue, s.Targets, s.Command, s.Cwd = sp.Queue, sp.Targets, sp.Command, sp.Cwd
 	s.NTasks, s.NNodes, s.NCores, s.NGPUs, s.Duration = sp.NTasks, sp.NNodes, sp.NCores, sp.NGPUs, sp.Duration
+	s.Shape = sp.Shape
 	if rec.R != nil {
 		// Once allocated, what the job holds is what counts.
 		h := &rec.held

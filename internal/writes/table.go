@@ -6,7 +6,6 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
-	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/state"
@@ -149,13 +148,12 @@ func cancel(t *Turn, p api.CancelParams) (api.CancelResult, error) {
 	out := make(api.CancelResult, len(p.IDs))
 	var running []fluid.ID
 	for i, id := range p.IDs {
-		var was *state.Record
-		if t.JM.Offline() {
-			was, _ = state.Load(t.Tx, id)
-		}
+		// Whether its processes may run, asked before the cancel ends
+		// the job: of a pending one, from its summary alone.
+		mayRun := t.JM.Offline() && state.MayRun(t.Tx, id)
 		if err := t.JM.Cancel(t.Tx, id, t.Caller.UID, p.Note); err != nil {
 			out[i] = api.Encode(err)
-		} else if was != nil && was.Job.State&job.Running != 0 && was.Job.Allocated && !was.Job.Released {
+		} else if mayRun {
 			running = append(running, id)
 		}
 	}

@@ -141,13 +141,18 @@ func write[P, R, S any](m api.Method[P, R, S], w Write, fn func(*Turn, P) (R, er
 // Manager is the direct path's job manager for w, in tx: an offline one
 // over the store's reservations, holding the store's active jobs when the
 // entry acts on them. What it would tell a scheduler or an exec service
-// is for the next loop to say, once it loads the jobs.
+// is for the next loop to say, once it loads the jobs. As the loop's, it
+// saves a changed job's summary once per transaction, not once per event
+// (jobmgr.DeferSummaries): the caller calls its SaveSummaries once the
+// write has run, before the commit (a cancel of 100,000 pending jobs
+// encoded and stored 200,000 summaries, 1.3 s of CPU, for 100,000).
 func (w *Write) Manager(tx *store.Tx, owner uint32, now func() time.Time) (*jobmgr.Manager, error) {
 	res, err := state.ReservationsOrEmpty(tx)
 	if err != nil {
 		return nil, fmt.Errorf("reservations: %w", err)
 	}
 	jm := jobmgr.New(jobmgr.Config{Owner: owner, Now: now, Reservations: res, Offline: true})
+	jm.DeferSummaries()
 	if w.loads {
 		if err := jm.Load(tx); err != nil {
 			return nil, err

