@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/google/btree"
-
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/planner"
@@ -38,11 +36,16 @@ type pass struct {
 // walk is a pass's progress through one queue.
 type walk struct {
 	name   string
-	tree   *btree.BTreeG[*pending]
+	q      *queue
 	policy QueuePolicy
-	cursor *pending // the last job considered; the walk resumes after it
-	head   *pending // the next job, found when stale is false
-	stale  bool
+	// cursor is where the walk resumes, after it: the last job
+	// considered or passed over, or another queue's job it was brought up
+	// to (see next). It may have left the queue: it is a key.
+	cursor *pending
+	// head is the next job to consider, found when stale is false: the
+	// first after cursor that the pass cannot pass over (see nextFor).
+	head  *pending
+	stale bool
 	// seen counts jobs considered, planned the planned starts made (a job
 	// that could get no start time counts too) and estimates those with a
 	// start time.
@@ -111,20 +114,35 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 		p := w.head
 		w.cursor, w.stale = p, true
 		r := s.consider(ps, w, p)
-		if r == nil {
-			continue
+		if r != nil {
+			out = append(out, *r)
 		}
-		out = append(out, *r)
-		if r.Type != schedproto.Annotate {
+		if r != nil && r.Type != schedproto.Annotate {
 			// Granted, or denied for an R it could not write: it leaves
 			// the queue, which by itself makes no new pass due.
 			dirty := s.dirty
 			s.remove(p)
 			s.dirty = dirty
 			ps.granted = true
+			continue
 		}
+		s.classify(w.q, p)
 	}
 	return out, false
+}
+
+// classify records in p's queue whether a pass may pass over p (see
+// nextFor), after consider looked at it: when it has been announced
+// with the reason its targets give it (none, or why they cannot hold
+// it) and without an estimate, looking at it again while it can neither
+// start nor be planned would send nothing and change nothing.
+func (s *Scheduler) classify(q *queue, p *pending) {
+	loud := !p.announced || !math.IsNaN(p.sentEst) || !sameWhy(p.sentWhy, p.fitsErr)
+	try := p.fitsErr == nil
+	if loud != p.node.selfLoud || try != p.node.selfTry {
+		p.node.selfLoud, p.node.selfTry = loud, try
+		q.refresh(p)
+	}
 }
 
 // finish ends the pass: another is due if it started jobs and left some
@@ -143,38 +161,104 @@ func (s *Scheduler) finish(ps *pass) {
 	}
 }
 
-// next returns the queue whose next job comes first in scheduling order,
-// among those with more to consider, with that job in its head.
+// next returns the queue whose next job to consider comes first in
+// scheduling order, among those with more to consider, with that job in
+// its head; nil when none has.
+//
+// The jobs before it that consider would leave as they are (those
+// nextFor passes over, in every walk) are passed over as consider would
+// have looked at them one by one: each counts toward queue-depth, and
+// the settle rule is asked after the first, since looking at such a job
+// changes nothing it reads. What they cost is a few descents of their
+// queue, not their number. They do not count toward Step's budget.
 func (s *Scheduler) next(ps *pass) *walk {
-	var best *walk
-	for _, w := range ps.queues {
-		if w.done {
-			continue
-		}
-		if w.stale {
-			w.head, w.stale = nil, false
-			if w.cursor == nil {
-				w.head, _ = w.tree.Min()
-			} else {
-				c := w.cursor
-				w.tree.AscendGreaterOrEqual(c, func(x *pending) bool {
-					if x == c {
-						return true // the cursor itself, still queued
-					}
-					w.head = x
-					return false
-				})
+	for {
+		var best *walk
+		for _, w := range ps.queues {
+			if w.done {
+				continue
+			}
+			if w.stale {
+				w.head, w.stale = s.nextFor(w), false
+			}
+			if w.head != nil && (best == nil || compare(w.head, best.head) < 0) {
+				best = w
 			}
 		}
-		if w.head == nil {
-			w.done = true
-			continue
+		var bound *pending // every walk is passed over up to it
+		if best != nil {
+			bound = best.head
 		}
-		if best == nil || compare(w.head, best.head) < 0 {
-			best = w
+		for _, w := range ps.queues {
+			if !w.done {
+				s.passOver(ps, w, bound, w == best)
+			}
+		}
+		if best == nil || !best.done {
+			return best
+		}
+		// best settled (or reached its depth) on a job it passed over:
+		// the next is another queue's.
+	}
+}
+
+// nextFor is the first job after w's cursor that the pass cannot pass
+// over: one whose annotation would change (queue.go's loud: never
+// announced, an estimate to withdraw, a reason other than its targets'),
+// or, if its targets can hold it, one that might start or be planned. No
+// job can start in an fcfs queue that is blocked, nor one that asks for
+// more cores or GPUs than are free, and none can be planned once the
+// queue's planned starts are made. While the reasons are unsettled every
+// job is looked at.
+func (s *Scheduler) nextFor(w *walk) *pending {
+	if s.unsettled || s.lookAtAll {
+		return w.q.after(w.cursor)
+	}
+	cores, gpus := int64(-1), int64(-1) // loud jobs only
+	if !w.blocked {
+		if q := w.policy; q.Kind == FCFS || w.planned < q.planDepth() {
+			cores, gpus = math.MaxInt64, math.MaxInt64
+		} else {
+			c, g := s.pool.FreeCores()
+			cores, gpus = int64(c), int64(g)
 		}
 	}
-	return best
+	return w.q.find(w.cursor, cores, gpus)
+}
+
+// passOver passes over w's jobs after its cursor and before bound (to its
+// end for nil): what consider would do with each of them, which nextFor
+// knows is nothing but counting it and asking the settle rule. head says
+// bound is w's own head, which is considered next; else w resumes after
+// bound.
+func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
+	k := 0
+	if !s.unsettled && !s.lookAtAll { // else nextFor passed over nothing
+		k = w.q.between(w.cursor, bound)
+	}
+	q := w.policy
+	switch {
+	case k > 0 && s.settles(w):
+		// It would settle after the first of them.
+		w.seen++
+		if q.QueueDepth > 0 && w.seen >= q.QueueDepth {
+			ps.cut = true
+		}
+		w.done = true
+		return
+	case k > 0 && q.QueueDepth > 0 && w.seen+k >= q.QueueDepth:
+		w.seen = q.QueueDepth
+		ps.cut = true
+		w.done = true
+		return
+	}
+	w.seen += k
+	switch {
+	case bound == nil:
+		w.done = true
+	case !head:
+		w.cursor = bound
+	}
 }
 
 // begin starts a pass: the last pass's planned starts are dropped (every
@@ -192,7 +276,7 @@ func (s *Scheduler) begin(now float64) {
 	s.planned = s.planned[:0]
 	ps := &pass{now: now, settled: s.unsettled}
 	for name, tree := range s.queues {
-		ps.queues = append(ps.queues, &walk{name: name, tree: tree, policy: s.policyOf(name), stale: true})
+		ps.queues = append(ps.queues, &walk{name: name, q: tree, policy: s.policyOf(name), stale: true})
 	}
 	s.cur = ps
 }
@@ -340,15 +424,23 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 // full machine this makes a pass cost what its head costs, not what the
 // queue is long.
 func (s *Scheduler) settle(ps *pass, w *walk) {
-	if w.done || s.unsettled || s.fresh[w.name] > 0 || s.estimated[w.name] != w.estimates {
-		return
+	if !w.done && s.settles(w) {
+		w.done = true
+	}
+}
+
+// settles is settle's rule: whether looking further in w could change
+// nothing.
+func (s *Scheduler) settles(w *walk) bool {
+	if s.unsettled || s.fresh[w.name] > 0 || s.estimated[w.name] != w.estimates {
+		return false
 	}
 	if !w.blocked {
 		if cores, _ := s.pool.FreeCores(); cores > 0 || w.planned < w.policy.planDepth() {
-			return
+			return false
 		}
 	}
-	w.done = true
+	return true
 }
 
 // kinds is what r holds in the planner's kinds: cores, GPUs, and memory

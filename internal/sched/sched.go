@@ -96,8 +96,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/google/btree"
-
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -125,7 +123,7 @@ type Scheduler struct {
 	limit int
 	// queues holds each queue's pending jobs in scheduling order; a
 	// pass merges them in that order.
-	queues map[string]*btree.BTreeG[*pending]
+	queues map[string]*queue
 	byID   map[fluid.ID]*pending
 	njobs  int
 	// Per queue: pending jobs never annotated, and pending jobs with a
@@ -155,8 +153,11 @@ type Scheduler struct {
 	eligible idset.Set         // the ranks plan covers
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
-	lastSeen int               // jobs the last whole pass looked at
-	planned  []planner.SpanID  // the planned starts of the last pass
+	// lookAtAll makes a pass look at every job it would pass over
+	// (next): for tests, which compare the two.
+	lookAtAll bool
+	lastSeen  int              // jobs the last whole pass looked at
+	planned   []planner.SpanID // the planned starts of the last pass
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -201,6 +202,8 @@ type pending struct {
 	// fitsErr is FitsTargets' answer at layout fitsAt.
 	fitsAt  int
 	fitsErr error
+
+	node node // its place in its queue (queue.go)
 }
 
 // New returns a scheduler over inventory with every rank up, scheduling
@@ -212,7 +215,7 @@ func New(inventory *rset.R, def QueuePolicy, limit int) *Scheduler {
 		pool:      resource.NewPool(inventory),
 		def:       def,
 		limit:     limit,
-		queues:    map[string]*btree.BTreeG[*pending]{},
+		queues:    map[string]*queue{},
 		byID:      map[fluid.ID]*pending{},
 		fresh:     map[string]int{},
 		estimated: map[string]int{},
@@ -347,7 +350,8 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	s.queueOf(p.queue).ReplaceOrInsert(p)
+	p.node.selfLoud, p.node.selfTry = true, true // never annotated
+	s.queueOf(p.queue).insert(p)
 	s.byID[a.ID] = p
 	s.njobs++
 	s.fresh[p.queue]++
@@ -396,7 +400,7 @@ func (s *Scheduler) Cancel(id fluid.ID) []schedproto.AllocResponse {
 
 func (s *Scheduler) remove(p *pending) {
 	q := s.queues[p.queue]
-	q.Delete(p)
+	q.remove(p)
 	if q.Len() == 0 {
 		delete(s.queues, p.queue)
 	}
@@ -411,11 +415,11 @@ func (s *Scheduler) remove(p *pending) {
 	s.dirty = true
 }
 
-// queueOf returns a queue's tree, made on first use.
-func (s *Scheduler) queueOf(name string) *btree.BTreeG[*pending] {
+// queueOf returns a queue, made on first use.
+func (s *Scheduler) queueOf(name string) *queue {
 	q, ok := s.queues[name]
 	if !ok {
-		q = btree.NewG(32, func(a, b *pending) bool { return compare(a, b) < 0 })
+		q = &queue{}
 		s.queues[name] = q
 	}
 	return q
@@ -428,9 +432,9 @@ func (s *Scheduler) Prioritize(p schedproto.Prioritize) {
 	for _, pair := range p.Jobs {
 		if j, ok := s.byID[fluid.ID(pair[0])]; ok && j.priority != int64(pair[1]) {
 			q := s.queues[j.queue]
-			q.Delete(j) // the key changes: out, then in again
+			q.remove(j) // the key changes: out, then in again
 			j.priority = int64(pair[1])
-			q.ReplaceOrInsert(j)
+			q.insert(j)
 			changed = true
 		}
 	}
