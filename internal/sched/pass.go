@@ -378,7 +378,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	// as it starts).
 	end := ps.now + dur
 	guard := q.Kind != FCFS && end > ps.now
-	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), s.amount(p)) {
+	if guard && p.inDefault && !fits(s.freeDuring(ps.now, end), s.amount(p)) {
 		return nil, false
 	}
 	var caps map[uint]resource.Cap
@@ -404,7 +404,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if !s.allElig {
 		on = r.SelectRanks(s.eligible)
 	}
-	if fits(s.plan.FreeDuring(ps.now, end), s.kinds(on)) {
+	if fits(s.freeDuring(ps.now, end), s.kinds(on)) {
 		return r, true
 	}
 	if p.req.Exclusive && p.inDefault {
@@ -512,6 +512,13 @@ func (s *Scheduler) memoryShort(p *pending, policy resource.Policy) error {
 		return p.memErr
 	}
 	return nil
+}
+
+// freeDuring is the planner's FreeDuring in a buffer of the scheduler's,
+// valid until the next call: place asks it for most jobs it looks at.
+func (s *Scheduler) freeDuring(start, end float64) []int64 {
+	s.free = s.plan.AppendFreeDuring(s.free[:0], start, end)
+	return s.free
 }
 
 // fits reports whether free covers amount in every kind.

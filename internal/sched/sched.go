@@ -168,7 +168,8 @@ type Scheduler struct {
 	rel    map[uint][]release
 	feas   map[string]*feasible
 	feasAt int
-	steps  []step // windowFree's scratch
+	steps  []step  // windowFree's scratch
+	free   []int64 // freeDuring's answer
 }
 
 // pending is one outstanding sched.alloc request.
