@@ -83,8 +83,10 @@ func (s *Scheduler) Schedule(now float64) []schedproto.AllocResponse {
 func (s *Scheduler) Busy() bool { return s.cur != nil || s.dirty }
 
 // Step goes on with the pass in progress, or begins one if anything
-// changed since the last, considering at most budget jobs (0: no bound).
-// It returns the responses to send and whether the pass is finished.
+// changed since the last, considering at most budget jobs (0: no bound);
+// the jobs it passes over (see next) cost a few steps of their queue's
+// tree however many they are, and do not count. It returns the
+// responses to send and whether the pass is finished.
 //
 // Between two Steps the scheduler takes any input. A new request, a cancel
 // or a free leaves the pass going (a new job behind the cursor is seen by
@@ -139,8 +141,8 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 func (s *Scheduler) classify(q *queue, p *pending) {
 	loud := !p.announced || !math.IsNaN(p.sentEst) || !sameWhy(p.sentWhy, p.fitsErr)
 	try := p.fitsErr == nil
-	if loud != p.node.selfLoud || try != p.node.selfTry {
-		p.node.selfLoud, p.node.selfTry = loud, try
+	if loud != p.loud || try != p.try {
+		p.loud, p.try = loud, try
 		q.refresh(p)
 	}
 }
@@ -292,7 +294,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	}
 	est := math.NaN()
 	// A job known not to fit its targets cannot match: skip the walk.
-	if p.why = s.fitsTargets(p); p.why == nil && !w.blocked {
+	// why is this pass's reason_pending: nil for ReasonInsufficient, else
+	// fitsErr or memErr. An error, not its text, so that a pass compares
+	// two words per waiting job, not two strings.
+	why := s.fitsTargets(p)
+	if why == nil && !w.blocked {
 		dur := math.Inf(1)
 		if p.req.Duration > 0 {
 			dur = p.req.Duration
@@ -302,7 +308,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			return &resp
 		}
 		if p.req.MemPerSlot > 0 {
-			p.why = s.memoryShort(p, q.Match)
+			why = s.memoryShort(p, q.Match)
 		}
 		switch {
 		case q.Kind == FCFS:
@@ -336,7 +342,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		}
 	}
 	defer s.settle(ps, w)
-	if p.announced && sameWhy(p.sentWhy, p.why) && sameEst(p.sentEst, est) {
+	if p.announced && sameWhy(p.sentWhy, why) && sameEst(p.sentEst, est) {
 		return nil
 	}
 	clear := !math.IsNaN(p.sentEst) && math.IsNaN(est)
@@ -350,10 +356,10 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			s.estimated[p.queue]--
 		}
 	}
-	p.announced, p.sentWhy, p.sentEst = true, p.why, est
+	p.announced, p.sentWhy, p.sentEst = true, why, est
 	reason := ReasonInsufficient
-	if p.why != nil {
-		reason = p.why.Error()
+	if why != nil {
+		reason = why.Error()
 	}
 	return &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
 }
@@ -458,7 +464,7 @@ func (s *Scheduler) amount(p *pending) []int64 {
 	if !s.memKind {
 		return p.amount[:2]
 	}
-	return p.amount
+	return p.amount[:]
 }
 
 // maxMemAmount bounds memory in the planner, whose sums are int64: a

@@ -17,22 +17,29 @@ type queue struct {
 	root *pending
 }
 
-// node is a job's place in its queue's treap.
+// node is a job's place in its queue's treap, and what its subtree
+// holds. It is kept small, since a million jobs may wait: the treap's
+// heap key is a hash of the job's id (prio), and the job's own class is
+// pending.loud and pending.try.
 type node struct {
 	left, right *pending
-	prio        uint64 // the treap's heap key: a hash of the job id
-	size        int32  // jobs in the subtree
-	// loud counts the subtree's jobs a pass cannot pass over, try its
-	// jobs that its targets can hold (see Scheduler.classify); minCores
-	// and minGPUs are the least any of those asks for.
-	loud, try         int32
-	minCores, minGPUs int64
-	selfLoud, selfTry bool
+	// size counts the subtree's jobs, loud those a pass cannot pass over
+	// (see Scheduler.classify); minCores and minGPUs are the least any of
+	// its jobs that their targets can hold (pending.try) asks for, noTry
+	// without one.
+	size, loud        int32
+	minCores, minGPUs int32
 }
 
-// prioOf is a job's treap priority: a fixed hash of its id, so that the
+// noTry is node.minCores and minGPUs of a subtree without a job its
+// targets can hold; a job's own counts are clamped below it.
+const noTry = math.MaxInt32
+
+func clamp32(n int64) int32 { return int32(min(n, noTry-1)) }
+
+// prio is a job's treap priority: a fixed hash of its id, so that the
 // shape, and with it the cost, is the same in every run.
-func prioOf(p *pending) uint64 {
+func prio(p *pending) uint64 {
 	x := uint64(p.id) + 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
@@ -42,23 +49,23 @@ func prioOf(p *pending) uint64 {
 // pull recomputes t's subtree summary from its own and its children's.
 func pull(t *pending) {
 	n := &t.node
-	n.size, n.loud, n.try = 1, 0, 0
-	n.minCores, n.minGPUs = math.MaxInt64, math.MaxInt64
-	if n.selfLoud {
+	n.size, n.loud = 1, 0
+	n.minCores, n.minGPUs = noTry, noTry
+	if t.loud {
 		n.loud = 1
 	}
-	if n.selfTry {
-		n.try = 1
-		n.minCores, n.minGPUs = t.amount[0], t.amount[1]
+	if t.try {
+		n.minCores, n.minGPUs = clamp32(t.amount[0]), clamp32(t.amount[1])
 	}
-	for _, c := range [2]*pending{n.left, n.right} {
-		if c != nil {
-			n.size += c.node.size
-			n.loud += c.node.loud
-			n.try += c.node.try
-			n.minCores = min(n.minCores, c.node.minCores)
-			n.minGPUs = min(n.minGPUs, c.node.minGPUs)
-		}
+	if c := n.left; c != nil {
+		n.size += c.node.size
+		n.loud += c.node.loud
+		n.minCores, n.minGPUs = min(n.minCores, c.node.minCores), min(n.minGPUs, c.node.minGPUs)
+	}
+	if c := n.right; c != nil {
+		n.size += c.node.size
+		n.loud += c.node.loud
+		n.minCores, n.minGPUs = min(n.minCores, c.node.minCores), min(n.minGPUs, c.node.minGPUs)
 	}
 }
 
@@ -70,10 +77,9 @@ func (q *queue) Len() int {
 	return int(q.root.node.size)
 }
 
-// insert adds p, whose selfLoud and selfTry are set.
+// insert adds p, whose loud and try are set.
 func (q *queue) insert(p *pending) {
 	p.node.left, p.node.right = nil, nil
-	p.node.prio = prioOf(p)
 	pull(p)
 	q.root = insertAt(q.root, p)
 }
@@ -82,7 +88,7 @@ func insertAt(t, p *pending) *pending {
 	if t == nil {
 		return p
 	}
-	if p.node.prio > t.node.prio {
+	if prio(p) > prio(t) {
 		p.node.left, p.node.right = split(t, p)
 		pull(p)
 		return p
@@ -140,7 +146,7 @@ func merge(a, b *pending) *pending {
 		return b
 	case b == nil:
 		return a
-	case a.node.prio > b.node.prio:
+	case prio(a) > prio(b):
 		a.node.right = merge(a.node.right, b)
 		pull(a)
 		return a
@@ -152,7 +158,7 @@ func merge(a, b *pending) *pending {
 }
 
 // refresh recomputes the summaries above p, which is queued, after its
-// selfLoud or selfTry changed.
+// loud or try changed.
 func (q *queue) refresh(p *pending) { refreshAt(q.root, p) }
 
 func refreshAt(t, p *pending) {
@@ -189,7 +195,7 @@ func (q *queue) find(key *pending, cores, gpus int64) *pending {
 func findAt(t, key *pending, cores, gpus int64) *pending {
 	for t != nil {
 		n := &t.node
-		if n.loud == 0 && (n.try == 0 || n.minCores > cores || n.minGPUs > gpus) {
+		if n.loud == 0 && (n.minCores == noTry || int64(n.minCores) > cores || int64(n.minGPUs) > gpus) {
 			return nil // nothing in the subtree
 		}
 		if key != nil && compare(t, key) <= 0 {
@@ -201,7 +207,7 @@ func findAt(t, key *pending, cores, gpus int64) *pending {
 		if x := findAt(n.left, key, cores, gpus); x != nil {
 			return x
 		}
-		if n.selfLoud || (n.selfTry && t.amount[0] <= cores && t.amount[1] <= gpus) {
+		if t.loud || (t.try && t.amount[0] <= cores && t.amount[1] <= gpus) {
 			return t
 		}
 		t, key = n.right, nil

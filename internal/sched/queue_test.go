@@ -29,8 +29,8 @@ func TestQueueAgainstSlice(t *testing.T) {
 			all := make([]*pending, 0, tc.jobs)
 			for i := range tc.jobs {
 				p := &pending{id: fluid.ID(i + 1), priority: int64(rng.IntN(3)), tsubmit: float64(rng.IntN(50)),
-					amount: []int64{int64(rng.IntN(8)), int64(rng.IntN(2)), 0}}
-				p.node.selfLoud, p.node.selfTry = rng.IntN(4) == 0, rng.IntN(3) > 0
+					amount: [3]int64{int64(rng.IntN(8)), int64(rng.IntN(2)), 0}}
+				p.loud, p.try = rng.IntN(4) == 0, rng.IntN(3) > 0
 				all = append(all, p)
 			}
 			in := map[*pending]bool{}
@@ -56,7 +56,7 @@ func TestQueueAgainstSlice(t *testing.T) {
 						after = ref[start]
 					}
 					for _, x := range ref[start:] {
-						if x.node.selfLoud || (x.node.selfTry && x.amount[0] <= cores && x.amount[1] <= gpus) {
+						if x.loud || (x.try && x.amount[0] <= cores && x.amount[1] <= gpus) {
 							found = x
 							break
 						}
@@ -90,7 +90,7 @@ func TestQueueAgainstSlice(t *testing.T) {
 					ref = slices.Delete(ref, i, i+1)
 					in[p] = false
 				default:
-					p.node.selfLoud, p.node.selfTry = !p.node.selfLoud, rng.IntN(2) == 0
+					p.loud, p.try = !p.loud, rng.IntN(2) == 0
 					q.refresh(p)
 				}
 				check()

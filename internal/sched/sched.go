@@ -34,6 +34,15 @@
 //     order (Fluxion's default 32), and can pause after any number of
 //     them and resume later, so a huge queue never keeps the driver from
 //     its input (see Step).
+//   - A pass costs what the jobs it can change cost, not what the queue
+//     is long: behind an fcfs head that blocks, or once a queue's planned
+//     starts are made, a waiting job already annotated with the reason
+//     it still has would only be looked at to be left as it is, and the
+//     pass goes past such jobs in one step of its queue's tree (queue.go,
+//     Scheduler.next), counting them toward queue-depth and asking the
+//     settle rule as if it had looked at each. A job that could start
+//     (it asks no more cores and GPUs than are free) or be planned is
+//     still looked at.
 //   - Backfill decisions use a planner (internal/planner) of the cores and
 //     GPUs of the default session's up nodes over time: each running job
 //     holds its resources until its R expires (start + requested time,
@@ -182,21 +191,20 @@ type pending struct {
 	// amount is the cores, GPUs and memory the planner counts for it;
 	// the planner has the memory kind only when the inventory has memory
 	// (Scheduler.amount gives the part it counts).
-	amount []int64
+	amount [3]int64
 	// inDefault: the job runs in the default session only, which the
 	// planner covers; onDefault: the default session is among its
 	// targets.
 	inDefault, onDefault bool
+	// loud and try are its class in its queue (Scheduler.classify,
+	// queue.go): a pass cannot pass over it, and its targets can hold it.
+	loud, try bool
 
 	// The last annotation sent: announced once reason_pending was, why
 	// it waited (see why), and the t_estimate sent (NaN for none).
 	announced bool
 	sentWhy   error
 	sentEst   float64
-	// why is this pass's reason_pending: nil for ReasonInsufficient, else
-	// fitsErr or memErr. An error, not its text, so that a pass compares
-	// two words per waiting job, not two strings.
-	why error
 	// memErr is the last "insufficient memory" reason made for it, kept
 	// so that the same words are the same error and announced once.
 	memErr error
@@ -346,12 +354,12 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 	}
 	p := &pending{
 		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
-		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot), memAmount(req.NSlots, req.MemPerSlot)},
+		amount:    [3]int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot), memAmount(req.NSlots, req.MemPerSlot)},
 		inDefault: defaultOnly(req.Targets),
 		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	p.node.selfLoud, p.node.selfTry = true, true // never annotated
+	p.loud, p.try = true, true // never annotated
 	s.queueOf(p.queue).insert(p)
 	s.byID[a.ID] = p
 	s.njobs++
