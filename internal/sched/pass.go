@@ -45,6 +45,7 @@ type walk struct {
 	// head is the next job to consider, found when stale is false: the
 	// first after cursor that the pass cannot pass over (see nextFor).
 	head  *pending
+	raw   *pending // the first job after cursor, found with head
 	stale bool
 	// seen counts jobs considered, planned the planned starts made (a job
 	// that could get no start time counts too) and estimates those with a
@@ -181,7 +182,7 @@ func (s *Scheduler) next(ps *pass) *walk {
 				continue
 			}
 			if w.stale {
-				w.head, w.stale = s.nextFor(w), false
+				s.nextFor(w)
 			}
 			if w.head != nil && (best == nil || compare(w.head, best.head) < 0) {
 				best = w
@@ -204,17 +205,22 @@ func (s *Scheduler) next(ps *pass) *walk {
 	}
 }
 
-// nextFor is the first job after w's cursor that the pass cannot pass
-// over: one whose annotation would change (queue.go's loud: never
+// nextFor finds w's head, the first job after its cursor that the pass
+// cannot pass over: one whose annotation would change (loud: never
 // announced, an estimate to withdraw, a reason other than its targets'),
 // or, if its targets can hold it, one that might start or be planned. No
 // job can start in an fcfs queue that is blocked, nor one that asks for
 // more cores or GPUs than are free, and none can be planned once the
 // queue's planned starts are made. While the reasons are unsettled every
-// job is looked at.
-func (s *Scheduler) nextFor(w *walk) *pending {
-	if s.unsettled || s.lookAtAll {
-		return w.q.after(w.cursor)
+// job is looked at. It also finds w.raw, the first job after the cursor,
+// which is the head unless some are passed over: most often it is, and
+// one descent of the tree finds both.
+func (s *Scheduler) nextFor(w *walk) {
+	w.stale = false
+	w.raw = w.q.after(w.cursor)
+	w.head = w.raw
+	if w.raw == nil || s.unsettled || s.lookAtAll {
+		return
 	}
 	cores, gpus := int64(-1), int64(-1) // loud jobs only
 	if !w.blocked {
@@ -225,7 +231,9 @@ func (s *Scheduler) nextFor(w *walk) *pending {
 			cores, gpus = int64(c), int64(g)
 		}
 	}
-	return w.q.find(w.cursor, cores, gpus)
+	if p := w.raw; !p.loud && !(p.try && p.amount[0] <= cores && p.amount[1] <= gpus) {
+		w.head = w.q.find(p, cores, gpus)
+	}
 }
 
 // passOver passes over w's jobs after its cursor and before bound (to its
@@ -234,13 +242,15 @@ func (s *Scheduler) nextFor(w *walk) *pending {
 // bound is w's own head, which is considered next; else w resumes after
 // bound.
 func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
-	k := 0
-	if !s.unsettled && !s.lookAtAll { // else nextFor passed over nothing
-		k = w.q.between(w.cursor, bound)
-	}
+	some := w.raw != nil && (bound == nil || compare(w.raw, bound) < 0)
 	q := w.policy
 	switch {
-	case k > 0 && s.settles(w):
+	case !some:
+		if bound == nil {
+			w.done = true
+		}
+		return
+	case s.settles(w):
 		// It would settle after the first of them.
 		w.seen++
 		if q.QueueDepth > 0 && w.seen >= q.QueueDepth {
@@ -248,7 +258,9 @@ func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
 		}
 		w.done = true
 		return
-	case k > 0 && q.QueueDepth > 0 && w.seen+k >= q.QueueDepth:
+	}
+	k := w.q.between(w.cursor, bound)
+	if q.QueueDepth > 0 && w.seen+k >= q.QueueDepth {
 		w.seen = q.QueueDepth
 		ps.cut = true
 		w.done = true
@@ -259,7 +271,9 @@ func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
 	case bound == nil:
 		w.done = true
 	case !head:
-		w.cursor = bound
+		// Its head, after bound, still is; the jobs between are not
+		// known, so they are found again.
+		w.cursor, w.stale = bound, true
 	}
 }
 
