@@ -6,13 +6,13 @@ import "math"
 // a treap threaded through the jobs themselves (pending.node), each
 // subtree knowing how many jobs it has and which of them a pass could not
 // pass over in silence. That is what lets a pass cost what it must, not
-// what the queue is long: behind an fcfs head that does not fit, or once
-// easy's head has its planned start and no core is free, a waiting job
-// already annotated with its reason, and with no estimate to withdraw,
-// would be looked at only to be left as it is, and a pass goes straight
-// to the next job it could change (see Scheduler.next). Counting the jobs
-// passed over keeps queue-depth and the settle rule exactly as if each
-// had been looked at.
+// what the queue is long: behind an fcfs head that does not fit, or,
+// once easy's head has its planned start, among the jobs asking for more
+// cores than are free, a waiting job already annotated with its reason
+// and with no estimate to withdraw would be looked at only to be left as
+// it is, and a pass goes straight to the next job it could change (see
+// Scheduler.next). Counting the jobs passed over keeps queue-depth and
+// the settle rule exactly as if each had been looked at.
 type queue struct {
 	root *pending
 }
