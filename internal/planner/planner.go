@@ -20,6 +20,7 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // SpanID names a span held by a planner; the zero SpanID is never issued.
@@ -265,16 +266,29 @@ func (p *Planner) FreeAt(t float64) []int64 {
 // [start, end), or FreeAt(start) when start == end; nil if a bound is NaN
 // or end < start.
 func (p *Planner) FreeDuring(start, end float64) []int64 {
+	return p.AppendFreeDuring(nil, start, end)
+}
+
+// AppendFreeDuring appends FreeDuring(start, end) to dst and returns the
+// extended slice (dst unchanged if a bound is NaN or end < start): a
+// caller asking for every job it looks at reuses one buffer instead of
+// allocating an answer each time.
+func (p *Planner) AppendFreeDuring(dst []int64, start, end float64) []int64 {
 	if math.IsNaN(start) || math.IsNaN(end) || end < start {
-		return nil
+		return dst
 	}
-	out := make([]int64, p.dims)
+	if dst == nil {
+		dst = make([]int64, 0, p.dims)
+	}
+	dst = slices.Grow(dst, p.dims)
+	out := dst[len(dst) : len(dst)+p.dims]
+	dst = dst[:len(dst)+p.dims]
 	if start == end {
 		p.freeAt(start, out)
 	} else {
 		p.minDuring(start, end, out)
 	}
-	return out
+	return dst
 }
 
 // EarliestFit returns the earliest t >= at such that FreeDuring(t, t+dur)

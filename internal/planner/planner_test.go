@@ -177,6 +177,16 @@ func TestFree(t *testing.T) {
 			if diff := cmp.Diff(tt.wantDuring, p.FreeDuring(tt.start, tt.end)); diff != "" {
 				t.Errorf("FreeDuring(%g, %g) (-want +got):\n%s", tt.start, tt.end, diff)
 			}
+			// Appended after what dst holds, in place when it has room.
+			dst := make([]int64, 1, 1+len(tt.total))
+			dst[0] = -7
+			got := p.AppendFreeDuring(dst, tt.start, tt.end)
+			if diff := cmp.Diff(append([]int64{-7}, tt.wantDuring...), got); diff != "" {
+				t.Errorf("AppendFreeDuring(%g, %g) (-want +got):\n%s", tt.start, tt.end, diff)
+			}
+			if &got[0] != &dst[0] {
+				t.Errorf("AppendFreeDuring(%g, %g) allocated with room in dst", tt.start, tt.end)
+			}
 		})
 	}
 }
@@ -192,6 +202,7 @@ func TestFreeBadInput(t *testing.T) {
 		{"FreeDuring NaN start", p.FreeDuring(nan, 1)},
 		{"FreeDuring NaN end", p.FreeDuring(1, nan)},
 		{"FreeDuring end before start", p.FreeDuring(2, 1)},
+		{"AppendFreeDuring NaN start", p.AppendFreeDuring(nil, nan, 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

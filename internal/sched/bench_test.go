@@ -238,3 +238,87 @@ func peakRSS(b *testing.B) float64 {
 	}
 	return 0
 }
+
+// longQueue is 256 nodes of 1 core, 250 of them held by one-hour jobs, a
+// head that needs 252 cores (so it waits: fcfs blocks on it, easy plans
+// its start at the hour), and n jobs of 1 to 64 cores and 1 to 4 hours
+// behind it, all annotated by setup passes. It is lublin_256 under a long
+// queue, the simulator's slowest case (issue 28).
+func longQueue(b *testing.B, kind Kind, n int) *Scheduler {
+	b.Helper()
+	inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: "node[0-255]", Cores: "0"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := New(inv, QueuePolicy{Kind: kind, Match: resource.WorstFit}, 0)
+	id := fluid.ID(0)
+	alloc := func(cores int, dur float64) {
+		id++
+		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, NTasks: cores, Duration: dur})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := js.MarshalJSON()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Alloc(schedproto.Alloc{ID: id, Priority: 16, TSubmit: float64(id), Jobspec: raw}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 250 {
+		alloc(1, 3600)
+	}
+	if out := s.Schedule(0); len(out) != 250 {
+		b.Fatalf("%d responses, want 250 starts", len(out))
+	}
+	alloc(252, 3600)
+	for i := range n {
+		alloc(1+(i*37)%64, float64(3600*(1+i%4)))
+	}
+	for s.Busy() {
+		s.Schedule(1)
+	}
+	return s
+}
+
+// BenchmarkLongQueuePass is what a pass costs when a job arrives at the
+// tail of a long waiting queue (longQueue: 4,000 jobs behind a head that
+// does not fit), as every submission in a replay of lublin_256 makes one:
+// the new job is annotated, nothing starts, and it is cancelled
+// (so the queue keeps its length). "fcfs-blocked" is the blocked head
+// under fcfs, "easy" the head's planned start and no job able to backfill.
+func BenchmarkLongQueuePass(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		kind Kind
+	}{{"fcfs-blocked", FCFS}, {"easy", EASY}} {
+		b.Run(c.name, func(b *testing.B) {
+			s := longQueue(b, c.kind, 4000)
+			js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, NTasks: 8, Duration: 3600})
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, err := js.MarshalJSON()
+			if err != nil {
+				b.Fatal(err)
+			}
+			id := fluid.ID(1 << 20)
+			before := s.Pending()
+			b.ReportAllocs()
+			for b.Loop() {
+				id++
+				if _, err := s.Alloc(schedproto.Alloc{ID: id, Priority: 16, TSubmit: float64(id), Jobspec: raw}); err != nil {
+					b.Fatal(err)
+				}
+				if out := s.Schedule(2); len(out) != 1 || out[0].Type != schedproto.Annotate {
+					b.Fatalf("%d responses, want the new job's annotation", len(out))
+				}
+				s.Cancel(id)
+			}
+			if s.Pending() != before {
+				b.Fatalf("%d pending, want %d", s.Pending(), before)
+			}
+		})
+	}
+}

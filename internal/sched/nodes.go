@@ -343,7 +343,7 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 					}
 				}
 			}
-			if onPlan == nil || fits(s.plan.FreeDuring(t, end), onPlan) {
+			if onPlan == nil || fits(s.freeDuring(t, end), onPlan) {
 				if onPlan != nil {
 					id, err := s.plan.Add(t, end, onPlan)
 					if err != nil {

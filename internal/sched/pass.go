@@ -6,8 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/google/btree"
-
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/planner"
@@ -38,11 +36,17 @@ type pass struct {
 // walk is a pass's progress through one queue.
 type walk struct {
 	name   string
-	tree   *btree.BTreeG[*pending]
+	q      *queue
 	policy QueuePolicy
-	cursor *pending // the last job considered; the walk resumes after it
-	head   *pending // the next job, found when stale is false
-	stale  bool
+	// cursor is where the walk resumes, after it: the last job
+	// considered or passed over, or another queue's job it was brought up
+	// to (see next). It may have left the queue: it is a key.
+	cursor *pending
+	// head is the next job to consider, found when stale is false: the
+	// first after cursor that the pass cannot pass over (see nextFor).
+	head  *pending
+	raw   *pending // the first job after cursor, found with head
+	stale bool
 	// seen counts jobs considered, planned the planned starts made (a job
 	// that could get no start time counts too) and estimates those with a
 	// start time.
@@ -80,8 +84,10 @@ func (s *Scheduler) Schedule(now float64) []schedproto.AllocResponse {
 func (s *Scheduler) Busy() bool { return s.cur != nil || s.dirty }
 
 // Step goes on with the pass in progress, or begins one if anything
-// changed since the last, considering at most budget jobs (0: no bound).
-// It returns the responses to send and whether the pass is finished.
+// changed since the last, considering at most budget jobs (0: no bound);
+// the jobs it passes over (see next) cost a few steps of their queue's
+// tree however many they are, and do not count. It returns the
+// responses to send and whether the pass is finished.
 //
 // Between two Steps the scheduler takes any input. A new request, a cancel
 // or a free leaves the pass going (a new job behind the cursor is seen by
@@ -111,20 +117,35 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 		p := w.head
 		w.cursor, w.stale = p, true
 		r := s.consider(ps, w, p)
-		if r == nil {
-			continue
+		if r != nil {
+			out = append(out, *r)
 		}
-		out = append(out, *r)
-		if r.Type != schedproto.Annotate {
+		if r != nil && r.Type != schedproto.Annotate {
 			// Granted, or denied for an R it could not write: it leaves
 			// the queue, which by itself makes no new pass due.
 			dirty := s.dirty
 			s.remove(p)
 			s.dirty = dirty
 			ps.granted = true
+			continue
 		}
+		s.classify(w.q, p)
 	}
 	return out, false
+}
+
+// classify records in p's queue whether a pass may pass over p (see
+// nextFor), after consider looked at it: when it has been announced
+// with the reason its targets give it (none, or why they cannot hold
+// it) and without an estimate, looking at it again while it can neither
+// start nor be planned would send nothing and change nothing.
+func (s *Scheduler) classify(q *queue, p *pending) {
+	loud := !p.announced || !math.IsNaN(p.sentEst) || !sameWhy(p.sentWhy, p.fitsErr)
+	try := p.fitsErr == nil
+	if loud != p.loud || try != p.try {
+		p.loud, p.try = loud, try
+		q.refresh(p)
+	}
 }
 
 // finish ends the pass: another is due if it started jobs and left some
@@ -143,38 +164,117 @@ func (s *Scheduler) finish(ps *pass) {
 	}
 }
 
-// next returns the queue whose next job comes first in scheduling order,
-// among those with more to consider, with that job in its head.
+// next returns the queue whose next job to consider comes first in
+// scheduling order, among those with more to consider, with that job in
+// its head; nil when none has.
+//
+// The jobs before it that consider would leave as they are (those
+// nextFor passes over, in every walk) are passed over as consider would
+// have looked at them one by one: each counts toward queue-depth, and
+// the settle rule is asked after the first, since looking at such a job
+// changes nothing it reads. What they cost is a few descents of their
+// queue, not their number. They do not count toward Step's budget.
 func (s *Scheduler) next(ps *pass) *walk {
-	var best *walk
-	for _, w := range ps.queues {
-		if w.done {
-			continue
-		}
-		if w.stale {
-			w.head, w.stale = nil, false
-			if w.cursor == nil {
-				w.head, _ = w.tree.Min()
-			} else {
-				c := w.cursor
-				w.tree.AscendGreaterOrEqual(c, func(x *pending) bool {
-					if x == c {
-						return true // the cursor itself, still queued
-					}
-					w.head = x
-					return false
-				})
+	for {
+		var best *walk
+		for _, w := range ps.queues {
+			if w.done {
+				continue
+			}
+			if w.stale {
+				s.nextFor(w)
+			}
+			if w.head != nil && (best == nil || compare(w.head, best.head) < 0) {
+				best = w
 			}
 		}
-		if w.head == nil {
-			w.done = true
-			continue
+		var bound *pending // every walk is passed over up to it
+		if best != nil {
+			bound = best.head
 		}
-		if best == nil || compare(w.head, best.head) < 0 {
-			best = w
+		for _, w := range ps.queues {
+			if !w.done {
+				s.passOver(ps, w, bound, w == best)
+			}
+		}
+		if best == nil || !best.done {
+			return best
+		}
+		// best settled (or reached its depth) on a job it passed over:
+		// the next is another queue's.
+	}
+}
+
+// nextFor finds w's head, the first job after its cursor that the pass
+// cannot pass over: one whose annotation would change (loud: never
+// announced, an estimate to withdraw, a reason other than its targets'),
+// or, if its targets can hold it, one that might start or be planned. No
+// job can start in an fcfs queue that is blocked, nor one that asks for
+// more cores or GPUs than are free, and none can be planned once the
+// queue's planned starts are made. While the reasons are unsettled every
+// job is looked at. It also finds w.raw, the first job after the cursor,
+// which is the head unless some are passed over: most often it is, and
+// one descent of the tree finds both.
+func (s *Scheduler) nextFor(w *walk) {
+	w.stale = false
+	w.raw = w.q.after(w.cursor)
+	w.head = w.raw
+	if w.raw == nil || s.unsettled || s.lookAtAll {
+		return
+	}
+	cores, gpus := int64(-1), int64(-1) // loud jobs only
+	if !w.blocked {
+		if q := w.policy; q.Kind == FCFS || w.planned < q.planDepth() {
+			cores, gpus = math.MaxInt64, math.MaxInt64
+		} else {
+			c, g := s.pool.FreeCores()
+			cores, gpus = int64(c), int64(g)
 		}
 	}
-	return best
+	if p := w.raw; !p.loud && !(p.try && p.amount[0] <= cores && p.amount[1] <= gpus) {
+		w.head = w.q.find(p, cores, gpus)
+	}
+}
+
+// passOver passes over w's jobs after its cursor and before bound (to its
+// end for nil): what consider would do with each of them, which nextFor
+// knows is nothing but counting it and asking the settle rule. head says
+// bound is w's own head, which is considered next; else w resumes after
+// bound.
+func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
+	some := w.raw != nil && (bound == nil || compare(w.raw, bound) < 0)
+	q := w.policy
+	switch {
+	case !some:
+		if bound == nil {
+			w.done = true
+		}
+		return
+	case s.settles(w):
+		// It would settle after the first of them.
+		w.seen++
+		if q.QueueDepth > 0 && w.seen >= q.QueueDepth {
+			ps.cut = true
+		}
+		w.done = true
+		return
+	}
+	k := w.q.between(w.cursor, bound)
+	if q.QueueDepth > 0 && w.seen+k >= q.QueueDepth {
+		w.seen = q.QueueDepth
+		ps.cut = true
+		w.done = true
+		return
+	}
+	w.seen += k
+	switch {
+	case bound == nil:
+		w.done = true
+	case !head:
+		// Its head, after bound, still is; the jobs between are not
+		// known, so they are found again.
+		w.cursor, w.stale = bound, true
+	}
 }
 
 // begin starts a pass: the last pass's planned starts are dropped (every
@@ -192,7 +292,7 @@ func (s *Scheduler) begin(now float64) {
 	s.planned = s.planned[:0]
 	ps := &pass{now: now, settled: s.unsettled}
 	for name, tree := range s.queues {
-		ps.queues = append(ps.queues, &walk{name: name, tree: tree, policy: s.policyOf(name), stale: true})
+		ps.queues = append(ps.queues, &walk{name: name, q: tree, policy: s.policyOf(name), stale: true})
 	}
 	s.cur = ps
 }
@@ -208,7 +308,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	}
 	est := math.NaN()
 	// A job known not to fit its targets cannot match: skip the walk.
-	if p.why = s.fitsTargets(p); p.why == nil && !w.blocked {
+	// why is this pass's reason_pending: nil for ReasonInsufficient, else
+	// fitsErr or memErr. An error, not its text, so that a pass compares
+	// two words per waiting job, not two strings.
+	why := s.fitsTargets(p)
+	if why == nil && !w.blocked {
 		dur := math.Inf(1)
 		if p.req.Duration > 0 {
 			dur = p.req.Duration
@@ -218,7 +322,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			return &resp
 		}
 		if p.req.MemPerSlot > 0 {
-			p.why = s.memoryShort(p, q.Match)
+			why = s.memoryShort(p, q.Match)
 		}
 		switch {
 		case q.Kind == FCFS:
@@ -252,7 +356,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		}
 	}
 	defer s.settle(ps, w)
-	if p.announced && sameWhy(p.sentWhy, p.why) && sameEst(p.sentEst, est) {
+	if p.announced && sameWhy(p.sentWhy, why) && sameEst(p.sentEst, est) {
 		return nil
 	}
 	clear := !math.IsNaN(p.sentEst) && math.IsNaN(est)
@@ -266,10 +370,10 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			s.estimated[p.queue]--
 		}
 	}
-	p.announced, p.sentWhy, p.sentEst = true, p.why, est
+	p.announced, p.sentWhy, p.sentEst = true, why, est
 	reason := ReasonInsufficient
-	if p.why != nil {
-		reason = p.why.Error()
+	if why != nil {
+		reason = why.Error()
 	}
 	return &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
 }
@@ -294,7 +398,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	// as it starts).
 	end := ps.now + dur
 	guard := q.Kind != FCFS && end > ps.now
-	if guard && p.inDefault && !fits(s.plan.FreeDuring(ps.now, end), s.amount(p)) {
+	if guard && p.inDefault && !fits(s.freeDuring(ps.now, end), s.amount(p)) {
 		return nil, false
 	}
 	var caps map[uint]resource.Cap
@@ -320,7 +424,7 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if !s.allElig {
 		on = r.SelectRanks(s.eligible)
 	}
-	if fits(s.plan.FreeDuring(ps.now, end), s.kinds(on)) {
+	if fits(s.freeDuring(ps.now, end), s.kinds(on)) {
 		return r, true
 	}
 	if p.req.Exclusive && p.inDefault {
@@ -340,15 +444,23 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 // full machine this makes a pass cost what its head costs, not what the
 // queue is long.
 func (s *Scheduler) settle(ps *pass, w *walk) {
-	if w.done || s.unsettled || s.fresh[w.name] > 0 || s.estimated[w.name] != w.estimates {
-		return
+	if !w.done && s.settles(w) {
+		w.done = true
+	}
+}
+
+// settles is settle's rule: whether looking further in w could change
+// nothing.
+func (s *Scheduler) settles(w *walk) bool {
+	if s.unsettled || s.fresh[w.name] > 0 || s.estimated[w.name] != w.estimates {
+		return false
 	}
 	if !w.blocked {
 		if cores, _ := s.pool.FreeCores(); cores > 0 || w.planned < w.policy.planDepth() {
-			return
+			return false
 		}
 	}
-	w.done = true
+	return true
 }
 
 // kinds is what r holds in the planner's kinds: cores, GPUs, and memory
@@ -366,7 +478,7 @@ func (s *Scheduler) amount(p *pending) []int64 {
 	if !s.memKind {
 		return p.amount[:2]
 	}
-	return p.amount
+	return p.amount[:]
 }
 
 // maxMemAmount bounds memory in the planner, whose sums are int64: a
@@ -420,6 +532,13 @@ func (s *Scheduler) memoryShort(p *pending, policy resource.Policy) error {
 		return p.memErr
 	}
 	return nil
+}
+
+// freeDuring is the planner's FreeDuring in a buffer of the scheduler's,
+// valid until the next call: place asks it for most jobs it looks at.
+func (s *Scheduler) freeDuring(start, end float64) []int64 {
+	s.free = s.plan.AppendFreeDuring(s.free[:0], start, end)
+	return s.free
 }
 
 // fits reports whether free covers amount in every kind.

@@ -34,6 +34,15 @@
 //     order (Fluxion's default 32), and can pause after any number of
 //     them and resume later, so a huge queue never keeps the driver from
 //     its input (see Step).
+//   - A pass costs what the jobs it can change cost, not what the queue
+//     is long: behind an fcfs head that blocks, or once a queue's planned
+//     starts are made, a waiting job already annotated with the reason
+//     it still has would only be looked at to be left as it is, and the
+//     pass goes past such jobs in one step of its queue's tree (queue.go,
+//     Scheduler.next), counting them toward queue-depth and asking the
+//     settle rule as if it had looked at each. A job that could start
+//     (it asks no more cores and GPUs than are free) or be planned is
+//     still looked at.
 //   - Backfill decisions use a planner (internal/planner) of the cores and
 //     GPUs of the default session's up nodes over time: each running job
 //     holds its resources until its R expires (start + requested time,
@@ -96,8 +105,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/google/btree"
-
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -125,7 +132,7 @@ type Scheduler struct {
 	limit int
 	// queues holds each queue's pending jobs in scheduling order; a
 	// pass merges them in that order.
-	queues map[string]*btree.BTreeG[*pending]
+	queues map[string]*queue
 	byID   map[fluid.ID]*pending
 	njobs  int
 	// Per queue: pending jobs never annotated, and pending jobs with a
@@ -155,8 +162,11 @@ type Scheduler struct {
 	eligible idset.Set         // the ranks plan covers
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
-	lastSeen int               // jobs the last whole pass looked at
-	planned  []planner.SpanID  // the planned starts of the last pass
+	// lookAtAll makes a pass look at every job it would pass over
+	// (next): for tests, which compare the two.
+	lookAtAll bool
+	lastSeen  int              // jobs the last whole pass looked at
+	planned   []planner.SpanID // the planned starts of the last pass
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -167,7 +177,8 @@ type Scheduler struct {
 	rel    map[uint][]release
 	feas   map[string]*feasible
 	feasAt int
-	steps  []step // windowFree's scratch
+	steps  []step  // windowFree's scratch
+	free   []int64 // freeDuring's answer
 }
 
 // pending is one outstanding sched.alloc request.
@@ -180,27 +191,28 @@ type pending struct {
 	// amount is the cores, GPUs and memory the planner counts for it;
 	// the planner has the memory kind only when the inventory has memory
 	// (Scheduler.amount gives the part it counts).
-	amount []int64
+	amount [3]int64
 	// inDefault: the job runs in the default session only, which the
 	// planner covers; onDefault: the default session is among its
 	// targets.
 	inDefault, onDefault bool
+	// loud and try are its class in its queue (Scheduler.classify,
+	// queue.go): a pass cannot pass over it, and its targets can hold it.
+	loud, try bool
 
 	// The last annotation sent: announced once reason_pending was, why
 	// it waited (see why), and the t_estimate sent (NaN for none).
 	announced bool
 	sentWhy   error
 	sentEst   float64
-	// why is this pass's reason_pending: nil for ReasonInsufficient, else
-	// fitsErr or memErr. An error, not its text, so that a pass compares
-	// two words per waiting job, not two strings.
-	why error
 	// memErr is the last "insufficient memory" reason made for it, kept
 	// so that the same words are the same error and announced once.
 	memErr error
 	// fitsErr is FitsTargets' answer at layout fitsAt.
 	fitsAt  int
 	fitsErr error
+
+	node node // its place in its queue (queue.go)
 }
 
 // New returns a scheduler over inventory with every rank up, scheduling
@@ -212,7 +224,7 @@ func New(inventory *rset.R, def QueuePolicy, limit int) *Scheduler {
 		pool:      resource.NewPool(inventory),
 		def:       def,
 		limit:     limit,
-		queues:    map[string]*btree.BTreeG[*pending]{},
+		queues:    map[string]*queue{},
 		byID:      map[fluid.ID]*pending{},
 		fresh:     map[string]int{},
 		estimated: map[string]int{},
@@ -342,12 +354,13 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 	}
 	p := &pending{
 		id: a.ID, priority: a.Priority, tsubmit: a.TSubmit, queue: js.Attributes.System.Queue, req: req,
-		amount:    []int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot), memAmount(req.NSlots, req.MemPerSlot)},
+		amount:    [3]int64{int64(req.NSlots) * int64(req.CoresPerSlot), int64(req.NSlots) * int64(req.GPUsPerSlot), memAmount(req.NSlots, req.MemPerSlot)},
 		inDefault: defaultOnly(req.Targets),
 		onDefault: req.Targets == nil || slices.Contains(req.Targets, jobspec.DefaultSession),
 		sentEst:   math.NaN(),
 	}
-	s.queueOf(p.queue).ReplaceOrInsert(p)
+	p.loud, p.try = true, true // never annotated
+	s.queueOf(p.queue).insert(p)
 	s.byID[a.ID] = p
 	s.njobs++
 	s.fresh[p.queue]++
@@ -396,7 +409,7 @@ func (s *Scheduler) Cancel(id fluid.ID) []schedproto.AllocResponse {
 
 func (s *Scheduler) remove(p *pending) {
 	q := s.queues[p.queue]
-	q.Delete(p)
+	q.remove(p)
 	if q.Len() == 0 {
 		delete(s.queues, p.queue)
 	}
@@ -411,11 +424,11 @@ func (s *Scheduler) remove(p *pending) {
 	s.dirty = true
 }
 
-// queueOf returns a queue's tree, made on first use.
-func (s *Scheduler) queueOf(name string) *btree.BTreeG[*pending] {
+// queueOf returns a queue, made on first use.
+func (s *Scheduler) queueOf(name string) *queue {
 	q, ok := s.queues[name]
 	if !ok {
-		q = btree.NewG(32, func(a, b *pending) bool { return compare(a, b) < 0 })
+		q = &queue{}
 		s.queues[name] = q
 	}
 	return q
@@ -428,9 +441,9 @@ func (s *Scheduler) Prioritize(p schedproto.Prioritize) {
 	for _, pair := range p.Jobs {
 		if j, ok := s.byID[fluid.ID(pair[0])]; ok && j.priority != int64(pair[1]) {
 			q := s.queues[j.queue]
-			q.Delete(j) // the key changes: out, then in again
+			q.remove(j) // the key changes: out, then in again
 			j.priority = int64(pair[1])
-			q.ReplaceOrInsert(j)
+			q.insert(j)
 			changed = true
 		}
 	}
