@@ -170,6 +170,8 @@ type entry struct {
 	exec  execState  // with the exec service (RFC 32)
 
 	saved uint64 // the turn that last copied it into a Checkpoint
+	// listed: it is in the SCHED queue's list (schedq.go).
+	listed bool
 }
 
 func (e *entry) id() fluid.ID { return e.rec.Job.ID }
