@@ -279,6 +279,9 @@ func (s *simulation) run() error {
 		}
 	}
 	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock})
+	// A job's summary is stored once per transaction, not at each of its
+	// events, as the loop does it (nothing in a replay reads one back).
+	s.jm.DeferSummaries()
 	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
@@ -301,7 +304,10 @@ func (s *simulation) run() error {
 		if err := s.jm.Load(tx); err != nil {
 			return err
 		}
-		return s.connect(tx)
+		if err := s.connect(tx); err != nil {
+			return err
+		}
+		return s.jm.SaveSummaries(tx)
 	})
 	if err != nil {
 		return err
@@ -322,7 +328,7 @@ func (s *simulation) run() error {
 					return err
 				}
 			}
-			return nil
+			return s.jm.SaveSummaries(tx)
 		})
 		if err != nil {
 			return err
@@ -371,11 +377,10 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				}
-				b, err := js.MarshalJSON()
-				if err != nil {
-					return next, fmt.Errorf("job %d: %w", j.number, err)
-				}
-				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
+				// Submitted as built: FromOptions has validated it, and
+				// encoding it to be parsed again would cost more than
+				// scheduling it.
+				recs = append(recs, state.SubmitRequest{Parsed: js, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
 				batch = append(batch, j)
 				next++
 			}
