@@ -3,8 +3,9 @@
 // one (RFC 32 allows the override): fluxsched sim. docs/simulation.md is the
 // exact semantics; every rule below cites it.
 //
-// The job manager keeps its state in a real store, in a temporary
-// directory, and sees the virtual clock; the scheduler is the same Engine
+// The job manager keeps its queues and job ids in a real store, in a
+// temporary directory, its records of each job in a sink that keeps what
+// it reads back (records.go), and sees the virtual clock; the scheduler is the same Engine
 // fluxsched run drives, carried synchronously: at one instant the sim
 // delivers the ends, then the submissions, then asks for exactly one pass.
 // Many instants share a store transaction: nothing here needs to survive a
@@ -164,7 +165,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Inventory == nil {
 		return nil, errors.New("no machine to simulate")
 	}
-	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}}
+	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -191,6 +192,7 @@ type simulation struct {
 	skips    tally
 	byID     map[fluid.ID]*simJob
 	st       *store.Store
+	sink     *sink // the job manager's records (records.go)
 	jm       *jobmgr.Manager
 	eng      *sched.Engine
 	now      int64 // virtual seconds from time zero
@@ -278,10 +280,7 @@ func (s *simulation) run() error {
 			return err
 		}
 	}
-	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock})
-	// A job's summary is stored once per transaction, not at each of its
-	// events, as the loop does it (nothing in a replay reads one back).
-	s.jm.DeferSummaries()
+	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink})
 	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
@@ -304,10 +303,7 @@ func (s *simulation) run() error {
 		if err := s.jm.Load(tx); err != nil {
 			return err
 		}
-		if err := s.connect(tx); err != nil {
-			return err
-		}
-		return s.jm.SaveSummaries(tx)
+		return s.connect(tx)
 	})
 	if err != nil {
 		return err
@@ -328,7 +324,7 @@ func (s *simulation) run() error {
 					return err
 				}
 			}
-			return s.jm.SaveSummaries(tx)
+			return nil
 		})
 		if err != nil {
 			return err
@@ -385,10 +381,11 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				next++
 			}
 			if len(recs) > 0 {
-				ids, made, err := state.Submit(tx, s.clock(), recs, s.jm.Reservations())
+				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations())
 				if err != nil {
 					return next, fmt.Errorf("submitting: %w", err)
 				}
+				s.sink.submitted(made)
 				for i, id := range ids {
 					batch[i].id = id
 					s.byID[id] = batch[i]
