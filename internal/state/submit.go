@@ -25,7 +25,7 @@ type SubmitRequest struct {
 	// every job's this way, and encoding each to parse it again was a
 	// tenth of a replay. Submit takes it over (admission fills in its
 	// queue's defaults): the caller must not use it again.
-	Parsed *jobspec.Jobspec
+	Parsed  *jobspec.Jobspec
 	UserID  uint32 // the submitter, from the caller's credentials
 	Owner   bool   // the submitter is the instance owner
 	Urgency int
