@@ -80,6 +80,7 @@ func (m *Manager) Save(c *Checkpoint) {
 	c.full = nil
 	if verifyRestore {
 		m.checkHeld()
+		m.checkListed()
 		c.full = m.copyAll()
 	}
 	m.cp = c

@@ -135,7 +135,7 @@ func (m *Manager) startResponse(tx *store.Tx, msg wire.Message) error {
 		if d.Severity > 0 {
 			// Taken back after a restart, a job's exceptions are
 			// reported again: a note is posted once.
-			if dup, err := ops.HasException(tx, e.id(), d.Type, d.Severity, d.Note); err != nil || dup {
+			if dup, err := m.records.HasException(tx, e.id(), d.Type, d.Severity, d.Note); err != nil || dup {
 				return err
 			}
 		}

@@ -83,6 +83,10 @@ type Config struct {
 	// unknown, or when this manager does not run jobs. Load compares it
 	// with the boot under which the jobs were last taken up.
 	BootID string
+	// Records keeps what the manager writes of each job as it moves, and
+	// what it reads back (records.go); nil is the store, every live
+	// instance's.
+	Records Records
 	// Offline is a manager no loop runs: the direct path's, for one
 	// write made while no fluxsched runs (internal/writes). No scheduler
 	// or exec service will hear what it would send, so it leaves new jobs
@@ -115,10 +119,11 @@ type Outbox struct {
 
 // Manager is the job manager.
 type Manager struct {
-	cfg    Config
-	active map[fluid.ID]*entry
-	sched  schedLink
-	exec   execLink
+	cfg     Config
+	records Records // cfg.Records, or the store
+	active  map[fluid.ID]*entry
+	sched   schedLink
+	exec    execLink
 	// schedTag is the matchtag of the last request sent to the scheduler.
 	schedTag uint32
 	out      Outbox
@@ -170,6 +175,8 @@ type entry struct {
 	exec  execState  // with the exec service (RFC 32)
 
 	saved uint64 // the turn that last copied it into a Checkpoint
+	// listed: it is in the SCHED queue's list (schedq.go).
+	listed bool
 }
 
 func (e *entry) id() fluid.ID { return e.rec.Job.ID }
@@ -214,7 +221,11 @@ func New(cfg Config) *Manager {
 	if res == nil {
 		res, _ = reservation.New(reservation.Support{}, inv.Nodelist().Expand(), nil, nil, 0)
 	}
-	return &Manager{cfg: cfg, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res, retention: NoRetention}
+	records := cfg.Records
+	if records == nil {
+		records = storeRecords{}
+	}
+	return &Manager{cfg: cfg, records: records, active: map[fluid.ID]*entry{}, queue: newSchedQueue(), down: cfg.Down, waiters: map[fluid.ID][]fluid.ID{}, inv: inv, res: res, retention: NoRetention}
 }
 
 // Take returns and clears the outbox.
@@ -377,7 +388,7 @@ func (m *Manager) post(tx *store.Tx, e *entry, name string, ctx map[string]any) 
 // processes ended).
 func (m *Manager) postAt(tx *store.Tx, e *entry, name string, ctx map[string]any, ts float64) error {
 	m.touch(e)
-	err := ops.Append(tx, e.rec, eventlog.Event{Timestamp: ts, Name: name, Context: ctx})
+	err := m.records.Append(tx, e.rec, eventlog.Event{Timestamp: ts, Name: name, Context: ctx})
 	m.track(e)
 	if err == nil {
 		err = m.saveSummary(tx, e)
@@ -492,7 +503,7 @@ func (m *Manager) start(tx *store.Tx, e *entry) error {
 	if m.exec.up && e.execMay(execSendStart) { // unless a stream is open or has ended
 		// A jobspec that cannot be read (a damaged store) is sent as
 		// none: the exec service refuses that job alone.
-		js, _ := ops.RawJobspec(tx, e.rec)
+		js, _ := m.records.Jobspec(tx, e.rec)
 		m.execMove(e, execSendStart, js)
 	}
 	return nil
@@ -576,7 +587,7 @@ func (m *Manager) Schedule(tx *store.Tx) {
 		// A jobspec that cannot be read (a damaged store) is sent as
 		// none, which the scheduler denies: the job ends with that
 		// exception, and the others are offered.
-		js, _ := ops.RawJobspec(tx, e.rec)
+		js, _ := m.records.Jobspec(tx, e.rec)
 		m.allocMove(e, allocSendAlloc, js)
 		m.queue.allocs[e.id()] = e
 		m.sched.outstanding++

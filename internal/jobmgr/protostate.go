@@ -267,6 +267,9 @@ func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage) bool {
 			m.hold(e, mv.to.holds())
 		}
 		e.alloc = mv.to
+		if mv.to == allocIdle {
+			m.queue.relist(e)
+		}
 	}
 	return true
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/schedproto"
-	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -210,7 +209,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 			return m.refuse(tx, e, why)
 		}
 		// R is stored before the alloc event is posted (RFC 27).
-		if err := ops.PutR(tx, e.rec, granted); err != nil {
+		if err := m.records.PutR(tx, e.rec, granted); err != nil {
 			return err
 		}
 		if ev == allocGrantedLate {

@@ -23,7 +23,7 @@ func (m *Manager) DeferSummaries() {
 // last called (with DeferSummaries).
 func (m *Manager) SaveSummaries(tx *store.Tx) error {
 	for i, id := range m.staleIDs {
-		if err := ops.SaveSummary(tx, m.stale[id]); err != nil {
+		if err := m.records.SaveSummary(tx, m.stale[id]); err != nil {
 			m.staleIDs = m.staleIDs[i:]
 			return err
 		}
@@ -43,5 +43,5 @@ func (m *Manager) saveSummary(tx *store.Tx, e *entry) error {
 		m.stale[e.id()] = e.rec
 		return nil
 	}
-	return ops.SaveSummary(tx, e.rec)
+	return m.records.SaveSummary(tx, e.rec)
 }

@@ -39,6 +39,9 @@ func (f *fullCopy) check(m *Manager) {
 			panic(fmt.Sprintf("jobmgr: restore: job %s is not the same entry", id))
 		}
 		got.v.saved, want.v.saved = 0, 0
+		// The SCHED queue derives its marks anew after a Restore
+		// (schedQueue.rebuild); checkListed checks them.
+		got.v.listed, want.v.listed = false, false
 		if !reflect.DeepEqual(got.v, want.v) || !reflect.DeepEqual(got.rec, want.rec) || !reflect.DeepEqual(got.job, want.job) {
 			panic(fmt.Sprintf("jobmgr: restore: job %s differs:\n got %+v %+v %+v\nwant %+v %+v %+v", id, got.v, got.rec, got.job, want.v, want.rec, want.job))
 		}
@@ -52,6 +55,29 @@ func (f *fullCopy) check(m *Manager) {
 	}
 	if !reflect.DeepEqual(now.waiters, f.waiters) {
 		panic(fmt.Sprintf("jobmgr: restore: waiters %v, want %v", now.waiters, f.waiters))
+	}
+}
+
+// checkListed panics unless the SCHED queue's list holds every job in
+// SCHED that asks for nothing, each once, and every listed job has its
+// mark: Save calls it when verifyRestore is set, so a move that forgets
+// to relist a job that may be offered again is caught at the next turn.
+func (m *Manager) checkListed() {
+	q := &m.queue
+	if q.unsorted {
+		return // derived anew at the next waiting
+	}
+	in := map[*entry]bool{}
+	for _, e := range q.list {
+		if in[e] || !e.listed {
+			panic(fmt.Sprintf("jobmgr: SCHED list holds job %s twice, or without its mark", e.id()))
+		}
+		in[e] = true
+	}
+	for _, e := range q.in {
+		if e.alloc == allocIdle && !in[e] {
+			panic(fmt.Sprintf("jobmgr: job %s is in SCHED asking nothing, but not listed", e.id()))
+		}
 	}
 }
 

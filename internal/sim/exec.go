@@ -4,9 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 
-	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/execproto"
-	jobstate "github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -108,31 +106,16 @@ func (s *simulation) sample() {
 	s.samples = append(s.samples, smp)
 }
 
-// denyNotes reads, from each denied job's eventlog, the note of the
-// exception its DENY raised: the scheduler's words for why it could never
-// run. Denied jobs are few, so this costs nothing beside the replay.
+// denyNotes gives each denied job the note of the exception its DENY
+// raised: the scheduler's words for why it could never run, as the
+// job's eventlog would say it (the sink keeps the note of every job that
+// never started).
 func (s *simulation) denyNotes() error {
-	return s.st.View(func(tx *store.Tx) error {
-		for _, j := range s.jobs {
-			if !j.denied || j.refused != "" {
-				continue // refused: never submitted, no eventlog
-			}
-			raw, err := tx.JobValue(uint64(j.id), store.JobEventlog)
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.number, err)
-			}
-			events, err := eventlog.Parse(raw)
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.number, err)
-			}
-			rec, err := jobstate.Replay(j.id, events)
-			if err != nil {
-				return fmt.Errorf("job %d: %w", j.number, err)
-			}
-			if rec.Exception != nil {
-				j.note = rec.Exception.Note
-			}
+	for _, j := range s.jobs {
+		if !j.denied || j.refused != "" {
+			continue // refused: never submitted
 		}
-		return nil
-	})
+		j.note = s.sink.notes[j.id]
+	}
+	return nil
 }

@@ -3,8 +3,9 @@
 // one (RFC 32 allows the override): fluxsched sim. docs/simulation.md is the
 // exact semantics; every rule below cites it.
 //
-// The job manager keeps its state in a real store, in a temporary
-// directory, and sees the virtual clock; the scheduler is the same Engine
+// The job manager keeps its queues and job ids in a real store, in a
+// temporary directory, its records of each job in a sink that keeps what
+// it reads back (records.go), and sees the virtual clock; the scheduler is the same Engine
 // fluxsched run drives, carried synchronously: at one instant the sim
 // delivers the ends, then the submissions, then asks for exactly one pass.
 // Many instants share a store transaction: nothing here needs to survive a
@@ -165,7 +166,7 @@ func Run(cfg Config) (*Result, error) {
 	if cfg.Inventory == nil {
 		return nil, errors.New("no machine to simulate")
 	}
-	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}}
+	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -192,6 +193,7 @@ type simulation struct {
 	skips    tally
 	byID     map[fluid.ID]*simJob
 	st       *store.Store
+	sink     *sink // the job manager's records (records.go)
 	jm       *jobmgr.Manager
 	eng      *sched.Engine
 	now      int64 // virtual seconds from time zero
@@ -285,7 +287,7 @@ func (s *simulation) run() error {
 			return err
 		}
 	}
-	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock})
+	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink})
 	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
@@ -379,24 +381,24 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				}
-				b, err := js.MarshalJSON()
-				if err != nil {
-					return next, fmt.Errorf("job %d: %w", j.number, err)
-				}
 				next++
 				if j.refused, err = s.admission(js); err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)
 				} else if j.refused != "" {
 					continue
 				}
-				recs = append(recs, state.SubmitRequest{Jobspec: b, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
+				// Submitted as built: FromOptions has validated it, and
+				// encoding it to be parsed again would cost more than
+				// scheduling it.
+				recs = append(recs, state.SubmitRequest{Parsed: js, UserID: uint32(os.Getuid()), Owner: true, Urgency: 16, Unjudged: true})
 				batch = append(batch, j)
 			}
 			if len(recs) > 0 {
-				ids, made, err := state.Submit(tx, s.clock(), recs, s.jm.Reservations())
+				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations())
 				if err != nil {
 					return next, fmt.Errorf("submitting: %w", err)
 				}
+				s.sink.submitted(made)
 				for i, id := range ids {
 					batch[i].id = id
 					s.byID[id] = batch[i]

@@ -195,11 +195,21 @@ func Append(tx *store.Tx, rec *Record, ev eventlog.Event) error {
 	return tx.AppendJobValue(uint64(rec.Job.ID), store.JobEventlog, line)
 }
 
+// Apply is Append for a job manager whose records go to a sink
+// (jobmgr.Config.Records): the job moves as Append moves it, and the
+// event is not encoded or stored.
+func Apply(rec *Record, ev eventlog.Event) error {
+	if err := rec.Job.Apply(ev); err != nil {
+		return fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
+	}
+	return nil
+}
+
 // apply applies one event to rec's job and returns its eventlog line.
 // The job is unchanged when the event is refused.
 func apply(rec *Record, ev eventlog.Event) ([]byte, error) {
-	if err := rec.Job.Apply(ev); err != nil {
-		return nil, fmt.Errorf("job %s: %s: %w", rec.Job.ID, ev.Name, err)
+	if err := Apply(rec, ev); err != nil {
+		return nil, err
 	}
 	line, err := eventlog.Append(nil, ev)
 	if err != nil {
@@ -227,6 +237,17 @@ func PutR(tx *store.Tx, rec *Record, r *rset.R) error {
 	}
 	if err := tx.PutJobValue(uint64(rec.Job.ID), store.JobR, canon); err != nil {
 		return err
+	}
+	rec.R, rec.RawR = r, canon
+	return nil
+}
+
+// HoldR is PutR for a job manager whose records go to a sink: rec
+// holds r and its canonical JSON, and nothing is stored.
+func HoldR(rec *Record, r *rset.R) error {
+	canon, err := r.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)
 	}
 	rec.R, rec.RawR = r, canon
 	return nil

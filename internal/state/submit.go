@@ -20,6 +20,12 @@ import (
 // SubmitRequest is one job to submit.
 type SubmitRequest struct {
 	Jobspec []byte // V1 jobspec, JSON or YAML
+	// Parsed, when set, is the jobspec already built and validated
+	// (jobspec.FromOptions), and Jobspec is not read: a simulation makes
+	// every job's this way, and encoding each to parse it again was a
+	// tenth of a replay. Submit takes it over (admission fills in its
+	// queue's defaults): the caller must not use it again.
+	Parsed  *jobspec.Jobspec
 	UserID  uint32 // the submitter, from the caller's credentials
 	Owner   bool   // the submitter is the instance owner
 	Urgency int
@@ -56,6 +62,18 @@ var ErrGuestUrgency = api.Errorf(api.CodePermission, "permission denied: only th
 // owners and derived children in; nil reads it from the store when a
 // request needs it.
 func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State) ([]fluid.ID, []*Record, error) {
+	return submit(tx, now, reqs, st, true)
+}
+
+// SubmitUnstored is Submit for a job manager whose records go to a sink
+// (jobmgr.Config.Records, the simulator's): the same checks, the same ids
+// and the same records, each holding its jobspec as admitted (Raw), and
+// nothing of the jobs stored but the last id given, so that ids go on.
+func SubmitUnstored(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State) ([]fluid.ID, []*Record, error) {
+	return submit(tx, now, reqs, st, false)
+}
+
+func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State, stored bool) ([]fluid.ID, []*Record, error) {
 	gen, err := fluid.NewGenerator(tx.Epoch(), 0, fluid.ID(tx.LastJobID()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("job id generator: %w", err)
@@ -174,6 +192,15 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		for _, d := range deps[i] {
 			events = append(events, eventlog.Event{Timestamp: ts, Name: job.EventDependencyAdd, Context: map[string]any{"description": d.Description()}})
 		}
+		if !stored {
+			for _, ev := range events {
+				if errs[i] = Apply(rec, ev); errs[i] != nil {
+					return
+				}
+			}
+			recs[i] = rec
+			return
+		}
 		var log []byte
 		for _, ev := range events {
 			line, err := apply(rec, ev)
@@ -195,8 +222,10 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		if errs[i] != nil {
 			return nil, nil, errs[i]
 		}
-		if err := tx.CreateJob(uint64(ids[i]), values[i]); err != nil {
-			return nil, nil, err
+		if stored {
+			if err := tx.CreateJob(uint64(ids[i]), values[i]); err != nil {
+				return nil, nil, err
+			}
 		}
 		if spawns[i].track {
 			st.Accepted(ids[i], spawns[i].parent, spawns[i].into)
@@ -303,6 +332,15 @@ func admitAll(set *queue.Set, states map[string]queue.State, specs []*jobspec.Jo
 // each calls fn for 0..n-1, a large n on every core.
 func each(n int, fn func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
+	if workers == 1 {
+		// Here: a goroutine of its own would grow its stack anew for
+		// each small batch (copystack was 3% of a replay, which submits
+		// a few jobs at a time).
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -328,6 +366,10 @@ type parsed struct {
 func parseAll(reqs []SubmitRequest) []parsed {
 	out := make([]parsed, len(reqs))
 	each(len(reqs), func(i int) {
+		if js := reqs[i].Parsed; js != nil {
+			out[i].js = js
+			return
+		}
 		out[i].js, out[i].err = jobspec.Parse(reqs[i].Jobspec)
 	})
 	return out
