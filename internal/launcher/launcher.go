@@ -37,6 +37,12 @@ type Agent struct {
 	Hello agentproto.Hello
 	// Name says which agent this is in messages: its socket.
 	Name string
+	// Hosts are the hosts (R's hostnames) whose ranks this agent runs;
+	// nil means every host of the instance, as the local launcher's one
+	// agent does. A launcher for other machines (issue 29) connects one
+	// agent per machine and names its hosts here, so that the exec
+	// service sends each agent only its hosts' part of a job.
+	Hosts []string
 }
 
 // Launcher yields the agents jobs run on.
