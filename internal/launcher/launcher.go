@@ -52,6 +52,21 @@ type Launcher interface {
 	Connect(ctx context.Context) ([]*Agent, error)
 }
 
+// HostLauncher is a launcher for other machines (issue 29: "ssh",
+// "command"): it reaches one agent per host, host by host, so that the
+// exec service can go on with the hosts that answer while it retries one
+// that does not. Its Connect returns the agents of the hosts it reached.
+type HostLauncher interface {
+	Launcher
+	// Hosts names the hosts it reaches, in the config's order.
+	Hosts() []string
+	// ConnectHost reaches the agent of host, starting one of this build
+	// there when none answers. Its error says why in the transport's own
+	// words (ssh's last line of standard error, say), one line, for the
+	// host's drain reason.
+	ConnectHost(ctx context.Context, host string) (*Agent, error)
+}
+
 // Options configure a launcher.
 type Options struct {
 	// StateDir is the instance's state directory; agents live in its
