@@ -1,12 +1,21 @@
 package fluxq_test
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/sshtest"
 )
 
@@ -47,9 +56,66 @@ func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
 	if n == 1 {
 		ts.Setenv("SSH_NODES", "host1")
 	}
+	// The fluxsched a host runs: the script's own (this test binary),
+	// named by its path, since sshd gives sessions a PATH of its own.
+	if p, err := exec.LookPath("fluxsched"); err == nil {
+		ts.Setenv("FLUXSCHED", p)
+	}
 	for i, host := range h.Hosts {
 		p := "HOST" + strconv.Itoa(i+1)
 		ts.Setenv(p+"_ADDR", host.Address)
 		ts.Setenv(p+"_STATE", host.StateDir)
+	}
+}
+
+// cmdExpandEnv writes IN to OUT with the script's $VARS expanded: a
+// config naming $WORK's paths.
+//
+//	expandenv ssh.toml.in ssh.toml
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expandenv IN OUT")
+	}
+	b := ts.ReadFile(args[0])
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(b, ts.Getenv)), 0o600))
+}
+
+// cmdReachHosts builds the launcher of config CONFIG as fluxsched would
+// (daemon.NewLauncher) and reaches each of its hosts, one connection
+// each (HostLauncher.ConnectHost), printing what each agent's hello says
+// or why it was not reached:
+//
+//	host2: reached host2 (ssh host2), agent pid 1234, running 0, ended 0
+//	host3: not reached: host3 runs fluxsched build X, this instance is build Y
+//
+// The connections are closed at the end (the agents stay, as they do
+// when fluxsched stops).
+//
+//	reachhosts ssh.toml
+func cmdReachHosts(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: reachhosts CONFIG")
+	}
+	cfg, err := config.Load(ts.MkAbs(args[0]))
+	ts.Check(err)
+	self, err := exec.LookPath("fluxsched")
+	ts.Check(err)
+	l, err := daemon.NewLauncher(cfg, ts.Getenv("FLUXQ_STATE_DIR"), []string{self, "agent"}, slog.New(slog.DiscardHandler))
+	ts.Check(err)
+	hl, ok := l.(launcher.HostLauncher)
+	if !ok {
+		ts.Fatalf("reachhosts: the launcher of %s reaches no hosts one by one", args[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, host := range hl.Hosts() {
+		a, err := hl.ConnectHost(ctx, host)
+		if err != nil {
+			fmt.Fprintf(ts.Stdout(), "%s: not reached: %v\n", host, err)
+			continue
+		}
+		fmt.Fprintf(ts.Stdout(), "%s: reached %s (%s), hosts %v, agent pid %d, running %d, ended %d\n", host, a.Hello.Host, a.Name,
+			a.Hosts, a.Hello.PID, len(a.Hello.Running), len(a.Hello.Ended))
+		a.Conn.Close()
 	}
 }

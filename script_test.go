@@ -73,7 +73,9 @@ func scriptParams(dir string) testscript.Params {
 			"tmpfs":  cmdTmpfs,
 			"ptyrun": cmdPtyrun,
 			// Hosts over real OpenSSH (script_ssh_test.go).
-			"sshhosts": cmdSSHHosts,
+			"sshhosts":   cmdSSHHosts,
+			"reachhosts": cmdReachHosts,
+			"expandenv":  cmdExpandEnv,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

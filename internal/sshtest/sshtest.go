@@ -139,9 +139,11 @@ func Start(dir string, n int) (*Hosts, error) {
 		// The key's type and body, without its comment.
 		f := strings.Fields(string(hostPub))
 		fmt.Fprintf(&known, "[%s]:%d %s %s\n", host.Address, host.Port, f[0], f[1])
-		fmt.Fprintf(&client, "Host %s\n  HostName %s\n  Port %d\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
+		// By its name or its address: a launcher's address mapping
+		// reaches it too.
+		fmt.Fprintf(&client, "Host %s %s\n  HostName %s\n  Port %d\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
 			"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n\n",
-			host.Name, host.Address, host.Port, h.Key, h.KnownHosts)
+			host.Name, host.Address, host.Address, host.Port, h.Key, h.KnownHosts)
 	}
 	if err := os.WriteFile(h.KnownHosts, []byte(known.String()), 0o600); err != nil {
 		return nil, err
