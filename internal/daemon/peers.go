@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -134,6 +135,10 @@ func NewLauncher(cfg *config.Config, stateDir string, agentCommand []string, log
 	kind, remote := cfg.Launcher()
 	if kind != launcher.Local {
 		remote.BinaryID = agent.BinaryID()
+	} else {
+		// What a launcher for other machines said of its hosts is no
+		// longer this instance's.
+		os.Remove(filepath.Join(stateDir, launcher.HostStatusFile))
 	}
 	return launcher.New(kind, launcher.Options{
 		StateDir:   stateDir,

@@ -144,3 +144,19 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct{ reason, want string }{
+		{"host2 runs fluxsched build 0123456789ab, this instance is build ba9876543210", HostAnotherBuild},
+		{"bash: line 1: /opt/fluxq/bin/fluxsched: No such file or directory", HostNoBinary},
+		{"bash: line 1: fluxsched: command not found", HostNoBinary},
+		{"sh: 1: /opt/fluxsched: Permission denied", HostNoBinary},
+		{"root@10.0.0.1: Permission denied (publickey).", HostUnreachable},
+		{"ssh: connect to host 10.0.0.1 port 22: Connection refused", HostUnreachable},
+		{"no hello from the exec agent within 30s", HostUnreachable},
+	} {
+		if got := classify(tc.reason); got != tc.want {
+			t.Errorf("classify(%q) = %q, want %q", tc.reason, got, tc.want)
+		}
+	}
+}

@@ -279,7 +279,7 @@ func TestRemoteArgv(t *testing.T) {
 			t.Errorf("Argv(%s) = %q, want %q", tc.host, got, tc.want)
 		}
 	}
-	if _, err := r.ConnectHost(context.Background(), "n9"); err == nil || !strings.Contains(err.Error(), `no host "n9"`) {
+	if _, err := r.ConnectHost(context.Background(), "n9"); err == nil || !strings.Contains(err.Error(), `host "n9": not one of the launcher's hosts`) {
 		t.Errorf("ConnectHost(n9) = %v", err)
 	}
 }

@@ -68,6 +68,9 @@ type Remote struct {
 // which carries every job of the host.
 type remote struct {
 	opts Options
+
+	mu     sync.Mutex
+	failed map[string]HostStatus // the hosts whose last try failed (HostStatusFile)
 }
 
 func newRemote(opts Options) (*remote, error) {
@@ -89,7 +92,16 @@ func newRemote(opts Options) (*remote, error) {
 	if opts.Remote.ConnectTimeout <= 0 {
 		opts.Remote.ConnectTimeout = 30 * time.Second
 	}
-	return &remote{opts: opts}, nil
+	l := &remote{opts: opts, failed: map[string]HostStatus{}}
+	// What the last launcher of the instance said (a fluxsched before
+	// this one): a host still failing keeps its Since, and one reached or
+	// no longer configured leaves the list.
+	for _, h := range ReadHostStatus(opts.StateDir) {
+		if slices.ContainsFunc(r.Hosts, func(rh RemoteHost) bool { return rh.Name == h.Host }) {
+			l.failed[h.Host] = h
+		}
+	}
+	return l, nil
 }
 
 func (r *remote) Hosts() []string {
@@ -178,9 +190,22 @@ func (r *remote) Argv(h RemoteHost) []string {
 // last line of standard error (ssh's own words, or the bridge's on the
 // host: a missing binary, another build), or how it ended.
 func (r *remote) ConnectHost(ctx context.Context, name string) (*Agent, error) {
+	a, err := r.connectHost(ctx, name)
+	if errors.Is(err, errNoSuchHost) {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.recordHost(name, err)
+	r.mu.Unlock()
+	return a, err
+}
+
+var errNoSuchHost = errors.New("not one of the launcher's hosts")
+
+func (r *remote) connectHost(ctx context.Context, name string) (*Agent, error) {
 	h, ok := r.host(name)
 	if !ok {
-		return nil, fmt.Errorf("no host %q in the launcher's hosts", name)
+		return nil, fmt.Errorf("host %q: %w", name, errNoSuchHost)
 	}
 	argv := r.Argv(h)
 	cmd := exec.Command(argv[0], argv[1:]...)

@@ -229,7 +229,9 @@ reservation; when the hosts' memory is known, also the group's memory
 and what no job holds of it (MEMORY, MEMFREE). Use it to see why a node
 takes no jobs. Where jobs' memory limits are scheduled but not enforced
 (no cgroup memory controller for the exec agent), a last line says so,
-and why.
+and why. Hosts that the ssh or command launcher could not use when it
+last tried (unreachable, no fluxsched there, or another build of it)
+are listed after the nodes, each with the launcher's reason.
 
 EXAMPLES:
   # Every node's status
@@ -275,10 +277,15 @@ EXAMPLES:
 			if m := memoryLimitsJSON(how, whyNot); m != nil {
 				obj["memory_limits"] = m
 			}
+			unusable := unusableHosts(c)
+			if len(unusable) > 0 {
+				obj["hosts_unusable"] = unusable
+			}
 			return output.PrintObject(p, obj, func(w io.Writer) error {
 				if err := printStatus(w, nodes, mem); err != nil {
 					return err
 				}
+				printUnusableHosts(w, unusable)
 				printMemoryLimits(w, whyNot)
 				return nil
 			})
