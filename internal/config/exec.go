@@ -153,11 +153,18 @@ func (c *Config) remoteHosts() ([]launcher.RemoteHost, error) {
 
 // Launcher is what launcher.New takes for this config: the kind and
 // the launchers for other machines' options (their Remote.BinaryID and
-// the instance's state directory are the caller's to add).
-func (c *Config) Launcher() (string, launcher.Remote) {
+// the instance's state directory are the caller's to add). Its error is
+// Load's, for a config Load did not check.
+func (c *Config) Launcher() (string, launcher.Remote, error) {
+	if k := c.Exec.Launcher; k != "" && !slices.Contains(launcherKinds, k) {
+		return "", launcher.Remote{}, execError("unknown launcher %q (want local, ssh or command)", k)
+	}
 	hosts, err := c.remoteHosts()
-	if err != nil || len(hosts) == 0 {
-		return launcher.Local, launcher.Remote{}
+	if err != nil {
+		return "", launcher.Remote{}, err
+	}
+	if len(hosts) == 0 {
+		return launcher.Local, launcher.Remote{}, nil
 	}
 	kind := c.Exec.Launcher
 	if kind == launcher.Local {
@@ -167,7 +174,7 @@ func (c *Config) Launcher() (string, launcher.Remote) {
 	if c.Exec.Command != "" {
 		r.Template, _ = launcher.ParseTemplate(c.Exec.Command) // checked by Load
 	}
-	return kind, r
+	return kind, r, nil
 }
 
 // HostTimeout is the checked [exec] host-timeout: how long a host may be

@@ -44,8 +44,8 @@ command = "srun -w {host} {command}"
 			if err != nil {
 				t.Fatal(err)
 			}
-			kind, r := cfg.Launcher()
-			if kind != tc.kind || !reflect.DeepEqual(r.Hosts, tc.hosts) {
+			kind, r, err := cfg.Launcher()
+			if err != nil || kind != tc.kind || !reflect.DeepEqual(r.Hosts, tc.hosts) {
 				t.Errorf("Launcher() = %q, %+v; want %q, %+v", kind, r.Hosts, tc.kind, tc.hosts)
 			}
 		})

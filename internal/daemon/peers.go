@@ -132,7 +132,10 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 // machines (ssh, command), whose hosts' bridges are told this binary's
 // id so that a host of another build is refused.
 func NewLauncher(cfg *config.Config, stateDir string, agentCommand []string, log *slog.Logger) (launcher.Launcher, error) {
-	kind, remote := cfg.Launcher()
+	kind, remote, err := cfg.Launcher()
+	if err != nil {
+		return nil, err
+	}
 	if kind != launcher.Local {
 		remote.BinaryID = agent.BinaryID()
 	} else {
