@@ -270,7 +270,7 @@ func TestRemoteArgv(t *testing.T) {
 		host string
 		want []string
 	}{
-		{"n1", []string{"ssh", "-T", "-o", "BatchMode=yes", "-F", "cfg", "--", "10.0.0.1",
+		{"n1", []string{"ssh", "-T", "-o", "BatchMode=yes", "-F", "cfg", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "--", "10.0.0.1",
 			"/opt/fluxq/bin/fluxsched agent --attach --state-dir '/scratch/n1/fluxq state' --build 0123456789ab"}},
 		{"n2", []string{"srun", "--overlap", "-w", "n2", "/opt/fluxq/bin/fluxsched", "agent", "--attach", "--state-dir", "/scratch/n2/fluxq state", "--build", "0123456789ab"}},
 	} {

@@ -178,8 +178,14 @@ func (r *remote) Argv(h RemoteHost) []string {
 	if h.Launcher == Command {
 		return rm.Template.Expand(h.Name, h.Address, command)
 	}
+	// ssh keeps the first value it is given of an option: BatchMode
+	// first, so that nothing turns it off; the keepalives after the
+	// user's options, so that theirs win. Without keepalives a host that
+	// vanishes from the network (not one that refuses) would hold its
+	// connection open for as long as TCP does, hours.
 	argv := []string{"ssh", "-T", "-o", "BatchMode=yes"}
 	argv = append(argv, rm.SSHOptions...)
+	argv = append(argv, "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3")
 	// ssh hands its command to the remote user's shell as one line.
 	return append(argv, "--", h.Address, ShellQuote(command))
 }
