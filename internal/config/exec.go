@@ -87,10 +87,10 @@ func (c *Config) remoteHosts() ([]launcher.RemoteHost, error) {
 	var hosts []launcher.RemoteHost
 	index := map[string]int{}
 	remote := false
-	for i, r := range c.Resource.Config {
+	for _, r := range c.Resource.Config {
 		hl, err := hostlist.Parse(r.Hosts)
 		if err != nil {
-			return nil, fmt.Errorf("error parsing [resource.config] config table: entry %d: hosts: %v", i, err)
+			continue // the entry's own check says what is wrong with it
 		}
 		kind := r.Launcher
 		if kind == "" {
