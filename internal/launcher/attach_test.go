@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -159,4 +160,28 @@ func TestClassify(t *testing.T) {
 			t.Errorf("classify(%q) = %q, want %q", tc.reason, got, tc.want)
 		}
 	}
+}
+
+// Whatever line the far side sends, the bridge's check never panics, and
+// what it lets through is an agent.* request that reads as one.
+func FuzzCheckRequest(f *testing.F) {
+	for _, s := range []string{`{"topic":"agent.hello","type":"request","payload":{"build":"b"}}`, `{"topic":"job-manager.submit","type":"request"}`,
+		`{"topic":"agent.start","type":"response"}`, `not json`, `{}`, `{"topic":"agent.","type":"request","matchtag":4294967296}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		err := CheckRequest(line)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("CheckRequest(%q): error %q is not one line", line, err)
+			}
+			return
+		}
+		var m struct {
+			Topic, Type string
+		}
+		if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(m.Topic, "agent.") || m.Type != "request" {
+			t.Fatalf("CheckRequest let %q through", line)
+		}
+	})
 }
