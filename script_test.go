@@ -21,6 +21,7 @@ import (
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/fluxres"
 	"github.com/fluxq/fluxq/internal/cli/fluxsched"
+	"github.com/fluxq/fluxq/internal/sshtest"
 )
 
 func TestMain(m *testing.M) {
@@ -71,10 +72,17 @@ func scriptParams(dir string) testscript.Params {
 			"asuser": cmdAsUser,
 			"tmpfs":  cmdTmpfs,
 			"ptyrun": cmdPtyrun,
+			// Hosts over real OpenSSH (script_ssh_test.go).
+			"sshhosts":   cmdSSHHosts,
+			"reachhosts": cmdReachHosts,
+			"expandenv":  cmdExpandEnv,
 		},
 		Condition: func(cond string) (bool, error) {
-			if cond == "root" {
+			switch cond {
+			case "root":
 				return os.Geteuid() == 0, nil
+			case "sshd": // hosts over OpenSSH can be made (sshhosts)
+				return sshtest.Missing() == "", nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -28,3 +30,21 @@ var buildID = sync.OnceValue(func() string {
 // with another's but the journal format; fluxsched retires agents of
 // another build.
 func BuildID() string { return buildID() }
+
+var binaryID = sync.OnceValue(func() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n", version.String())
+	if f, err := os.Open("/proc/self/exe"); err == nil {
+		io.Copy(h, f)
+		f.Close()
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+})
+
+// BinaryID names this build by what it is, not where it lies: 12 hex
+// digits of a hash of its version and of its file's bytes. It is what
+// hosts reached over ssh are compared by (`fluxsched agent --attach
+// --build`): BuildID names the file (its inode), which differs on every
+// machine the same binary is copied to. Reading the file takes tens of
+// milliseconds, once, and only where other machines are used.
+func BinaryID() string { return binaryID() }

@@ -291,7 +291,7 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 	old := a.cur
 	a.cur = cn
 	a.setIdle(req.IdleTimeout)
-	h := agentproto.Hello{Build: a.opts.Build, PID: pid, Containment: a.run.Containment(),
+	h := agentproto.Hello{Build: a.opts.Build, PID: pid, Host: hostname(), Containment: a.run.Containment(),
 		Running: []fluid.ID{}, Ended: []fluid.ID{}, Retiring: a.retiring || a.stopping}
 	h.Memory, h.MemoryNotEnforced = a.run.Memory()
 	for id, j := range a.jobs {
@@ -313,6 +313,13 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 }
 
 var pid = os.Getpid()
+
+// hostname is the machine's name, read at each hello: cheap, and a
+// machine renamed says so.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
 
 // Encoding: each message is encoded once, straight into its line.
 

@@ -93,6 +93,10 @@ type HelloRequest struct {
 type Hello struct {
 	Build string `json:"build"`
 	PID   int    `json:"pid"`
+	// Host is the agent's machine's host name (what hostname prints
+	// there): a launcher for other machines says by it which host it
+	// reached. An older agent says none.
+	Host string `json:"host,omitempty"`
 	// Containment says how the agent keeps a job's processes together:
 	// "cgroup v2", "cgroup v1 (pids)", or "subreaper".
 	Containment string `json:"containment"`

@@ -101,6 +101,14 @@ type Exec struct {
 	// has no fluxsched connected waits before it exits (FSD; 0 or inf:
 	// never).
 	AgentIdleTimeout string `toml:"agent-idle-timeout" kind:"a duration string"`
+	// The launchers for other machines' keys (exec.go): ssh's and the
+	// command launcher's.
+	RemotePath     string     `toml:"remote-path"`
+	RemoteStateDir string     `toml:"remote-state-dir"`
+	SSHOptions     []string   `toml:"ssh-options"`
+	Command        string     `toml:"command"`
+	HostTimeout    string     `toml:"host-timeout" kind:"a duration string"`
+	Hosts          []ExecHost `toml:"hosts"`
 }
 
 // JobManager is the [job-manager] table (flux-config-job-manager(5)): how
@@ -391,8 +399,8 @@ func (c *Config) check() error {
 	if c.Exec.Launcher == "" {
 		c.Exec.Launcher = DefaultLauncher
 	}
-	if c.Exec.Launcher != "local" {
-		return fmt.Errorf("error parsing [exec] config table: unknown launcher %q (want local)", c.Exec.Launcher)
+	if err := c.checkLaunchers(); err != nil {
+		return err
 	}
 	if c.Exec.KillTimeout == "" {
 		c.Exec.KillTimeout = DefaultKillTimeout

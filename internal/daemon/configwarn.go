@@ -10,6 +10,7 @@ import (
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/constraint"
 	"github.com/fluxq/fluxq/internal/idset"
+	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
@@ -46,6 +47,9 @@ func ConfigWarnings(cfg *config.Config, r *rset.R, cpus idset.Set) []string {
 	}
 	if len(cfg.Resource.Config) == 0 || cpus.IsEmpty() {
 		return warns // discovered resources are this machine's own
+	}
+	if kind, _, _ := cfg.Launcher(); kind != launcher.Local {
+		return warns // the hosts are other machines, whose CPUs are theirs
 	}
 	for _, n := range nodes {
 		if extra := n.Cores.Difference(cpus); !extra.IsEmpty() {

@@ -341,7 +341,8 @@ func TestStartRefuses(t *testing.T) {
 	}{
 		{"no config", func(o *daemon.Options) { o.Config = nil }, "daemon: no config"},
 		{"no agent command", func(o *daemon.Options) { o.AgentCommand = nil }, "daemon: no exec agent command"},
-		{"unknown launcher", func(o *daemon.Options) { o.Config.Exec.Launcher = "ssh" }, `unknown launcher "ssh"`},
+		{"unknown launcher", func(o *daemon.Options) { o.Config.Exec.Launcher = "rsh" }, `unknown launcher "rsh" (want local, ssh or command)`},
+		{"ssh without hosts", func(o *daemon.Options) { o.Config.Exec.Launcher, o.Config.Resource.Config = "ssh", nil }, `launcher ssh needs the hosts it reaches in [[resource.config]]`},
 		{"state directory is a file", func(o *daemon.Options) {
 			os.WriteFile(o.StateDir, nil, 0o600)
 		}, "state directory: mkdir "},

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/fluxq/fluxq/internal/agent"
+	"github.com/fluxq/fluxq/internal/config"
 	execsvc "github.com/fluxq/fluxq/internal/exec"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/launcher"
@@ -93,16 +95,7 @@ func (d *Daemon) startScheduler(cmdline, params string, opts sched.Options, log 
 // if it ends. It routes the jobs to the exec agents its launcher reaches
 // (opts.AgentCommand, in a session of its own), which outlive it.
 func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
-	l, err := launcher.New(opts.Config.Exec.Launcher, launcher.Options{
-		StateDir:   d.dir,
-		Build:      agent.BuildID(),
-		Command:    opts.AgentCommand,
-		AllowGuest: opts.Config.Access.AllowGuestUser,
-		Log:        opts.Log,
-		// The running config's, told to every agent at each hello, so an
-		// agent that outlived another fluxsched takes this one's.
-		IdleTimeout: opts.Config.AgentIdleTimeout(),
-	})
+	l, err := NewLauncher(opts.Config, d.dir, opts.AgentCommand, opts.Log)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +125,35 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 	}}
 	d.cleanup = append(d.cleanup, func() { p.Close() })
 	return p, nil
+}
+
+// NewLauncher is the launcher cfg names for the instance of stateDir:
+// the local one (agentCommand starts its agent), or one for other
+// machines (ssh, command), whose hosts' bridges are told this binary's
+// id so that a host of another build is refused.
+func NewLauncher(cfg *config.Config, stateDir string, agentCommand []string, log *slog.Logger) (launcher.Launcher, error) {
+	kind, remote, err := cfg.Launcher()
+	if err != nil {
+		return nil, err
+	}
+	if kind != launcher.Local {
+		remote.BinaryID = agent.BinaryID()
+	} else {
+		// What a launcher for other machines said of its hosts is no
+		// longer this instance's.
+		os.Remove(filepath.Join(stateDir, launcher.HostStatusFile))
+	}
+	return launcher.New(kind, launcher.Options{
+		StateDir:   stateDir,
+		Build:      agent.BuildID(),
+		Command:    agentCommand,
+		AllowGuest: cfg.Access.AllowGuestUser,
+		Log:        log,
+		// The running config's, told to every agent at each hello, so an
+		// agent that outlived another fluxsched takes this one's.
+		IdleTimeout: cfg.AgentIdleTimeout(),
+		Remote:      remote,
+	})
 }
 
 // failing says whether the launcher's agents are in a crash loop it has

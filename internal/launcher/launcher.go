@@ -1,9 +1,10 @@
 // Package launcher reaches the exec agents that run an instance's jobs
 // (agentproto). A launcher is how fluxsched's exec service gets its agents:
-// "local", the only one for now, finds the agents of this machine by their
-// sockets in the state directory and starts one of this build when none
-// answers; a launcher for other machines (over OpenSSH, say) would add an
-// implementation of Launcher and nothing else.
+// "local" finds the agents of this machine by their sockets in the state
+// directory and starts one of this build when none answers; "ssh" and
+// "command" (remote.go, a HostLauncher) reach one agent per host through
+// a connection of its own that runs `fluxsched agent --attach` there
+// (attach.go), a bridge to that machine's agent.
 package launcher
 
 import (
@@ -92,21 +93,34 @@ type Options struct {
 	// connected, before it exits. Zero: not said (the agent keeps its
 	// own); negative: never.
 	IdleTimeout time.Duration
+	// Remote configures the launchers for other machines (SSH,
+	// Command); Command is not used by them (the agent on a host is
+	// started by its bridge there).
+	Remote Remote
 }
 
-// New returns the launcher named kind.
+// New returns the launcher named kind: Local, or SSH or Command (a
+// HostLauncher; opts.Remote.Hosts then name each host's own, one of
+// these two).
 func New(kind string, opts Options) (Launcher, error) {
-	if kind != Local && kind != "" {
-		return nil, fmt.Errorf("unknown launcher %q (want %s)", kind, Local)
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	switch kind {
+	case Local, "":
+	case SSH, Command:
+		if opts.StateDir == "" || opts.Build == "" {
+			return nil, errors.New("launcher: state directory and build are required")
+		}
+		return newRemote(opts)
+	default:
+		return nil, fmt.Errorf("unknown launcher %q (want %s, %s or %s)", kind, Local, SSH, Command)
 	}
 	if opts.StateDir == "" || opts.Build == "" || len(opts.Command) == 0 {
 		return nil, errors.New("launcher: state directory, build and agent command are required")
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 10 * time.Second
-	}
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	return &local{opts: opts, sleep: sleep}, nil
 }

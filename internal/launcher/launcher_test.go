@@ -230,8 +230,77 @@ func TestCancel(t *testing.T) {
 }
 
 func TestUnknownLauncher(t *testing.T) {
-	if _, err := New("ssh", Options{StateDir: "/x", Build: "b", Command: []string{"x"}}); err == nil || !strings.Contains(err.Error(), `unknown launcher "ssh"`) {
-		t.Fatalf("New = %v", err)
+	for _, tc := range []struct {
+		kind string
+		opts Options
+		want string
+	}{
+		{"rsh", Options{StateDir: "/x", Build: "b", Command: []string{"x"}}, `unknown launcher "rsh" (want local, ssh or command)`},
+		{"ssh", Options{StateDir: "/x", Build: "b"}, "launcher: no hosts to reach"},
+		{"ssh", Options{StateDir: "/x", Build: "b", Remote: Remote{Hosts: []RemoteHost{{Name: "n1", Launcher: "command"}}}}, "host n1: the command launcher needs [exec] command"},
+		{"ssh", Options{StateDir: "/x", Build: "b", Remote: Remote{Hosts: []RemoteHost{{Name: "n1", Launcher: "local"}}}}, `host n1: unknown launcher "local" (want ssh or command)`},
+	} {
+		if _, err := New(tc.kind, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%q) = %v, want %q", tc.kind, err, tc.want)
+		}
+	}
+}
+
+// The command each host is reached by: ssh's, with BatchMode and the
+// options before the address, the remote command one quoted line; the
+// template's, the agent's command as words of their own.
+func TestRemoteArgv(t *testing.T) {
+	tmpl, err := ParseTemplate("srun --overlap -w {host} {command}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(SSH, Options{StateDir: "/var/lib/fluxq", Build: "b", Remote: Remote{
+		Hosts:    []RemoteHost{{Name: "n1", Address: "10.0.0.1", Launcher: SSH}, {Name: "n2", Launcher: Command}},
+		Path:     "/opt/fluxq/bin/fluxsched",
+		StateDir: "/scratch/{host}/fluxq state", SSHOptions: []string{"-F", "cfg"}, Template: tmpl, BinaryID: "0123456789ab",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.(*remote)
+	if got, want := r.Hosts(), []string{"n1", "n2"}; !slices.Equal(got, want) {
+		t.Errorf("Hosts() = %q, want %q", got, want)
+	}
+	for _, tc := range []struct {
+		host string
+		want []string
+	}{
+		{"n1", []string{"ssh", "-T", "-o", "BatchMode=yes", "-F", "cfg", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=3", "--", "10.0.0.1",
+			"/opt/fluxq/bin/fluxsched agent --attach --state-dir '/scratch/n1/fluxq state' --build 0123456789ab"}},
+		{"n2", []string{"srun", "--overlap", "-w", "n2", "/opt/fluxq/bin/fluxsched", "agent", "--attach", "--state-dir", "/scratch/n2/fluxq state", "--build", "0123456789ab"}},
+	} {
+		h, _ := r.host(tc.host)
+		if got := r.Argv(h); !slices.Equal(got, tc.want) {
+			t.Errorf("Argv(%s) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+	if _, err := r.ConnectHost(context.Background(), "n9"); err == nil || !strings.Contains(err.Error(), `host "n9": not one of the launcher's hosts`) {
+		t.Errorf("ConnectHost(n9) = %v", err)
+	}
+}
+
+// A command that fails before the hello: its last line of standard error
+// is the error, as ssh's would be.
+func TestConnectHostSaysWhy(t *testing.T) {
+	tmpl, err := ParseTemplate(`sh -c "echo 'some noise' >&2; echo 'ssh: connect to host n1 port 22: Connection refused' >&2; exit 255" {command}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := New(Command, Options{StateDir: "/x", Build: "b", Remote: Remote{Hosts: []RemoteHost{{Name: "n1", Launcher: Command}}, Template: tmpl}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.(HostLauncher).ConnectHost(context.Background(), "n1")
+	if err == nil || err.Error() != "ssh: connect to host n1 port 22: Connection refused" {
+		t.Errorf("ConnectHost = %v", err)
+	}
+	if _, err := l.Connect(context.Background()); err == nil || !strings.Contains(err.Error(), "no host reached (1 of 1 failed): ssh: connect") {
+		t.Errorf("Connect = %v", err)
 	}
 }
 

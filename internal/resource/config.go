@@ -24,6 +24,10 @@ type ConfigEntry struct {
 	GPUs       string   `toml:"gpus" json:"gpus,omitempty"`
 	Memory     string   `toml:"memory" json:"memory,omitempty" kind:"a memory size string"`
 	Properties []string `toml:"properties" json:"properties,omitempty"`
+	// Launcher is how the entry's hosts are reached (fluxq's key, issue
+	// 29): "ssh" or "command"; "" for [exec] launcher's. R never holds
+	// it: internal/config reads it for the launcher.
+	Launcher string `toml:"launcher" json:"launcher,omitempty"`
 }
 
 // invalidPropertyChars are the characters RFC 20 forbids in a property name;

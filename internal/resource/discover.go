@@ -273,7 +273,12 @@ func (m *Machine) ConfigEntry() ConfigEntry {
 // entry, headed by comments that say what R cannot (Flux's config has no
 // NUMA or SMT key, and an unknown key is an error). The snippet is valid
 // input to config.Load as it stands.
-func (m *Machine) WriteConfig(w io.Writer) error {
+func (m *Machine) WriteConfig(w io.Writer) error { return m.WriteConfigFor(w, "") }
+
+// WriteConfigFor is WriteConfig with the entry's hosts the given
+// hostlist, each taken to be like this machine (the nodes of a Slurm
+// allocation, as `fluxres discover` reads them); "" is this machine.
+func (m *Machine) WriteConfigFor(w io.Writer, hosts string) error {
 	var b strings.Builder
 	comment := func(format string, args ...any) {
 		b.WriteString("# ")
@@ -310,6 +315,9 @@ func (m *Machine) WriteConfig(w io.Writer) error {
 		comment("note: %s", n)
 	}
 	e := m.ConfigEntry()
+	if hosts != "" {
+		e.Hosts = hosts
+	}
 	b.WriteString("[[resource.config]]\n")
 	fmt.Fprintf(&b, "hosts = %s\n", tomlString(e.Hosts))
 	fmt.Fprintf(&b, "cores = %s\n", tomlString(e.Cores))

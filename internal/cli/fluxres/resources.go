@@ -229,7 +229,9 @@ reservation; when the hosts' memory is known, also the group's memory
 and what no job holds of it (MEMORY, MEMFREE). Use it to see why a node
 takes no jobs. Where jobs' memory limits are scheduled but not enforced
 (no cgroup memory controller for the exec agent), a last line says so,
-and why.
+and why. Hosts that the ssh or command launcher could not use when it
+last tried (unreachable, no fluxsched there, or another build of it)
+are listed after the nodes, each with the launcher's reason.
 
 EXAMPLES:
   # Every node's status
@@ -275,10 +277,15 @@ EXAMPLES:
 			if m := memoryLimitsJSON(how, whyNot); m != nil {
 				obj["memory_limits"] = m
 			}
+			unusable := unusableHosts(c)
+			if len(unusable) > 0 {
+				obj["hosts_unusable"] = unusable
+			}
 			return output.PrintObject(p, obj, func(w io.Writer) error {
 				if err := printStatus(w, nodes, mem); err != nil {
 					return err
 				}
+				printUnusableHosts(w, unusable)
 				printMemoryLimits(w, whyNot)
 				return nil
 			})
@@ -602,6 +609,11 @@ as a config snippet to start from, or with --json as the machine, its R
 and the config entry. --memory-reserve is [resource] memory-reserve, for
 a config that sets it. It needs no instance.
 
+Inside a Slurm allocation (SLURM_JOB_NODELIST set), the snippet is for
+the allocation's nodes, each taken to be like this one, reached by the
+command launcher with srun (--this-machine: this machine alone): a
+config for an instance across the allocation.
+
 EXAMPLES:
   # What fluxsched would find here
   $ fluxres discover
@@ -610,9 +622,13 @@ EXAMPLES:
   $ fluxres discover > /etc/fluxq/resources.toml
 
   # Leave 8G of memory to the system, not the default
-  $ fluxres discover --memory-reserve 8G`,
+  $ fluxres discover --memory-reserve 8G
+
+  # Inside a Slurm allocation: a config for its nodes
+  $ salloc -N4 fluxres discover > alloc.toml`,
 		Flags: []cli.Flag{
 			output.JSONFlag(),
+			&cli.BoolFlag{Name: "this-machine", Usage: "describe this machine alone, even inside a Slurm allocation", DisableDefaultText: true},
 			&cli.StringFlag{Name: "memory-reserve", Usage: "leave `SIZE` of memory to the system, as [resource] memory-reserve does (0: none)", DefaultText: "5% of the memory, at least 512M, at most 4G"},
 		},
 		Action: exitcode.Action(func(c *cli.Context) error {
@@ -647,7 +663,22 @@ EXAMPLES:
 				return err
 			}
 			doc := discovered{Machine: m, R: json.RawMessage(mustJSON(m.R())), Config: []resource.ConfigEntry{m.ConfigEntry()}}
-			return output.PrintObject(p, doc, m.WriteConfig)
+			alloc, err := slurmAllocation(c)
+			if err != nil {
+				return err
+			}
+			if alloc == nil {
+				return output.PrintObject(p, doc, m.WriteConfig)
+			}
+			doc.Config[0].Hosts, doc.Config[0].Launcher = alloc.nodes, "command"
+			doc.Exec = alloc.exec()
+			return output.PrintObject(p, doc, func(w io.Writer) error {
+				fmt.Fprintf(w, "# The %d nodes of Slurm job %s (SLURM_JOB_NODELIST), each taken to be like %s:\n", alloc.count, alloc.job, host)
+				if err := m.WriteConfigFor(w, alloc.nodes); err != nil {
+					return err
+				}
+				return alloc.writeExec(w)
+			})
 		}),
 	}
 }
@@ -658,6 +689,8 @@ type discovered struct {
 	*resource.Machine
 	R      json.RawMessage        `json:"R"`
 	Config []resource.ConfigEntry `json:"config"`
+	// Exec is the [exec] table, inside a Slurm allocation.
+	Exec *allocExec `json:"exec,omitempty"`
 }
 
 // nvmlGPUs asks NVML; a machine without it (or without a loaded driver)

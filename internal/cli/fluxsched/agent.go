@@ -1,6 +1,7 @@
 package fluxsched
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agent"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
 	"github.com/fluxq/fluxq/internal/cli/instance"
+	"github.com/fluxq/fluxq/internal/launcher"
 )
 
 // AgentCommand returns the hidden `fluxsched agent --state-dir DIR`
@@ -26,6 +28,11 @@ func AgentCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: instance.FlagStateDir, Usage: "the instance's state `DIR` (required: ps shows it)"},
 			&cli.StringFlag{Name: "containment", Value: "auto", Usage: "how jobs are contained: auto, cgroup or subreaper"},
+			// Run by a launcher for other machines (ssh, command) on the
+			// host it reaches: a bridge from stdin and stdout to the
+			// agent here, started if none answers.
+			&cli.BoolFlag{Name: "attach", Usage: "bridge stdin and stdout to this machine's exec agent, starting it when none answers"},
+			&cli.StringFlag{Name: "build", Usage: "with --attach: the instance's `BUILD` (fluxsched's binary id); another is refused"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -39,6 +46,9 @@ func AgentCommand() *cli.Command {
 			dir, err := instance.StateDir(c)
 			if err != nil {
 				return err
+			}
+			if c.Bool("attach") {
+				return attach(c, dir)
 			}
 			// One P: the agent's work per job is system calls and short
 			// hand-offs between its goroutines (connection, launcher,
@@ -62,4 +72,22 @@ func AgentCommand() *cli.Command {
 			return a.Run(ctx)
 		},
 	}
+}
+
+// attach serves `fluxsched agent --attach`: the far end of the ssh and
+// command launchers. A different build here is refused in one line,
+// which the launcher reports as the host's reason: an agent of another
+// build must not run this instance's jobs.
+func attach(c *cli.Context, dir string) error {
+	if want := c.String("build"); want != "" && want != agent.BinaryID() {
+		host, _ := os.Hostname()
+		return fmt.Errorf("%s runs fluxsched build %s, this instance is build %s", host, agent.BinaryID(), want)
+	}
+	self, err := selfPath()
+	if err != nil {
+		return fmt.Errorf("finding the exec agent: %w", err)
+	}
+	// The agent this starts is this machine's (its own build), in a
+	// session of its own: it outlives the connection.
+	return launcher.Attach(c.Context, launcher.Options{StateDir: dir, Build: agent.BuildID(), Command: []string{self, "agent"}}, os.Stdin, os.Stdout)
 }

@@ -244,10 +244,21 @@ func selfPath() (string, error) {
 	name := os.Args[0]
 	if !strings.Contains(name, "/") {
 		p, err := exec.LookPath(name)
-		if err != nil {
+		if err != nil || !sameFile(p, "/proc/self/exe") {
+			// Not this binary: PATH names another fluxsched (an
+			// install beside the one ssh ran by its path).
 			return os.Executable()
 		}
 		name = p
 	}
 	return filepath.Abs(name)
+}
+
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

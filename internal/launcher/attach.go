@@ -1,0 +1,139 @@
+package launcher
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/fluxq/fluxq/internal/wire"
+)
+
+// Attach is the far end of a launcher for other machines (`fluxsched
+// agent --attach`, run by ssh or a command's template on the host): it
+// reaches the agent of opts.Build in opts.StateDir on this machine,
+// starting it as the local launcher does (in a session of its own, so
+// that it outlives the connection) when none answers, and bridges in and
+// out to its socket until either side ends.
+//
+// It carries only the agent protocol: each line from in must be an
+// agentproto request (wire's JSON, a topic of agent.*, at most
+// wire.MaxLine bytes), else the bridge ends with why. What the agent lets
+// the caller do is the agent's to decide, on the bridge's uid (the user
+// ssh logged in as), with its socket's caps: the bridge is one more
+// connection to it, counted as any other.
+func Attach(ctx context.Context, opts Options, in io.Reader, out io.Writer) error {
+	path := SocketPath(opts.StateDir, opts.Build)
+	c, err := dial(ctx, path)
+	if err != nil {
+		// None answers: started as fluxsched would start it here.
+		l, err := New(Local, opts)
+		if err != nil {
+			return err
+		}
+		agents, err := l.Connect(ctx)
+		if err != nil {
+			return err
+		}
+		for _, a := range agents {
+			a.Conn.Close()
+		}
+		if c, err = dial(ctx, path); err != nil {
+			return fmt.Errorf("exec agent %s: %w", path, err)
+		}
+	}
+	defer c.Close()
+	fromAgent := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(out, c)
+		fromAgent <- err
+	}()
+	toAgent := make(chan error, 1)
+	go func() { toAgent <- forward(in, c) }()
+	select {
+	case err := <-fromAgent:
+		// The agent hung up: it exited, or another hello took it over.
+		return err
+	case err := <-toAgent:
+		if err != nil {
+			return err
+		}
+		// The far side is done sending: the agent answers what it was
+		// sent, then closes.
+		c.CloseWrite()
+		return <-fromAgent
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// forward copies in's lines to c, each checked to be an agentproto
+// request; nil at the end of in.
+func forward(in io.Reader, c *net.UnixConn) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(r)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("the bridge to the exec agent: line %d: %w", n, err)
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if err := CheckRequest(line); err != nil {
+			return fmt.Errorf("the bridge to the exec agent carries only its protocol: line %d: %w", n, err)
+		}
+		if _, err := c.Write(line); err != nil {
+			return fmt.Errorf("the bridge to the exec agent: %w", err)
+		}
+	}
+}
+
+// readLine reads one line, its newline included (one is added to a last
+// line without it), of at most wire.MaxLine bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > wire.MaxLine {
+			return nil, fmt.Errorf("message longer than %d bytes", wire.MaxLine)
+		}
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF && len(line) > 0:
+			return append(line, '\n'), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// topicPrefix begins every agentproto topic.
+const topicPrefix = "agent."
+
+// CheckRequest says whether line is an agentproto request, as the bridge
+// lets one through.
+func CheckRequest(line []byte) error {
+	var m wire.Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return errors.New("not a JSON message")
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if m.Type != wire.Request || !strings.HasPrefix(m.Topic, topicPrefix) {
+		return fmt.Errorf("%s %q is not a request of the exec agent's", m.Type, m.Topic)
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+package launcher
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The bridge lets agentproto requests through, and nothing else.
+func TestCheckRequest(t *testing.T) {
+	for _, tc := range []struct {
+		line, want string // want "": let through
+	}{
+		{`{"topic":"agent.hello","type":"request","payload":{"build":"b"}}`, ""},
+		{`{"topic":"agent.start","type":"request","payload":{}}`, ""},
+		{`{"topic":"agent.nosuch","type":"request"}`, ""}, // the agent answers ENOSYS itself
+		{`{"topic":"job-manager.submit","type":"request"}`, `is not a request of the exec agent's`},
+		{`{"topic":"agent.hello","type":"response"}`, `is not a request of the exec agent's`},
+		{`not json`, "not a JSON message"},
+		{`[1,2]`, "not a JSON message"},
+	} {
+		err := CheckRequest([]byte(tc.line))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("CheckRequest(%s) = %v, want it let through", tc.line, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("CheckRequest(%s) = %v, want %q", tc.line, err, tc.want)
+		}
+	}
+}
+
+// forward copies requests line by line to the agent's socket and stops,
+// with why, at the first line that is not one.
+func TestForward(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(c)
+		got <- string(b)
+	}()
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := `{"topic":"agent.hello","type":"request"}` + "\n\n" + `{"topic":"agent.ack","type":"request","payload":{"ids":[]}}` + "\n" +
+		`{"topic":"state.purge","type":"request"}` + "\n" + `{"topic":"agent.stop","type":"request"}` + "\n"
+	err = forward(strings.NewReader(in), c)
+	if err == nil || !strings.Contains(err.Error(), `carries only its protocol: line 4: request "state.purge" is not a request of the exec agent's`) {
+		t.Errorf("forward = %v", err)
+	}
+	c.Close()
+	want := `{"topic":"agent.hello","type":"request"}` + "\n" + `{"topic":"agent.ack","type":"request","payload":{"ids":[]}}` + "\n"
+	select {
+	case s := <-got:
+		if s != want {
+			t.Errorf("the agent read %q, want %q", s, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("nothing read")
+	}
+}
+
+func TestReadLineBound(t *testing.T) {
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("x"), 64<<20)), strings.NewReader("y\n")), 64<<10)
+	if _, err := readLine(r); err == nil || !strings.Contains(err.Error(), "message longer than") {
+		t.Errorf("readLine of a line past wire.MaxLine = %v", err)
+	}
+	r = bufio.NewReader(strings.NewReader("last"))
+	if line, err := readLine(r); err != nil || string(line) != "last\n" {
+		t.Errorf("readLine of a last line without newline = %q, %v", line, err)
+	}
+}
+
+// Attach reaches a live agent of its build and carries both ways; the
+// agent's hang-up ends it.
+func TestAttachBridges(t *testing.T) {
+	state := t.TempDir()
+	if err := os.MkdirAll(Dir(state), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := serveFake(state, "b1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	inR, inW := io.Pipe()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Attach(context.Background(), Options{StateDir: state, Build: "b1", Command: []string{"/nonexistent"}}, inR, &out)
+	}()
+	io.WriteString(inW, `{"topic":"agent.hello","type":"request","payload":{"build":"b1"}}`+"\n")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), `"agent.hello"`) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), `"type":"response"`) {
+		t.Fatalf("no hello answered through the bridge: %q", out.String())
+	}
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Attach = %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Attach did not end at the end of its input")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct{ reason, want string }{
+		{"host2 runs fluxsched build 0123456789ab, this instance is build ba9876543210", HostAnotherBuild},
+		{"bash: line 1: /opt/fluxq/bin/fluxsched: No such file or directory", HostNoBinary},
+		{"bash: line 1: fluxsched: command not found", HostNoBinary},
+		{"sh: 1: /opt/fluxsched: Permission denied", HostNoBinary},
+		{"root@10.0.0.1: Permission denied (publickey).", HostUnreachable},
+		{"ssh: connect to host 10.0.0.1 port 22: Connection refused", HostUnreachable},
+		{"no hello from the exec agent within 30s", HostUnreachable},
+	} {
+		if got := classify(tc.reason); got != tc.want {
+			t.Errorf("classify(%q) = %q, want %q", tc.reason, got, tc.want)
+		}
+	}
+}
+
+// Whatever line the far side sends, the bridge's check never panics, and
+// what it lets through is an agent.* request that reads as one.
+func FuzzCheckRequest(f *testing.F) {
+	for _, s := range []string{`{"topic":"agent.hello","type":"request","payload":{"build":"b"}}`, `{"topic":"job-manager.submit","type":"request"}`,
+		`{"topic":"agent.start","type":"response"}`, `not json`, `{}`, `{"topic":"agent.","type":"request","matchtag":4294967296}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		err := CheckRequest(line)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("CheckRequest(%q): error %q is not one line", line, err)
+			}
+			return
+		}
+		var m struct {
+			Topic, Type string
+		}
+		if json.Unmarshal(line, &m) != nil || !strings.HasPrefix(m.Topic, "agent.") || m.Type != "request" {
+			t.Fatalf("CheckRequest let %q through", line)
+		}
+	})
+}

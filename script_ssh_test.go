@@ -1,0 +1,121 @@
+package fluxq_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/fluxq/fluxq/internal/config"
+	"github.com/fluxq/fluxq/internal/daemon"
+	"github.com/fluxq/fluxq/internal/launcher"
+	"github.com/fluxq/fluxq/internal/sshtest"
+)
+
+// cmdSSHHosts makes N hosts reached over real OpenSSH (internal/sshtest)
+// under $WORK/ssh, stopped with everything their sessions left when the
+// script ends, and sets:
+//
+//	SSH_CONFIG   the client config: ssh -F $SSH_CONFIG host2 hostname
+//	SSH_HOSTS    the hosts' names, host1 to hostN, space-separated
+//	SSH_NODES    the same as a hostlist: host[1-N]
+//	HOSTi_ADDR   host i's address (127.0.0.(i+1)), HOSTi_STATE its agent's state directory
+//
+// A script that uses it first skips where hosts cannot be made (not
+// root, no sshd; CI installs sshd, so nothing skips there):
+//
+//	[!sshd] skip 'needs root and sshd (internal/sshtest)'
+//	sshhosts 4
+func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: sshhosts N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("sshhosts: bad count %q", args[0])
+	}
+	if why := sshtest.Missing(); why != "" {
+		ts.Fatalf("%s (begin the script with [!sshd] skip)", why)
+	}
+	h, err := sshtest.Start(filepath.Join(ts.Getenv("WORK"), "ssh"), n)
+	if err != nil {
+		ts.Fatalf("sshhosts: %v", err)
+	}
+	h.Log = ts.Logf
+	ts.Defer(h.Stop)
+	ts.Setenv("SSH_CONFIG", h.Config)
+	ts.Setenv("SSH_HOSTS", strings.Join(h.Names(), " "))
+	ts.Setenv("SSH_NODES", "host[1-"+strconv.Itoa(n)+"]")
+	if n == 1 {
+		ts.Setenv("SSH_NODES", "host1")
+	}
+	// The fluxsched a host runs: the script's own (this test binary),
+	// named by its path, since sshd gives sessions a PATH of its own.
+	if p, err := exec.LookPath("fluxsched"); err == nil {
+		ts.Setenv("FLUXSCHED", p)
+	}
+	for i, host := range h.Hosts {
+		p := "HOST" + strconv.Itoa(i+1)
+		ts.Setenv(p+"_ADDR", host.Address)
+		ts.Setenv(p+"_STATE", host.StateDir)
+	}
+}
+
+// cmdExpandEnv writes IN to OUT with the script's $VARS expanded: a
+// config naming $WORK's paths.
+//
+//	expandenv ssh.toml.in ssh.toml
+func cmdExpandEnv(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expandenv IN OUT")
+	}
+	b := ts.ReadFile(args[0])
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(b, ts.Getenv)), 0o600))
+}
+
+// cmdReachHosts builds the launcher of config CONFIG as fluxsched would
+// (daemon.NewLauncher) and reaches each of its hosts, one connection
+// each (HostLauncher.ConnectHost), printing what each agent's hello says
+// or why it was not reached:
+//
+//	host2: reached host2 (ssh host2), agent pid 1234, running 0, ended 0
+//	host3: not reached: host3 runs fluxsched build X, this instance is build Y
+//
+// The connections are closed at the end (the agents stay, as they do
+// when fluxsched stops).
+//
+//	reachhosts ssh.toml
+func cmdReachHosts(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: reachhosts CONFIG")
+	}
+	cfg, err := config.Load(ts.MkAbs(args[0]))
+	ts.Check(err)
+	self, err := exec.LookPath("fluxsched")
+	ts.Check(err)
+	l, err := daemon.NewLauncher(cfg, ts.Getenv("FLUXQ_STATE_DIR"), []string{self, "agent"}, slog.New(slog.DiscardHandler))
+	ts.Check(err)
+	hl, ok := l.(launcher.HostLauncher)
+	if !ok {
+		ts.Fatalf("reachhosts: the launcher of %s reaches no hosts one by one", args[0])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, host := range hl.Hosts() {
+		a, err := hl.ConnectHost(ctx, host)
+		if err != nil {
+			fmt.Fprintf(ts.Stdout(), "%s: not reached: %v\n", host, err)
+			continue
+		}
+		fmt.Fprintf(ts.Stdout(), "%s: reached %s (%s), hosts %v, agent pid %d, running %d, ended %d\n", host, a.Hello.Host, a.Name,
+			a.Hosts, a.Hello.PID, len(a.Hello.Running), len(a.Hello.Ended))
+		a.Conn.Close()
+	}
+}
