@@ -50,6 +50,8 @@ const (
 	DefaultService = "job-exec"
 	// DefaultKillGrace is flux-core job-exec's default kill-timeout.
 	DefaultKillGrace = 5 * time.Second
+	// DefaultHostTimeout is config.DefaultHostTimeout's.
+	DefaultHostTimeout = 5 * time.Minute
 )
 
 // Reasons for conventional error responses; the job manager suspends the
@@ -72,6 +74,10 @@ type Options struct {
 	KillGrace time.Duration
 	// Log takes what is worth telling the operator (nothing if nil).
 	Log *slog.Logger
+	// HostTimeout is [exec] host-timeout: with one agent per host, how
+	// long a host's agent may stay lost before the jobs with a part on
+	// it end with a node-failure exception (DefaultHostTimeout if zero).
+	HostTimeout time.Duration
 }
 
 // Run registers as an exec service on conn and serves it until the job
@@ -92,6 +98,9 @@ func Run(conn wire.Conn, opts Options) error {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
+	if opts.HostTimeout <= 0 {
+		opts.HostTimeout = DefaultHostTimeout
+	}
 	if opts.Launcher == nil {
 		return errors.New("exec: no launcher")
 	}
@@ -108,7 +117,7 @@ func Run(conn wire.Conn, opts Options) error {
 		// One agent per host (a launcher.HostLauncher): starts are routed
 		// by R's hosts (split.go), and each host's agent is of the build
 		// its launcher asked for, so none is retired here.
-		r.byHost, r.jobs = map[string]*agentLink{}, map[fluid.ID]*split{}
+		r.byHost, r.jobs, r.orphans = map[string]*agentLink{}, map[fluid.ID]*split{}, map[fluid.ID][]*agentLink{}
 	}
 	defer r.close()
 	var ended []fluid.ID
@@ -159,6 +168,16 @@ func Run(conn wire.Conn, opts Options) error {
 	}
 	for _, l := range r.agents {
 		go r.read(l)
+	}
+	if hl, ok := opts.Launcher.(launcher.HostLauncher); ok && r.hostMode() {
+		// The hosts that did not answer are tried again, as lost ones are.
+		r.mu.Lock()
+		for _, h := range hl.Hosts() {
+			if r.byHost[h] == nil {
+				r.lose(h, nil)
+			}
+		}
+		r.mu.Unlock()
 	}
 	go r.readManager()
 	<-r.done
@@ -226,6 +245,12 @@ type router struct {
 	// uses holder and streams.
 	byHost map[string]*agentLink
 	jobs   map[fluid.ID]*split
+	// orphans are jobs a host's agent took back that the job manager no
+	// longer has a part of there (ended by host-timeout, or acknowledged
+	// while the host was lost): killed, and acknowledged at their end.
+	orphans map[fluid.ID][]*agentLink
+	// timers are the host-timeouts of lost hosts.
+	timers map[string]*time.Timer
 
 	// holder is the agent of each job it runs, or whose end it holds
 	// until the job manager acknowledges it.
@@ -280,6 +305,9 @@ func (r *router) handle(in input) bool {
 	if err != nil || end {
 		r.over, r.result = true, err
 		close(r.done)
+		for _, t := range r.timers {
+			t.Stop()
+		}
 		return false
 	}
 	return true
@@ -287,6 +315,8 @@ func (r *router) handle(in input) bool {
 
 // close ends every agent connection; the agents keep their jobs.
 func (r *router) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, l := range r.agents {
 		l.Conn.Close()
 	}
@@ -502,10 +532,15 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 			r.opts.Log.Info("an exec agent of another build retired", "agent", l.Name)
 			return nil
 		}
-		if r.hostMode() && !r.holds(l) {
-			// A host's agent that holds nothing: the hosts of the others
-			// go on; a job that needs this host is refused.
+		if r.hostMode() {
+			// The other hosts go on; this one's jobs run on there, and
+			// are taken back when it answers again (hosts.go).
 			r.opts.Log.Warn("lost the exec agent of a host", "agent", l.Name, "err", rerr)
+			for _, h := range l.Hosts {
+				if r.byHost[h] == l {
+					r.lose(h, l)
+				}
+			}
 			return nil
 		}
 		if rerr == io.EOF {

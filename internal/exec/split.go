@@ -47,6 +47,13 @@ type split struct {
 type part struct {
 	l                           *agentLink
 	started, finished, released bool
+	// lost: given up with its host (hosts.go).
+	lost bool
+	// payload is the start sent for it, for a reattach.
+	payload []byte
+	// exceptions counts those passed on; skip those to drop, said again
+	// after a reattach.
+	exceptions, skip int
 }
 
 func (s *split) part(l *agentLink) *part {
@@ -138,6 +145,7 @@ func (r *router) startSplit(id fluid.ID, m wire.Message) error {
 			q = strconv.AppendQuote(q, set.String())
 		}
 		q = append(q, '}')
+		p.payload = q
 		r.forward(p.l, wire.Message{Topic: agentproto.TopicStart, Type: wire.Request, Payload: q})
 	}
 	return nil
@@ -203,12 +211,15 @@ func (r *router) fromPart(l *agentLink, m wire.Message) error {
 	if err := json.Unmarshal(m.Payload, &resp); err != nil {
 		return fmt.Errorf("exec: the exec agent %s: a start response that does not read: %w", l.Name, err)
 	}
+	if r.fromOrphan(l, resp) {
+		return nil
+	}
 	s := r.jobs[resp.ID]
 	var p *part
 	if s != nil {
 		p = s.part(l)
 	}
-	if p == nil || !s.open {
+	if p == nil || !s.open || p.lost {
 		r.opts.Log.Warn("exec agent: a response for a job it does not run here", "agent", l.Name, "job", resp.ID, "type", resp.Type)
 		return nil
 	}
@@ -216,8 +227,20 @@ func (r *router) fromPart(l *agentLink, m wire.Message) error {
 	case execproto.TypeStart:
 		p.started = true
 	case execproto.TypeException:
+		if p.skip > 0 {
+			p.skip--
+			return nil
+		}
+		p.exceptions++
 		r.send(wire.Message{Topic: r.topic(execproto.MethodStart), Type: wire.Response, Payload: m.Payload})
+		var e execproto.Exception
+		if json.Unmarshal(resp.Data, &e) == nil && e.Severity == 0 {
+			r.tellOthers(resp.ID, s, p, e)
+		}
 	case execproto.TypeFinish:
+		if p.finished {
+			return nil
+		}
 		var f agentproto.Finish
 		if err := json.Unmarshal(resp.Data, &f); err != nil {
 			return fmt.Errorf("exec: the exec agent %s: a finish that does not read: %w", l.Name, err)
@@ -238,6 +261,9 @@ func (r *router) fromPart(l *agentLink, m wire.Message) error {
 		s.haveFinish = true
 	case execproto.TypeRelease:
 		var rel execproto.Release
+		if p.released {
+			return nil
+		}
 		if json.Unmarshal(resp.Data, &rel) == nil && rel.Final {
 			p.released = true
 		}
@@ -271,5 +297,17 @@ func (r *router) progress(id fluid.ID, s *split) {
 	if released {
 		s.open = false
 		r.sendResponse(id, execproto.TypeRelease, finalRelease)
+	}
+}
+
+// tellOthers passes a fatal exception raised on one part of a job to the
+// others, whose tasks then end: the job manager sends no notice of an
+// exception the exec service raised (it takes the service to know), and
+// on one host the agent ends the job's tasks itself.
+func (r *router) tellOthers(id fluid.ID, s *split, from *part, e execproto.Exception) {
+	for _, p := range s.parts {
+		if p != from && !p.l.gone && !p.released {
+			r.sendAgent(p.l, agentproto.TopicException, execproto.ExceptionNotice{ID: id, Severity: e.Severity, Type: e.Type, Note: e.Note})
+		}
 	}
 }
