@@ -20,6 +20,12 @@
 // (reaching a restarted agent, which has taken back its jobs from its
 // journal) says hello again and every running job is reattached. Only a
 // retired agent that holds nothing may go without that.
+//
+// With one agent per host (a launcher.HostLauncher's, Agent.Hosts set)
+// a start goes to the agents of the hosts in the job's R instead, their
+// parts one stream toward the job manager (split.go), and a lost host's
+// agent is reached again, or its jobs given up after HostTimeout, without
+// ending the registration (hosts.go).
 package exec
 
 import (
