@@ -56,8 +56,6 @@ const (
 	DefaultService = "job-exec"
 	// DefaultKillGrace is flux-core job-exec's default kill-timeout.
 	DefaultKillGrace = 5 * time.Second
-	// DefaultHostTimeout is config.DefaultHostTimeout's.
-	DefaultHostTimeout = 5 * time.Minute
 )
 
 // Reasons for conventional error responses; the job manager suspends the
@@ -82,7 +80,8 @@ type Options struct {
 	Log *slog.Logger
 	// HostTimeout is [exec] host-timeout: with one agent per host, how
 	// long a host's agent may stay lost before the jobs with a part on
-	// it end with a node-failure exception (DefaultHostTimeout if zero).
+	// it end with a node-failure exception; 0 (or less): never, as
+	// config.Config.HostTimeout says of "0" and "inf".
 	HostTimeout time.Duration
 }
 
@@ -103,9 +102,6 @@ func Run(conn wire.Conn, opts Options) error {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
-	}
-	if opts.HostTimeout <= 0 {
-		opts.HostTimeout = DefaultHostTimeout
 	}
 	if opts.Launcher == nil {
 		return errors.New("exec: no launcher")

@@ -50,7 +50,11 @@ func (r *router) lose(host string, l *agentLink) {
 	if t := r.timers[host]; t != nil {
 		t.Stop()
 	}
-	r.timers[host] = time.AfterFunc(r.opts.HostTimeout, func() { r.hostTimedOut(host) })
+	if r.opts.HostTimeout > 0 {
+		r.timers[host] = time.AfterFunc(r.opts.HostTimeout, func() { r.hostTimedOut(host) })
+	} else {
+		delete(r.timers, host)
+	}
 	hl, ok := r.opts.Launcher.(launcher.HostLauncher)
 	if !ok {
 		return

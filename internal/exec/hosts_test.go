@@ -66,7 +66,9 @@ func newLossRig(t *testing.T, hostTimeout time.Duration, n int) (*rig, *hostLaun
 	}
 	jmEnd, svcEnd := wire.Pipe()
 	r.jm = &end{t: t, name: "job manager", c: jmEnd}
-	go func() { r.done <- Run(svcEnd, Options{Launcher: hl, KillGrace: 2 * time.Second, HostTimeout: hostTimeout}) }()
+	go func() {
+		r.done <- Run(svcEnd, Options{Launcher: hl, KillGrace: 2 * time.Second, HostTimeout: hostTimeout})
+	}()
 	t.Cleanup(func() { jmEnd.Close() })
 	r.jm.expect(execproto.TopicHello, wire.Request)
 	r.jm.send(wire.NewResponse(execproto.TopicHello, nil))
