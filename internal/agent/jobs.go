@@ -131,7 +131,7 @@ func (a *Agent) start(cn *conn, m wire.Message) {
 		grace = DefaultKillGrace
 	}
 	j := &job{id: req.ID, userid: req.UserID, conn: cn, startOwed: true,
-		spec: runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace, Launched: a.opts.Now(), Memory: req.Memory}}
+		spec: runner.Spec{ID: req.ID, UserID: req.UserID, Jobspec: req.Jobspec, R: req.R, KillGrace: grace, Launched: a.opts.Now(), Memory: req.Memory, Ranks: req.Ranks}}
 	a.jobs[req.ID] = j
 	a.mu.Unlock()
 
@@ -448,6 +448,7 @@ func decodeStart(m wire.Message) (agentproto.Start, error) {
 		R         json.RawMessage `json:"R"`
 		KillGrace float64         `json:"kill_grace"`
 		Memory    uint64          `json:"memory"`
+		Ranks     string          `json:"ranks"`
 	}
 	if err := json.Unmarshal(m.Payload, &w); err != nil {
 		return agentproto.Start{}, fmt.Errorf("%s: %w", m.Topic, err)
@@ -461,7 +462,7 @@ func decodeStart(m wire.Message) (agentproto.Start, error) {
 		}
 	}
 	return agentproto.Start{Start: execproto.Start{ID: *w.ID, UserID: *w.UserID, Jobspec: w.Jobspec,
-		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace, Memory: w.Memory}, nil
+		Reattach: *w.Reattach, R: w.R}, KillGrace: w.KillGrace, Memory: w.Memory, Ranks: w.Ranks}, nil
 }
 
 // timestamp is t in seconds since the epoch, as RFC 18 eventlogs write

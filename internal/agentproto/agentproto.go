@@ -129,6 +129,13 @@ type Start struct {
 	// job runs under it, and a job the OOM killer reached ends with
 	// exception "oom" (severity 0).
 	Memory uint64 `json:"memory,omitempty"`
+	// Ranks are the ranks of R this agent runs (an idset), when the job
+	// spans the hosts of several agents (a launcher.HostLauncher's, one
+	// per host); empty: all of them, as the local launcher's one agent
+	// does. R itself comes whole, so that the layout of tasks over its
+	// ranks, and with it every task's global rank and the job's node and
+	// task counts, is the same on every host.
+	Ranks string `json:"ranks,omitempty"`
 }
 
 // Usage is what a job's processes consumed, from the agent's wait (rusage)

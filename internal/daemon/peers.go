@@ -103,6 +103,8 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 		Launcher:  l,
 		KillGrace: fsd.Duration(opts.Config.KillTimeoutSeconds()),
 		Log:       opts.Log,
+		// A host lost this long ends its jobs (node-failure).
+		HostTimeout: opts.Config.HostTimeout(),
 	}
 	log := opts.Log
 	p := &loop.Peer{Connect: func() (wire.Conn, error) {

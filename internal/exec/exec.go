@@ -20,6 +20,12 @@
 // (reaching a restarted agent, which has taken back its jobs from its
 // journal) says hello again and every running job is reattached. Only a
 // retired agent that holds nothing may go without that.
+//
+// With one agent per host (a launcher.HostLauncher's, Agent.Hosts set)
+// a start goes to the agents of the hosts in the job's R instead, their
+// parts one stream toward the job manager (split.go), and a lost host's
+// agent is reached again, or its jobs given up after HostTimeout, without
+// ending the registration (hosts.go).
 package exec
 
 import (
@@ -29,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -71,6 +78,11 @@ type Options struct {
 	KillGrace time.Duration
 	// Log takes what is worth telling the operator (nothing if nil).
 	Log *slog.Logger
+	// HostTimeout is [exec] host-timeout: with one agent per host, how
+	// long a host's agent may stay lost before the jobs with a part on
+	// it end with a node-failure exception; 0 (or less): never, as
+	// config.Config.HostTimeout says of "0" and "inf".
+	HostTimeout time.Duration
 }
 
 // Run registers as an exec service on conn and serves it until the job
@@ -103,6 +115,12 @@ func Run(conn wire.Conn, opts Options) error {
 	}
 	r := &router{conn: conn, opts: opts, holder: map[fluid.ID]*agentLink{}, streams: map[fluid.ID]*agentLink{},
 		done: make(chan struct{})}
+	if slices.ContainsFunc(agents, func(a *launcher.Agent) bool { return a.Hosts != nil }) {
+		// One agent per host (a launcher.HostLauncher): starts are routed
+		// by R's hosts (split.go), and each host's agent is of the build
+		// its launcher asked for, so none is retired here.
+		r.byHost, r.jobs, r.orphans = map[string]*agentLink{}, map[fluid.ID]*split{}, map[fluid.ID][]*agentLink{}
+	}
 	defer r.close()
 	var ended []fluid.ID
 	for _, a := range agents {
@@ -115,6 +133,22 @@ func Run(conn wire.Conn, opts Options) error {
 		}
 		l := &agentLink{Agent: a, retiring: a.Hello.Retiring}
 		r.agents = append(r.agents, l)
+		if r.hostMode() {
+			for _, h := range a.Hosts {
+				r.byHost[h] = l
+			}
+			for _, id := range a.Hello.Running {
+				r.addHeld(l, id)
+			}
+			for _, id := range a.Hello.Ended {
+				if r.jobs[id] == nil {
+					// Once, however many hosts hold its end.
+					ended = append(ended, id)
+				}
+				r.addHeld(l, id)
+			}
+			continue
+		}
 		for _, id := range a.Hello.Running {
 			r.holder[id] = l
 		}
@@ -124,7 +158,7 @@ func Run(conn wire.Conn, opts Options) error {
 		}
 	}
 	for _, l := range r.agents[1:] {
-		if !l.retiring {
+		if !l.retiring && !r.hostMode() {
 			// Another build's: it finishes what it runs, takes nothing new.
 			r.sendAgent(l, agentproto.TopicRetire, nil)
 			l.retiring = true
@@ -136,6 +170,16 @@ func Run(conn wire.Conn, opts Options) error {
 	}
 	for _, l := range r.agents {
 		go r.read(l)
+	}
+	if hl, ok := opts.Launcher.(launcher.HostLauncher); ok && r.hostMode() {
+		// The hosts that did not answer are tried again, as lost ones are.
+		r.mu.Lock()
+		for _, h := range hl.Hosts() {
+			if r.byHost[h] == nil {
+				r.lose(h, nil)
+			}
+		}
+		r.mu.Unlock()
 	}
 	go r.readManager()
 	<-r.done
@@ -197,6 +241,19 @@ type router struct {
 	opts   Options
 	agents []*agentLink // this build's first
 
+	// byHost is the agent of each host when there is one per host (a
+	// launcher.HostLauncher's), and jobs the jobs they run or hold the
+	// ends of (split.go); nil with the local launcher's one agent, which
+	// uses holder and streams.
+	byHost map[string]*agentLink
+	jobs   map[fluid.ID]*split
+	// orphans are jobs a host's agent took back that the job manager no
+	// longer has a part of there (ended by host-timeout, or acknowledged
+	// while the host was lost): killed, and acknowledged at their end.
+	orphans map[fluid.ID][]*agentLink
+	// timers are the host-timeouts of lost hosts.
+	timers map[string]*time.Timer
+
 	// holder is the agent of each job it runs, or whose end it holds
 	// until the job manager acknowledges it.
 	holder map[fluid.ID]*agentLink
@@ -250,6 +307,9 @@ func (r *router) handle(in input) bool {
 	if err != nil || end {
 		r.over, r.result = true, err
 		close(r.done)
+		for _, t := range r.timers {
+			t.Stop()
+		}
 		return false
 	}
 	return true
@@ -257,6 +317,8 @@ func (r *router) handle(in input) bool {
 
 // close ends every agent connection; the agents keep their jobs.
 func (r *router) close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, l := range r.agents {
 		l.Conn.Close()
 	}
@@ -297,19 +359,23 @@ func (r *router) fromManager(m wire.Message) error {
 	case r.topic(execproto.MethodException):
 		// Notifications: no response, even to a bad one.
 		if e, err := execproto.DecodeException(m); err == nil {
-			r.toHolder(e.ID, agentproto.TopicException, m)
+			r.notify(e.ID, agentproto.TopicException, m)
 		}
 	case r.topic(execproto.MethodKill):
 		if k, err := execproto.DecodeKill(m); err == nil && k.Signal > 0 && k.Signal < 65 {
-			r.toHolder(k.ID, agentproto.TopicKill, m)
+			r.notify(k.ID, agentproto.TopicKill, m)
 		}
 	case r.topic(execproto.MethodExpiration):
 		if e, err := execproto.DecodeExpiration(m); err == nil {
-			r.toHolder(e.ID, agentproto.TopicExpiration, m)
+			r.notify(e.ID, agentproto.TopicExpiration, m)
 		}
 	case r.topic(execproto.MethodAck):
 		if a, err := execproto.DecodeAck(m); err == nil {
-			r.ack(a.IDs)
+			if r.hostMode() {
+				r.ackSplit(a.IDs)
+			} else {
+				r.ack(a.IDs)
+			}
 		}
 	default:
 		// Not a start: the job manager does not take this as fatal.
@@ -332,6 +398,9 @@ func (r *router) start(m wire.Message) error {
 			return r.fatal(m.Topic, err.Error())
 		}
 		id, m.Payload = req.ID, b
+	}
+	if r.hostMode() {
+		return r.startSplit(id, m)
 	}
 	if _, open := r.streams[id]; open {
 		// RFC 32: one start in flight per job, or responses could not
@@ -406,6 +475,15 @@ func startID(p json.RawMessage) (fluid.ID, bool) {
 	return fluid.ID(id), err == nil
 }
 
+// notify passes a notification about a job to the agents running it.
+func (r *router) notify(id fluid.ID, topic string, m wire.Message) {
+	if r.hostMode() {
+		r.toParts(id, topic, m)
+	} else {
+		r.toHolder(id, topic, m)
+	}
+}
+
 // toHolder passes a notification about a job to the agent holding it,
 // under the agent's topic; one for a job no agent holds is dropped, as
 // the exec service always dropped events for jobs it did not run.
@@ -456,6 +534,17 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 			r.opts.Log.Info("an exec agent of another build retired", "agent", l.Name)
 			return nil
 		}
+		if r.hostMode() {
+			// The other hosts go on; this one's jobs run on there, and
+			// are taken back when it answers again (hosts.go).
+			r.opts.Log.Warn("lost the exec agent of a host", "agent", l.Name, "err", rerr)
+			for _, h := range l.Hosts {
+				if r.byHost[h] == l {
+					r.lose(h, l)
+				}
+			}
+			return nil
+		}
 		if rerr == io.EOF {
 			return fmt.Errorf("exec: the exec agent %s hung up", l.Name)
 		}
@@ -468,6 +557,9 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 			r.opts.Log.Warn("exec agent", "agent", l.Name, "err", m.Err())
 		}
 		return nil
+	}
+	if r.hostMode() && !m.IsError() {
+		return r.fromPart(l, m)
 	}
 	out := wire.Message{Topic: r.topic(execproto.MethodStart), Type: wire.Response, Errnum: m.Errnum, Errstr: m.Errstr, Payload: m.Payload}
 	if m.IsError() {
@@ -497,6 +589,11 @@ var releaseType = []byte(`"type":"release"`)
 
 // holds reports whether an agent runs, or holds the end of, any job.
 func (r *router) holds(l *agentLink) bool {
+	for _, s := range r.jobs {
+		if s.part(l) != nil {
+			return true
+		}
+	}
 	for _, h := range r.holder {
 		if h == l {
 			return true

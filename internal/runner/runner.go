@@ -188,6 +188,9 @@ type Spec struct {
 	// under it, and ends with exception "oom" if the OOM killer reached
 	// it.
 	Memory uint64
+	// Ranks are the ranks of R whose tasks run here (an idset,
+	// agentproto.Start.Ranks); empty: all of R's.
+	Ranks string
 }
 
 // Record is what the agent journals before the fork so that a later agent
@@ -581,6 +584,9 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 		dir: filepath.Join(r.opts.JobsDir, strconv.FormatUint(uint64(s.ID), 10))}
 	j.folder.dir, j.folder.cred = j.dir, cred
 	j.plan, j.planErr = shell.NewPlan(s.ID, js, rs)
+	if j.planErr == nil && s.Ranks != "" {
+		j.planErr = j.plan.Keep(s.Ranks)
+	}
 	gid := r.egid
 	if cred != nil {
 		gid = cred.Gid

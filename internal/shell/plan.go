@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 )
@@ -148,3 +149,29 @@ func LookPath(file, pathEnv, cwd string) (string, error) { return lookPath(file,
 // StartExitCode is the exit status of a job whose task could not start:
 // 126 for a permission error, 127 for a missing file, else 1.
 func StartExitCode(err error) int { return startExitCode(err) }
+
+// Keep narrows the plan to the tasks of the ranks of R named by ranks (an
+// idset): the part of a job one host's agent runs when the job spans
+// several. The layout was made over the whole R first, so each task keeps
+// its global rank and environment (FLUXQ_TASK_RANK, FLUXQ_JOB_NNODES...)
+// as every other host computes them. An error is a ranks that does not
+// parse, or names no task of the plan.
+func (p *Plan) Keep(ranks string) error {
+	set, err := idset.Parse(ranks)
+	if err != nil {
+		return fmt.Errorf("ranks %q: %w", ranks, err)
+	}
+	var tasks []*task
+	var planTasks []PlanTask
+	for i, t := range p.tasks {
+		if set.Contains(t.node.Rank) {
+			tasks = append(tasks, t)
+			planTasks = append(planTasks, p.Tasks[i])
+		}
+	}
+	if len(tasks) == 0 {
+		return fmt.Errorf("no task of the job is on ranks %s", ranks)
+	}
+	p.tasks, p.Tasks = tasks, planTasks
+	return nil
+}

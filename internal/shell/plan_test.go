@@ -253,3 +253,55 @@ func TestMessages(t *testing.T) {
 		t.Errorf("LookPath(sh) = %q, %v; want /bin/sh", p, err)
 	}
 }
+
+// Keep narrows a -N2 -n4 plan to one host's rank: its tasks keep their
+// global ranks and the job's node and task counts.
+func TestPlanKeep(t *testing.T) {
+	r := rset.New([]rset.Node{
+		{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0-1")},
+		{Rank: 1, Hostname: "n1", Cores: idset.MustParse("0-1")},
+	})
+	js, err := jobspec.FromOptions(jobspec.Options{Nodes: 2, NTasks: 4, Command: []string{"true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		ranks   string
+		want    []int // global ranks of the tasks kept
+		wantErr string
+	}{
+		{"1", []int{2, 3}, ""},
+		{"0", []int{0, 1}, ""},
+		{"0-1", []int{0, 1, 2, 3}, ""},
+		{"7", nil, "no task of the job is on ranks 7"},
+		{"x", nil, `ranks "x": `},
+	}
+	for _, tc := range tests {
+		p, err := NewPlan(1, js, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = p.Keep(tc.ranks)
+		if tc.wantErr != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+				t.Errorf("Keep(%q) = %v, want %q", tc.ranks, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("Keep(%q): %v", tc.ranks, err)
+		}
+		p.Outputs(t.TempDir(), "")
+		var got []int
+		for _, pt := range p.Tasks {
+			got = append(got, pt.Rank)
+			env := envOf(pt.Env)
+			if env["FLUXQ_TASK_RANK"] != itoa(pt.Rank) || env["FLUXQ_JOB_NNODES"] != "2" || env["FLUXQ_JOB_SIZE"] != "4" {
+				t.Errorf("Keep(%q): task %d env %v", tc.ranks, pt.Rank, env)
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Keep(%q) kept ranks %v, want %v", tc.ranks, got, tc.want)
+		}
+	}
+}
