@@ -22,6 +22,8 @@ import (
 //	nested   jobs/<id>/{jobspec,eventlog,summary,summary-crc,waitable} (schema 2)
 //	jobspec  jobspecs/<id> apart, the rest nested as before
 //	flat     one top-level bucket per kind of record, keyed by id
+//	packed   flat, its buckets' FillPercent 1.0 (ids only grow: a page
+//	         split at bbolt's default half leaves half of each page empty)
 //
 // CANCEL_JOBS sets the number of jobs (20,000). CANCEL_STORE names a
 // real store (a copy: it is written) on which the same cancel is made,
@@ -39,7 +41,7 @@ func BenchmarkCancelLayout(b *testing.B) {
 	eventlog := bytes.Repeat([]byte("e"), 225)
 	more := bytes.Repeat([]byte("x"), 434-225)
 	summary := bytes.Repeat([]byte("s"), 478)
-	for _, layout := range []string{"nested", "jobspec", "flat"} {
+	for _, layout := range []string{"nested", "jobspec", "flat", "packed"} {
 		b.Run(layout, func(b *testing.B) {
 			var bytesW, pages, secs float64
 			for i := 0; i < b.N; i++ {
@@ -54,13 +56,16 @@ func BenchmarkCancelLayout(b *testing.B) {
 					if err != nil {
 						return err
 					}
+					if layout == "packed" {
+						bk.FillPercent = 1.0
+					}
 					return bk.Put(u64(id), v)
 				}
 				for from := 0; from < n; from += 10000 {
 					err := db.Update(func(tx *bolt.Tx) error {
 						for id := uint64(from + 1); id <= uint64(min(from+10000, n)); id++ {
 							switch layout {
-							case "flat":
+							case "flat", "packed":
 								for _, kv := range []struct {
 									b string
 									v []byte
@@ -97,10 +102,13 @@ func BenchmarkCancelLayout(b *testing.B) {
 				var st bolt.TxStats
 				err = db.Update(func(tx *bolt.Tx) error {
 					for id := uint64(1); id <= uint64(n); id++ {
-						if layout == "flat" {
-							ev := tx.Bucket([]byte("eventlogs"))
+						if layout == "flat" || layout == "packed" {
+							ev, sm := tx.Bucket([]byte("eventlogs")), tx.Bucket([]byte("summaries"))
+							if layout == "packed" {
+								ev.FillPercent, sm.FillPercent = 1.0, 1.0
+							}
 							ev.Put(u64(id), append(bytes.Clone(ev.Get(u64(id))), more...))
-							tx.Bucket([]byte("summaries")).Put(u64(id), summary)
+							sm.Put(u64(id), summary)
 							continue
 						}
 						jb := tx.Bucket(bucketJobs).Bucket(u64(id))
