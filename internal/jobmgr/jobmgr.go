@@ -265,12 +265,7 @@ func (m *Manager) Active() int { return len(m.active) }
 // jobs were submitted while no loop ran: jobs holding resources are marked
 // for reattach, the rest continue from where their eventlog left them.
 func (m *Manager) Load(tx *store.Tx) error {
-	// The active jobs are decoded in the same pass as the summaries are
-	// read, from the values the cursor stands on: a second pass by id
-	// (ops.Load) found each job's bucket again for each of its values,
-	// five seeks from the root per job (0.6 s of a direct cancel --all
-	// of 100,000 pending jobs).
-	var recs []*ops.Record
+	var ids []fluid.ID
 	var inactive []ops.InactiveJob
 	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
 		var s struct {
@@ -283,16 +278,7 @@ func (m *Manager) Load(tx *store.Tx) error {
 			inactive = append(inactive, ops.InactiveJob{ID: fluid.ID(id), UserID: s.UserID, T: s.TInactive})
 			return true, nil
 		}
-		rec, err := ops.Decode(fluid.ID(id), get)
-		if err != nil {
-			return false, err
-		}
-		if rec.Job.State != job.Inactive {
-			// Trimmed at once: 100,000 jobspecs and eventlogs are not
-			// held while the pass goes on.
-			rec.Trim()
-			recs = append(recs, rec)
-		}
+		ids = append(ids, fluid.ID(id))
 		return true, nil
 	})
 	if err != nil {
@@ -300,8 +286,15 @@ func (m *Manager) Load(tx *store.Tx) error {
 	}
 	ops.SortInactive(inactive)
 	m.inactive = inactiveIndex{list: inactive}
-	for _, rec := range recs {
-		id := rec.Job.ID
+	for _, id := range ids {
+		rec, err := ops.Load(tx, id)
+		if err != nil {
+			return err
+		}
+		if rec.Job.State == job.Inactive {
+			continue
+		}
+		rec.Trim()
 		e := &entry{rec: rec}
 		j := rec.Job
 		if j.Allocated {
