@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
 // A SUCCESS's R is checked here, where the job manager takes it, before
@@ -46,15 +45,19 @@ import (
 // raises; the reason follows.
 const refusalNote = "the scheduler's allocation was refused: "
 
-// checkGrant parses a SUCCESS's R for job e and checks that it fits; it
-// returns R, or why it does not fit.
-func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {
-	if len(raw) == 0 {
-		return nil, "it carries no R"
-	}
-	r, err := rset.Parse(raw)
-	if err != nil {
-		return nil, "R: " + err.Error()
+// checkGrant parses a SUCCESS's R for job e (or takes it as it is, from
+// a scheduler in process: schedproto.AllocResponse.Granted) and checks
+// that it fits; it returns R, or why it does not fit.
+func (m *Manager) checkGrant(e *entry, resp schedproto.AllocResponse) (*rset.R, string) {
+	r := resp.Granted
+	if r == nil {
+		if len(resp.R) == 0 {
+			return nil, "it carries no R"
+		}
+		var err error
+		if r, err = rset.Parse(resp.R); err != nil {
+			return nil, "R: " + err.Error()
+		}
 	}
 	if r.IsEmpty() {
 		return nil, "R holds no resources"

@@ -93,6 +93,13 @@ type Config struct {
 	// as stored for the next loop's Load (Submitted), and it will not
 	// take a node with jobs out of the instance (RemoveSpares).
 	Offline bool
+	// Typed sends the scheduler its messages as schedproto values
+	// (wire.NewTypedRequest) rather than JSON: for a scheduler in the
+	// same process that decodes them as they are (fluxsched sim's). They
+	// carry what the JSON would, and are encoded if they cross a socket
+	// (wire.Message.Encoded). A SUCCESS's allocation is taken as a value
+	// from either kind of scheduler. A live instance sends JSON.
+	Typed bool
 }
 
 // Outbox is what a loop turn produced, to act on after the commit.
@@ -513,7 +520,7 @@ func (m *Manager) start(tx *store.Tx, e *entry) error {
 // manager's own (RFC 6); RFC 27's responses are matched by topic and job
 // id all the same, so a scheduler need not echo it.
 func (m *Manager) sendSched(topic string, v any) {
-	msg, err := wire.NewRequest(topic, v)
+	msg, err := m.schedMessage(wire.Request, topic, v)
 	if err != nil {
 		return // our own types always encode
 	}
@@ -528,11 +535,25 @@ func (m *Manager) sendSched(topic string, v any) {
 // respondSched answers the scheduler's request req, with its matchtag and
 // its streaming flag (RFC 6).
 func (m *Manager) respondSched(req wire.Message, v any) {
-	msg, err := wire.NewResponse(req.Topic, v)
+	msg, err := m.schedMessage(wire.Response, req.Topic, v)
 	if err != nil {
 		return
 	}
 	m.out.Sched = append(m.out.Sched, msg.Answering(req))
+}
+
+// schedMessage builds a message to the scheduler: typed (Config.Typed)
+// or JSON.
+func (m *Manager) schedMessage(t wire.Type, topic string, v any) (wire.Message, error) {
+	switch {
+	case m.cfg.Typed && t == wire.Request:
+		return wire.NewTypedRequest(topic, v), nil
+	case m.cfg.Typed:
+		return wire.NewTypedResponse(topic, v), nil
+	case t == wire.Request:
+		return wire.NewRequest(topic, v)
+	}
+	return wire.NewResponse(topic, v)
 }
 
 // refuseSched answers the scheduler's message with an error response.

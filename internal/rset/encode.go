@@ -151,6 +151,24 @@ func (r *R) MarshalJSON() ([]byte, error) {
 }
 
 // check refuses what Parse would refuse in an R built by New or With*.
+// Check reports what MarshalJSON would refuse of r, but for host names
+// that do not encode as a hostlist: the check of an R made of a parsed
+// R's nodes (a scheduler's grant, whose host names are the inventory's),
+// without encoding it.
+func (r *R) Check() error {
+	ns := r.nodeList()
+	for _, n := range ns {
+		if (n.host == "") != (ns[0].host == "") {
+			for _, m := range ns {
+				if m.host == "" {
+					return fmt.Errorf("nodelist: rank %d has no hostname while others do", m.rank)
+				}
+			}
+		}
+	}
+	return r.check()
+}
+
 func (r *R) check() error {
 	if len(r.nodeList()) > MaxRanks {
 		return fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)

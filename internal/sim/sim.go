@@ -287,8 +287,8 @@ func (s *simulation) run() error {
 			return err
 		}
 	}
-	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink})
-	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
+	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink, Typed: true})
+	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy, Typed: true})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
 			return err
