@@ -126,7 +126,7 @@ const (
 // time, and a queue of pending alloc requests. It is not safe for
 // concurrent use.
 type Scheduler struct {
-	pool  *resource.Pool
+	pool *resource.Pool
 	// typed: a SUCCESS carries its R as a value, not encoded
 	// (Options.Typed).
 	typed bool
