@@ -162,11 +162,21 @@ type simJob struct {
 }
 
 // Run simulates cfg.
-func Run(cfg Config) (*Result, error) {
+func Run(cfg Config) (*Result, error) { return run(cfg, wiring{typed: true}) }
+
+// wiring is how the job manager and the scheduler talk: typed messages
+// (the replay's), or JSON as over a socket, and a tap that sees every
+// message between them (tests hold the two ways equal).
+type wiring struct {
+	typed bool
+	tap   func(toSched bool, m wire.Message)
+}
+
+func run(cfg Config, w wiring) (*Result, error) {
 	if cfg.Inventory == nil {
 		return nil, errors.New("no machine to simulate")
 	}
-	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
+	s := &simulation{cfg: cfg, wiring: w, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -188,6 +198,7 @@ func Run(cfg Config) (*Result, error) {
 
 type simulation struct {
 	cfg      Config
+	wiring   wiring
 	jobs     []*simJob // in queue order: submit, job number, trace position
 	skipped  int
 	skips    tally
@@ -287,8 +298,8 @@ func (s *simulation) run() error {
 			return err
 		}
 	}
-	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink, Typed: true})
-	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy, Typed: true})
+	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink, Typed: s.wiring.typed})
+	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy, Typed: s.wiring.typed})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
 			return err
@@ -468,6 +479,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 			return nil
 		}
 		for _, m := range out.Sched {
+			if s.wiring.tap != nil {
+				s.wiring.tap(true, m)
+			}
 			resps, err := s.eng.Handle(m)
 			if err != nil {
 				return fmt.Errorf("scheduler: %w", err)
@@ -487,6 +501,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 // toJM delivers the scheduler's messages to the job manager.
 func (s *simulation) toJM(tx *store.Tx, msgs []wire.Message) error {
 	for _, m := range msgs {
+		if s.wiring.tap != nil {
+			s.wiring.tap(false, m)
+		}
 		if err := s.jm.SchedMessage(tx, m); err != nil {
 			return fmt.Errorf("job manager: %w", err)
 		}
