@@ -93,12 +93,14 @@ type Config struct {
 	// as stored for the next loop's Load (Submitted), and it will not
 	// take a node with jobs out of the instance (RemoveSpares).
 	Offline bool
-	// Typed sends the scheduler its messages as schedproto values
-	// (wire.NewTypedRequest) rather than JSON: for a scheduler in the
-	// same process that decodes them as they are (fluxsched sim's). They
-	// carry what the JSON would, and are encoded if they cross a socket
-	// (wire.Message.Encoded). A SUCCESS's allocation is taken as a value
-	// from either kind of scheduler. A live instance sends JSON.
+	// Typed sends the scheduler and the exec service their messages as
+	// schedproto and execproto values (wire.NewTypedRequest) rather than
+	// JSON: for peers in the same process that decode them as they are
+	// (fluxsched sim's). They carry what the JSON would, and are encoded
+	// if they cross a socket (wire.Message.Encoded). Typed messages from
+	// the peers (a SUCCESS's allocation as a value) are taken either way.
+	// A live instance sends JSON: its exec router reads the start
+	// request's bytes.
 	Typed bool
 }
 
@@ -240,7 +242,10 @@ func (m *Manager) Take() Outbox {
 	out := m.out
 	m.out = Outbox{}
 	if len(out.acks) > 0 && m.exec.up {
-		if msg, err := wire.NewRequest(execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}); err == nil {
+		topic, ack := execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}
+		if m.cfg.Typed {
+			out.Exec = append(out.Exec, wire.NewTypedRequest(topic, ack))
+		} else if msg, err := wire.NewRequest(topic, ack); err == nil {
 			out.Exec = append(out.Exec, msg)
 		}
 	}
@@ -562,7 +567,12 @@ func (m *Manager) refuseSched(msg wire.Message, errnum int, errstr string) {
 }
 
 func (m *Manager) sendExec(method string, v any) {
-	msg, err := wire.NewRequest(execproto.Topic(m.exec.service, method), v)
+	topic := execproto.Topic(m.exec.service, method)
+	if m.cfg.Typed {
+		m.out.Exec = append(m.out.Exec, wire.NewTypedRequest(topic, v))
+		return
+	}
+	msg, err := wire.NewRequest(topic, v)
 	if err != nil {
 		return
 	}

@@ -491,6 +491,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 			}
 		}
 		for _, m := range out.Exec {
+			if s.wiring.tap != nil {
+				s.wiring.tap(true, m)
+			}
 			if err := s.exec(tx, m); err != nil {
 				return err
 			}
