@@ -35,6 +35,9 @@ type Pool struct {
 	chain         chain
 	scratch       []int
 	scratchGroups []group
+	// scratchViews holds matchFast's views until rset.New has copied
+	// them: a grant's nodes, a slice the size of the job each time.
+	scratchViews []rset.Node
 }
 
 // poolNode is one rank: its inventory and what of it is free.
