@@ -146,9 +146,8 @@ type Manager struct {
 	// heldOn lists, by rank, the jobs whose alloc state holds an R with
 	// something on that rank (allocState.holds), so that a SUCCESS is
 	// checked against the few jobs on its ranks (grant.go). It is kept
-	// by allocGo, and derived anew when a failed turn puts entries back;
-	// nil until the first job holds resources.
-	heldOn map[uint][]*entry
+	// by allocGo, and derived anew when a failed turn puts entries back.
+	heldOn rankJobs
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
