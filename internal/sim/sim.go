@@ -219,6 +219,9 @@ type simulation struct {
 	// them (every queue started).
 	queues      *queue.Set
 	queueStates map[string]queue.State
+	// submitQueues are the same as state.SubmitUnstored reads them from
+	// the store, once.
+	submitQueues state.Queues
 }
 
 // load applies docs/simulation.md's "Input" rules to the trace.
@@ -319,6 +322,17 @@ func (s *simulation) run() error {
 		}
 		s.jm.SetQueues(set, states)
 		s.queues, s.queueStates = set, states
+		// What each submission checks, read once: nothing changes the
+		// queues' configuration or states after this transaction.
+		qset, err := state.QueueSet(tx)
+		if err != nil {
+			return err
+		}
+		qstates, err := state.QueueStates(tx, qset)
+		if err != nil {
+			return err
+		}
+		s.submitQueues = state.Queues{Set: qset, States: qstates}
 		if err := s.jm.Load(tx); err != nil {
 			return err
 		}
@@ -405,7 +419,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				batch = append(batch, j)
 			}
 			if len(recs) > 0 {
-				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations())
+				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations(), s.submitQueues)
 				if err != nil {
 					return next, fmt.Errorf("submitting: %w", err)
 				}
