@@ -74,6 +74,29 @@ type Response struct {
 	ID   fluid.ID        `json:"id"`
 	Type string          `json:"type"`
 	Data json.RawMessage `json:"data"`
+	// Value is the data as the value it was built from (Release,
+	// Exception, Finish; nil for {}), in a response that stays in the
+	// process (NewTypedResponse) in place of Data: Data is encoded from it
+	// only if the response leaves (MarshalJSON).
+	Value any `json:"-"`
+}
+
+// MarshalJSON encodes r, with Data encoded from Value when Data is not
+// set: a typed response leaves the process as NewResponse's would.
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain Response // the same keys, without this method
+	if len(r.Data) == 0 {
+		v := r.Value
+		if v == nil {
+			v = struct{}{}
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		r.Data = b
+	}
+	return json.Marshal(plain(r))
 }
 
 // Release is the data of a release response.
@@ -150,6 +173,15 @@ func DecodeExpiration(m wire.Message) (Expiration, error) {
 }
 
 // NewResponse builds a <service>.start response with typed data.
+// NewTypedResponse is NewResponse for an exec service in the job
+// manager's process (fluxsched sim's): the response and its data stay
+// values (wire.NewTypedResponse), decoded as they are by DecodeResponse
+// and encoded only if they leave the process. data is a Release,
+// Exception or Finish, or nil for a start.
+func NewTypedResponse(service string, id fluid.ID, typ string, data any) wire.Message {
+	return wire.NewTypedResponse(Topic(service, MethodStart), Response{ID: id, Type: typ, Value: data})
+}
+
 func NewResponse(service string, id fluid.ID, typ string, data any) (wire.Message, error) {
 	if data == nil {
 		data = struct{}{}
@@ -163,8 +195,8 @@ func NewResponse(service string, id fluid.ID, typ string, data any) (wire.Messag
 
 // DecodeHello reads an exec-hello request.
 func DecodeHello(m wire.Message) (Hello, error) {
-	var h Hello
-	if err := wire.Decode(m, &h, "service"); err != nil {
+	h, err := wire.DecodeTyped[Hello](m, "service")
+	if err != nil {
 		return h, err
 	}
 	if h.Service == "" {
@@ -175,16 +207,29 @@ func DecodeHello(m wire.Message) (Hello, error) {
 
 // DecodeStart reads a start request.
 func DecodeStart(m wire.Message) (Start, error) {
-	var s Start
-	return s, wire.Decode(m, &s, "id", "userid", "jobspec", "reattach")
+	return wire.DecodeTyped[Start](m, "id", "userid", "jobspec", "reattach")
 }
 
 // DecodeResponse reads a start response and its data by type, returning
 // the data as *Release, *Exception, *Finish, or nil for start.
 func DecodeResponse(m wire.Message) (Response, any, error) {
-	var r Response
-	if err := wire.Decode(m, &r, "id", "type", "data"); err != nil {
+	if r, ok := m.Body.(Response); ok && len(r.Data) == 0 && !m.IsError() {
+		if d, ok := typedData(r); ok {
+			return r, d, checkData(m.Topic, d)
+		}
+	}
+	r, err := wire.DecodeTyped[Response](m, "id", "type", "data")
+	if err != nil {
 		return r, nil, err
+	}
+	if len(r.Data) == 0 {
+		// A typed response whose value is not its type's: as its JSON
+		// would be read.
+		enc, err := m.Encoded()
+		if err != nil {
+			return r, nil, err
+		}
+		return DecodeResponse(enc)
 	}
 	if r.Type == TypeStart {
 		if !wire.IsObject(r.Data) {
@@ -221,6 +266,30 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 }
 
 // DecodeException reads a <service>.exception notification.
+// typedData is a typed response's data as DecodeResponse returns it,
+// false when its Value is not of its type's data.
+func typedData(r Response) (any, bool) {
+	switch v := r.Value.(type) {
+	case nil:
+		return nil, r.Type == TypeStart
+	case Release:
+		return &v, r.Type == TypeRelease
+	case Exception:
+		return &v, r.Type == TypeException
+	case Finish:
+		return &v, r.Type == TypeFinish
+	}
+	return nil, false
+}
+
+// checkData is what DecodeResponse checks of data beyond its keys.
+func checkData(topic string, d any) error {
+	if x, ok := d.(*Exception); ok && (x.Severity < 0 || x.Severity > 7) {
+		return fmt.Errorf("%s: exception severity %d is not 0-7", topic, x.Severity)
+	}
+	return nil
+}
+
 func DecodeException(m wire.Message) (ExceptionNotice, error) {
 	var e ExceptionNotice
 	return e, wire.Decode(m, &e, "id", "severity", "type")

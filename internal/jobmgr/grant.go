@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"strconv"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
 // A SUCCESS's R is checked here, where the job manager takes it, before
@@ -46,15 +45,19 @@ import (
 // raises; the reason follows.
 const refusalNote = "the scheduler's allocation was refused: "
 
-// checkGrant parses a SUCCESS's R for job e and checks that it fits; it
-// returns R, or why it does not fit.
-func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {
-	if len(raw) == 0 {
-		return nil, "it carries no R"
-	}
-	r, err := rset.Parse(raw)
-	if err != nil {
-		return nil, "R: " + err.Error()
+// checkGrant parses a SUCCESS's R for job e (or takes it as it is, from
+// a scheduler in process: schedproto.AllocResponse.Granted) and checks
+// that it fits; it returns R, or why it does not fit.
+func (m *Manager) checkGrant(e *entry, resp schedproto.AllocResponse) (*rset.R, string) {
+	r := resp.Granted
+	if r == nil {
+		if len(resp.R) == 0 {
+			return nil, "it carries no R"
+		}
+		var err error
+		if r, err = rset.Parse(resp.R); err != nil {
+			return nil, "R: " + err.Error()
+		}
 	}
 	if r.IsEmpty() {
 		return nil, "R holds no resources"
@@ -77,7 +80,7 @@ func (m *Manager) checkGrant(e *entry, raw json.RawMessage) (*rset.R, string) {
 		if n, ok := m.res.Node(host); ok && host != "" && !n.In {
 			return nil, fmt.Sprintf("rank %d (%s) is a spare node outside the instance", rank, host)
 		}
-		for _, o := range m.heldOn[rank] {
+		for _, o := range m.heldOn.at(rank) {
 			if o == e || o.alloc == allocFreeing || o.alloc == allocStrayFreeing {
 				continue
 			}
@@ -116,13 +119,10 @@ func (m *Manager) hold(e *entry, on bool) {
 	if r == nil {
 		return
 	}
-	if m.heldOn == nil {
-		m.heldOn = map[uint][]*entry{}
-	}
 	for rank := range r.Ranks().All() {
-		es := m.heldOn[rank]
+		es := m.heldOn.at(rank)
 		if on {
-			m.heldOn[rank] = append(es, e)
+			m.heldOn.set(rank, append(es, e))
 			continue
 		}
 		for i, o := range es {
@@ -133,18 +133,70 @@ func (m *Manager) hold(e *entry, on bool) {
 				break
 			}
 		}
-		if len(es) == 0 {
-			delete(m.heldOn, rank)
-		} else {
-			m.heldOn[rank] = es
+		m.heldOn.set(rank, es)
+	}
+}
+
+// denseRanks bounds the ranks heldOn keeps in a slice: an instance's
+// ranks are 0..n-1, and a rank past this (an R restored from a store
+// whose instance was larger, say) goes to the map rather than growing
+// the slice to it.
+const denseRanks = 1 << 16
+
+// rankJobs lists jobs by rank: a slice indexed by rank, with a map for
+// the rare rank past denseRanks. A map alone cost a twentieth of a
+// replay (a grant of n ranks is n lookups and n stores, each hashed).
+type rankJobs struct {
+	dense  [][]*entry
+	sparse map[uint][]*entry
+}
+
+func (h *rankJobs) at(rank uint) []*entry {
+	if rank < uint(len(h.dense)) {
+		return h.dense[rank]
+	}
+	return h.sparse[rank]
+}
+
+// set keeps es as rank's list, an empty list as none.
+func (h *rankJobs) set(rank uint, es []*entry) {
+	switch {
+	case rank < uint(len(h.dense)):
+		h.dense[rank] = es
+	case rank < denseRanks && len(es) > 0:
+		h.dense = append(h.dense, make([][]*entry, int(rank)+1-len(h.dense))...)
+		h.dense[rank] = es
+	case len(es) > 0:
+		if h.sparse == nil {
+			h.sparse = map[uint][]*entry{}
+		}
+		h.sparse[rank] = es
+	default:
+		delete(h.sparse, rank)
+	}
+}
+
+// all calls f with each rank that lists a job, and its list.
+func (h *rankJobs) all(f func(rank uint, es []*entry)) {
+	for rank, es := range h.dense {
+		if len(es) > 0 {
+			f(uint(rank), es)
 		}
 	}
+	for rank, es := range h.sparse {
+		f(rank, es)
+	}
+}
+
+func (h *rankJobs) clear() {
+	clear(h.dense)
+	clear(h.sparse)
 }
 
 // rebuildHeld derives heldOn from the active jobs, when a failed turn has
 // put their entries back.
 func (m *Manager) rebuildHeld() {
-	clear(m.heldOn)
+	m.heldOn.clear()
 	for _, e := range m.active {
 		if e.alloc.holds() {
 			m.hold(e, true)

@@ -8,6 +8,7 @@ import (
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/rset"
+	"github.com/fluxq/fluxq/internal/schedproto"
 	ops "github.com/fluxq/fluxq/internal/state"
 )
 
@@ -44,7 +45,7 @@ func BenchmarkCheckGrant(b *testing.B) {
 			e := &entry{rec: &ops.Record{Job: &job.Job{ID: id}}, alloc: allocAsked}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, why := m.checkGrant(e, raw); why != "" {
+				if _, why := m.checkGrant(e, schedproto.AllocResponse{R: raw}); why != "" {
 					b.Fatal(why)
 				}
 			}

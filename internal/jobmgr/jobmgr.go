@@ -93,6 +93,15 @@ type Config struct {
 	// as stored for the next loop's Load (Submitted), and it will not
 	// take a node with jobs out of the instance (RemoveSpares).
 	Offline bool
+	// Typed sends the scheduler and the exec service their messages as
+	// schedproto and execproto values (wire.NewTypedRequest) rather than
+	// JSON: for peers in the same process that decode them as they are
+	// (fluxsched sim's). They carry what the JSON would, and are encoded
+	// if they cross a socket (wire.Message.Encoded). Typed messages from
+	// the peers (a SUCCESS's allocation as a value) are taken either way.
+	// A live instance sends JSON: its exec router reads the start
+	// request's bytes.
+	Typed bool
 }
 
 // Outbox is what a loop turn produced, to act on after the commit.
@@ -137,9 +146,8 @@ type Manager struct {
 	// heldOn lists, by rank, the jobs whose alloc state holds an R with
 	// something on that rank (allocState.holds), so that a SUCCESS is
 	// checked against the few jobs on its ranks (grant.go). It is kept
-	// by allocGo, and derived anew when a failed turn puts entries back;
-	// nil until the first job holds resources.
-	heldOn map[uint][]*entry
+	// by allocGo, and derived anew when a failed turn puts entries back.
+	heldOn rankJobs
 
 	waiters map[fluid.ID][]fluid.ID // job -> jobs whose dependencies name it
 	queue   schedQueue              // the jobs in SCHED, for Schedule (schedq.go)
@@ -233,7 +241,10 @@ func (m *Manager) Take() Outbox {
 	out := m.out
 	m.out = Outbox{}
 	if len(out.acks) > 0 && m.exec.up {
-		if msg, err := wire.NewRequest(execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}); err == nil {
+		topic, ack := execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}
+		if m.cfg.Typed {
+			out.Exec = append(out.Exec, wire.NewTypedRequest(topic, ack))
+		} else if msg, err := wire.NewRequest(topic, ack); err == nil {
 			out.Exec = append(out.Exec, msg)
 		}
 	}
@@ -513,7 +524,7 @@ func (m *Manager) start(tx *store.Tx, e *entry) error {
 // manager's own (RFC 6); RFC 27's responses are matched by topic and job
 // id all the same, so a scheduler need not echo it.
 func (m *Manager) sendSched(topic string, v any) {
-	msg, err := wire.NewRequest(topic, v)
+	msg, err := m.schedMessage(wire.Request, topic, v)
 	if err != nil {
 		return // our own types always encode
 	}
@@ -528,11 +539,25 @@ func (m *Manager) sendSched(topic string, v any) {
 // respondSched answers the scheduler's request req, with its matchtag and
 // its streaming flag (RFC 6).
 func (m *Manager) respondSched(req wire.Message, v any) {
-	msg, err := wire.NewResponse(req.Topic, v)
+	msg, err := m.schedMessage(wire.Response, req.Topic, v)
 	if err != nil {
 		return
 	}
 	m.out.Sched = append(m.out.Sched, msg.Answering(req))
+}
+
+// schedMessage builds a message to the scheduler: typed (Config.Typed)
+// or JSON.
+func (m *Manager) schedMessage(t wire.Type, topic string, v any) (wire.Message, error) {
+	switch {
+	case m.cfg.Typed && t == wire.Request:
+		return wire.NewTypedRequest(topic, v), nil
+	case m.cfg.Typed:
+		return wire.NewTypedResponse(topic, v), nil
+	case t == wire.Request:
+		return wire.NewRequest(topic, v)
+	}
+	return wire.NewResponse(topic, v)
 }
 
 // refuseSched answers the scheduler's message with an error response.
@@ -541,7 +566,12 @@ func (m *Manager) refuseSched(msg wire.Message, errnum int, errstr string) {
 }
 
 func (m *Manager) sendExec(method string, v any) {
-	msg, err := wire.NewRequest(execproto.Topic(m.exec.service, method), v)
+	topic := execproto.Topic(m.exec.service, method)
+	if m.cfg.Typed {
+		m.out.Exec = append(m.out.Exec, wire.NewTypedRequest(topic, v))
+		return
+	}
+	msg, err := wire.NewRequest(topic, v)
 	if err != nil {
 		return
 	}

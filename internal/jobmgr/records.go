@@ -31,7 +31,8 @@ type Records interface {
 	// SaveSummary records rec's listing summary (state.SaveSummary).
 	SaveSummary(tx *store.Tx, rec *ops.Record) error
 	// PutR records the job's R before its alloc event, and sets rec.R
-	// and rec.RawR (state.PutR).
+	// and rec.RawR (state.PutR); a sink whose exec service reads no R
+	// and whose scheduler never says hello again may leave RawR unset.
 	PutR(tx *store.Tx, rec *ops.Record, r *rset.R) error
 	// Jobspec is the job's jobspec as admitted (state.RawJobspec).
 	Jobspec(tx *store.Tx, rec *ops.Record) (json.RawMessage, error)

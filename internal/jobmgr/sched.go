@@ -204,7 +204,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		return nil
 	case allocGranted, allocGrantedLate:
 		m.sched.outstanding--
-		granted, why := m.checkGrant(e, r.R)
+		granted, why := m.checkGrant(e, r)
 		if why != "" {
 			return m.refuse(tx, e, why)
 		}

@@ -99,7 +99,7 @@ func (m *Manager) checkHeld() {
 		}
 	}
 	got := map[uint]map[fluid.ID]bool{}
-	for rank, es := range m.heldOn {
+	m.heldOn.all(func(rank uint, es []*entry) {
 		got[rank] = map[fluid.ID]bool{}
 		for _, e := range es {
 			if got[rank][e.id()] {
@@ -107,7 +107,7 @@ func (m *Manager) checkHeld() {
 			}
 			got[rank][e.id()] = true
 		}
-	}
+	})
 	if !reflect.DeepEqual(got, want) {
 		panic(fmt.Sprintf("jobmgr: heldOn %v, want %v", got, want))
 	}

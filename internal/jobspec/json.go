@@ -238,13 +238,17 @@ func (p *jsonParser) stringObject() (map[string]string, bool, error) {
 		return nil, false, nil
 	}
 	p.pos++
+	// An empty object (a jobspec built without an environment, as every
+	// replayed job is) gets an empty map, not room for 32: that was a
+	// tenth of a replay's allocation.
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == '}' {
+		p.pos++
+		return map[string]string{}, true, nil
+	}
 	m := make(map[string]string, 32)
 	for {
 		p.skipSpace()
-		if p.pos < len(p.data) && p.data[p.pos] == '}' && len(m) == 0 {
-			p.pos++
-			return m, true, nil
-		}
 		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
 			break
 		}

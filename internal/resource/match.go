@@ -123,7 +123,7 @@ func (n *poolNode) usable(caps map[uint]Cap) (cores, gpus int, mem uint64) {
 // a look at few more.
 func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R, bool) {
 	c := p.ask(now, req, caps, true)
-	var views []rset.Node
+	views := p.scratchViews[:0]
 	left := req.NSlots
 	batch, idx := min(left, 1024), p.scratch[:0]
 	place := func() {
@@ -149,10 +149,13 @@ func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R
 		place()
 	}
 	p.scratch = idx[:0]
-	if left > 0 {
-		return nil, false
+	var r *rset.R
+	if left == 0 {
+		r = rset.New(views).WithNSlots(req.NSlots) // New copies the views
 	}
-	return rset.New(views).WithNSlots(req.NSlots), true
+	clear(views) // what they point to is the grant's, not the pool's
+	p.scratchViews = views[:0]
+	return r, left == 0
 }
 
 // matchSlow places any request by filtering every node and sorting the

@@ -35,6 +35,9 @@ type Pool struct {
 	chain         chain
 	scratch       []int
 	scratchGroups []group
+	// scratchViews holds matchFast's views until rset.New has copied
+	// them: a grant's nodes, a slice the size of the job each time.
+	scratchViews []rset.Node
 }
 
 // poolNode is one rank: its inventory and what of it is free.
@@ -206,8 +209,7 @@ func (p *Pool) Find(c constraint.Constraint) *rset.R {
 // allocation is the union. Down ranks are accepted, so that running jobs
 // on a drained node can be replayed after a restart.
 func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
-	views := r.Nodes()
-	for _, v := range views {
+	for v := range r.AllNodes() {
 		i, ok := p.index[v.Rank]
 		if !ok {
 			return fmt.Errorf("rank %d is not in the inventory", v.Rank)
@@ -236,7 +238,7 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		// allocation of every node for nothing.
 		held = r
 	}
-	for _, v := range views {
+	for v := range r.AllNodes() {
 		i := p.index[v.Rank]
 		n := &p.nodes[i]
 		p.free.remove(i, n)
@@ -281,10 +283,9 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 	if r == nil {
 		r = held
 	}
-	views := r.Nodes()
 	var buf [8]uint64 // most releases name a few ranks: no allocation
 	mems := buf[:0]   // memory each view gives back
-	for _, v := range views {
+	for v := range r.AllNodes() {
 		h, ok := held.Node(v.Rank)
 		if !ok {
 			return fmt.Errorf("job %s holds nothing on rank %d", id, v.Rank)
@@ -306,7 +307,8 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		}
 		mems = append(mems, give)
 	}
-	for k, v := range views {
+	k := 0
+	for v := range r.AllNodes() {
 		i := p.index[v.Rank]
 		n := &p.nodes[i]
 		p.free.remove(i, n)
@@ -315,9 +317,12 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
 		n.freeMem += mems[k]
+		k++
 		p.free.add(i, n)
 	}
-	if left := held.Difference(r); left.IsEmpty() {
+	if r == held { // all of it (sched.free): nothing is left to work out
+		delete(p.jobs, id)
+	} else if left := held.Difference(r); left.IsEmpty() {
 		delete(p.jobs, id)
 	} else {
 		p.jobs[id] = left

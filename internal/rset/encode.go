@@ -27,7 +27,21 @@ func (r *R) groups(withMem bool) []group {
 	index := map[string]int{}
 	// Nodes decoded from one entry share a kids slice: key it once.
 	memo := map[*child]string{}
+	prev := -1 // the previous node's group
+	var prevNode node
 	for _, n := range r.nodeList() {
+		if prev >= 0 && (!withMem || n.mem == prevNode.mem) && sameKids(n.kids, prevNode.kids) {
+			// The common case, a rank like the one before it: its
+			// group, without a key.
+			g := &gs[prev]
+			if k := len(g.ranks) - 1; g.ranks[k].Last+1 == n.rank {
+				g.ranks[k].Last = n.rank
+			} else {
+				g.ranks = append(g.ranks, idset.Range{First: n.rank, Last: n.rank})
+			}
+			prevNode = n
+			continue
+		}
 		var key string
 		if len(n.kids) > 0 {
 			k, ok := memo[&n.kids[0]]
@@ -56,8 +70,26 @@ func (r *R) groups(withMem bool) []group {
 		} else {
 			g.ranks = append(g.ranks, idset.Range{First: n.rank, Last: n.rank})
 		}
+		prev, prevNode = gi, n
 	}
 	return gs
+}
+
+// sameKids reports whether two child lists are equal, names and ids, so
+// that they have the same kidsKey.
+func sameKids(a, b []child) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 0 && &a[0] == &b[0] {
+		return true
+	}
+	for i := range a {
+		if a[i].name != b[i].name || !a[i].ids.Equal(b[i].ids) {
+			return false
+		}
+	}
+	return true
 }
 
 // kidsKey is an unambiguous string for a child list: names are length
@@ -151,12 +183,35 @@ func (r *R) MarshalJSON() ([]byte, error) {
 }
 
 // check refuses what Parse would refuse in an R built by New or With*.
+// Check reports what MarshalJSON would refuse of r, but for host names
+// that do not encode as a hostlist: the check of an R made of a parsed
+// R's nodes (a scheduler's grant, whose host names are the inventory's),
+// without encoding it.
+func (r *R) Check() error {
+	ns := r.nodeList()
+	for _, n := range ns {
+		if (n.host == "") != (ns[0].host == "") {
+			for _, m := range ns {
+				if m.host == "" {
+					return fmt.Errorf("nodelist: rank %d has no hostname while others do", m.rank)
+				}
+			}
+		}
+	}
+	return r.check()
+}
+
 func (r *R) check() error {
 	if len(r.nodeList()) > MaxRanks {
 		return fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)
 	}
 	ranges := 0
-	memo := map[*child]int{}
+	// Nodes decoded from one entry share a kids slice: count it once.
+	// The map is made only for an R that large.
+	var memo map[*child]int
+	if len(r.nodeList()) > 64 {
+		memo = map[*child]int{}
+	}
 	for _, n := range r.nodeList() {
 		if n.mem > MaxMemory {
 			return fmt.Errorf("rank %d: memory %d is more than %d bytes", n.rank, n.mem, uint64(MaxMemory))
@@ -170,9 +225,11 @@ func (r *R) check() error {
 				if k.name == "" {
 					return fmt.Errorf("rank %d: empty resource name", n.rank)
 				}
-				c += len(k.ids.Ranges())
+				c += k.ids.RangeCount()
 			}
-			memo[&n.kids[0]] = c
+			if memo != nil {
+				memo[&n.kids[0]] = c
+			}
 		}
 		if ranges += c; ranges > MaxRanges {
 			return fmt.Errorf("execution.R_lite: more than %d child idset ranges over all ranks", MaxRanges)

@@ -3,6 +3,7 @@ package rset
 import (
 	"bytes"
 	"encoding/json"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -265,6 +266,20 @@ func (r *R) Nodes() []Node {
 	return out
 }
 
+// AllNodes yields the per-rank views in rank order, as Nodes returns
+// them, without the slice: a pool's Allocate and Release look at every
+// node of every grant twice.
+func (r *R) AllNodes() iter.Seq[Node] {
+	return func(yield func(Node) bool) {
+		names := r.Properties()
+		for _, n := range r.nodeList() {
+			if !yield(r.view(n, names)) {
+				return
+			}
+		}
+	}
+}
+
 // Node returns the view of rank, or false when r does not hold it.
 func (r *R) Node(rank uint) (Node, bool) {
 	i := r.find(rank)
@@ -401,14 +416,10 @@ func (r *R) Copy() *R {
 	if r == nil {
 		return &R{}
 	}
+	// The nodes and the properties are shared: neither is changed once
+	// an R is made, and cloning them cost the scheduler two copies of
+	// every node of every grant (WithNSlots, then WithTimes).
 	c := *r
-	c.nodes = slices.Clone(r.nodes)
-	if r.props != nil {
-		c.props = make(map[string]idset.Set, len(r.props))
-		for p, ids := range r.props {
-			c.props[p] = ids
-		}
-	}
 	return &c
 }
 

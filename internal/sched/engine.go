@@ -66,7 +66,7 @@ func (e *Engine) Step(now float64, budget int) ([]wire.Message, bool, error) {
 		return nil, true, nil
 	}
 	resps, done := e.s.Step(now, budget)
-	out, err := responses(resps)
+	out, err := e.responses(resps)
 	return out, done, err
 }
 
@@ -85,7 +85,7 @@ func (e *Engine) Handle(m wire.Message) ([]wire.Message, error) {
 			return nil, err
 		}
 		e.phase = helloing
-		return request(schedproto.TopicHello, nil)
+		return e.request(schedproto.TopicHello, nil)
 	case helloing:
 		if m.Type != wire.Response || m.Topic != schedproto.TopicHello {
 			return e.early(m)
@@ -95,7 +95,7 @@ func (e *Engine) Handle(m wire.Message) ([]wire.Message, error) {
 				return nil, m.Err()
 			}
 			e.phase = readying // RFC 27: the end of the stream
-			return request(schedproto.TopicReady, e.s.Ready())
+			return e.request(schedproto.TopicReady, e.s.Ready())
 		}
 		h, err := schedproto.DecodeHelloJob(m)
 		if err != nil {
@@ -140,6 +140,7 @@ func (e *Engine) acquired(m wire.Message) error {
 		return fmt.Errorf("%s: resources: %w", schedproto.TopicAcquire, err)
 	}
 	e.s = New(inv, e.opts.Default, e.opts.Limit)
+	e.s.typed = e.opts.Typed
 	for q, p := range e.opts.Queues {
 		e.s.SetQueuePolicy(q, p)
 	}
@@ -237,7 +238,7 @@ func (e *Engine) serve(m wire.Message) ([]wire.Message, error) {
 		if err != nil {
 			return fail(m, err)
 		}
-		return responses(resps)
+		return e.responses(resps)
 	case schedproto.TopicCancel:
 		j, err := schedproto.DecodeJobID(m)
 		if err != nil {
@@ -245,7 +246,7 @@ func (e *Engine) serve(m wire.Message) ([]wire.Message, error) {
 			e.opts.Logf("%v", err)
 			return nil, nil
 		}
-		return responses(e.s.Cancel(j.ID))
+		return e.responses(e.s.Cancel(j.ID))
 	case schedproto.TopicPrioritize:
 		p, err := schedproto.DecodePrioritize(m)
 		if err != nil {
@@ -263,6 +264,9 @@ func (e *Engine) serve(m wire.Message) ([]wire.Message, error) {
 		if err != nil {
 			e.opts.Logf("%v", err)
 		}
+		if e.opts.Typed {
+			return []wire.Message{wire.NewTypedResponse(schedproto.TopicFree, resp)}, nil
+		}
 		r, err := wire.NewResponse(schedproto.TopicFree, resp)
 		return []wire.Message{r}, err
 	}
@@ -275,14 +279,24 @@ func fail(m wire.Message, err error) ([]wire.Message, error) {
 	return []wire.Message{wire.NewError(m.Topic, wire.EPROTO, err.Error())}, err
 }
 
-func request(topic string, v any) ([]wire.Message, error) {
+func (e *Engine) request(topic string, v any) ([]wire.Message, error) {
+	if e.opts.Typed {
+		return []wire.Message{wire.NewTypedRequest(topic, v)}, nil
+	}
 	m, err := wire.NewRequest(topic, v)
 	return []wire.Message{m}, err
 }
 
-func responses(resps []schedproto.AllocResponse) ([]wire.Message, error) {
+// responses are the sched.alloc responses to send: typed (Options.Typed)
+// or JSON. A typed SUCCESS carries its R as a value (Granted), which
+// its JSON encoding writes as R.
+func (e *Engine) responses(resps []schedproto.AllocResponse) ([]wire.Message, error) {
 	out := make([]wire.Message, 0, len(resps))
 	for _, r := range resps {
+		if e.opts.Typed {
+			out = append(out, wire.NewTypedResponse(schedproto.TopicAlloc, r))
+			continue
+		}
 		m, err := wire.NewResponse(schedproto.TopicAlloc, r)
 		if err != nil {
 			return out, err

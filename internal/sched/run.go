@@ -30,6 +30,12 @@ type Options struct {
 	// Slice is how many pending jobs Run lets a pass consider before it
 	// looks for input again (DefaultSlice if 0).
 	Slice int
+	// Typed makes the Engine's messages schedproto values rather than
+	// JSON (wire.NewTypedResponse), a SUCCESS's R among them: for a job
+	// manager in the same process that decodes them as they are
+	// (fluxsched sim's; jobmgr.Config.Typed). They carry what the JSON
+	// would, and are encoded if they cross a socket.
+	Typed bool
 }
 
 // DefaultSlice bounds the part of a pass Run makes between two looks at

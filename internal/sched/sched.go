@@ -126,7 +126,10 @@ const (
 // time, and a queue of pending alloc requests. It is not safe for
 // concurrent use.
 type Scheduler struct {
-	pool  *resource.Pool
+	pool *resource.Pool
+	// typed: a SUCCESS carries its R as a value, not encoded
+	// (Options.Typed).
+	typed bool
 	def   QueuePolicy
 	qpol  map[string]QueuePolicy
 	limit int
@@ -516,7 +519,14 @@ func (s *Scheduler) grant(p *pending, r *rset.R, now float64) schedproto.AllocRe
 		expiration = e
 	}
 	r = r.WithTimes(now, expiration)
-	raw, err := r.MarshalJSON()
+	resp := schedproto.AllocResponse{ID: p.id, Type: schedproto.Success}
+	var err error
+	if s.typed {
+		// R goes as a value, checked as its encoding would be.
+		resp.Granted, err = r, r.Check()
+	} else {
+		resp.R, err = r.MarshalJSON()
+	}
 	if err == nil {
 		err = s.pool.Allocate(p.id, r)
 	}
@@ -524,7 +534,8 @@ func (s *Scheduler) grant(p *pending, r *rset.R, now float64) schedproto.AllocRe
 		return schedproto.AllocResponse{ID: p.id, Type: schedproto.Deny, Note: NoteInternalR}
 	}
 	s.hold(p.id, r, end)
-	return schedproto.AllocResponse{ID: p.id, Type: schedproto.Success, R: raw, Annotations: granted(r.String())}
+	resp.Annotations = granted(r.String())
+	return resp
 }
 
 // granted is the SUCCESS annotation: the summary, and null for the keys a

@@ -51,12 +51,12 @@ type Acquire struct {
 // DecodeAcquire reads one resource.acquire response; first says whether it
 // is the stream's first.
 func DecodeAcquire(m wire.Message, first bool) (Acquire, error) {
-	var a Acquire
 	var required []string
 	if first {
 		required = []string{"resources", "up"}
 	}
-	if err := wire.Decode(m, &a, required...); err != nil {
+	a, err := wire.DecodeTyped[Acquire](m, required...)
+	if err != nil {
 		return a, err
 	}
 	if !first && len(a.Resources) == 0 && a.Up == nil && a.Down == nil && a.Sessions == nil && a.Outside == nil {

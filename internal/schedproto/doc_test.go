@@ -193,6 +193,9 @@ func envelopeRows() []string {
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue // never on the line (Body: a message in process)
+		}
 		kind := map[reflect.Kind]string{reflect.String: "string", reflect.Int: "integer", reflect.Slice: "object",
 			reflect.Uint32: "unsigned integer", reflect.Uint64: "unsigned integer"}[f.Type.Kind()]
 		rows = append(rows, row("`"+name+"`", kind))

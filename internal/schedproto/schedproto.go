@@ -18,6 +18,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -107,7 +108,30 @@ type AllocResponse struct {
 	Annotations json.RawMessage `json:"annotations,omitempty"` // SUCCESS (optional), ANNOTATE (required)
 	Note        string          `json:"note,omitempty"`        // DENY (optional)
 	R           json.RawMessage `json:"R,omitempty"`           // SUCCESS: the allocation
+	// Granted is a SUCCESS's allocation as a value, in a message that
+	// stays in the process (wire.NewTypedResponse) in place of R: R is
+	// encoded from it only if the message leaves (MarshalJSON), and the
+	// job manager takes it as it is rather than parsing R. An R is
+	// immutable, so the two sides may share it.
+	Granted *rset.R `json:"-"`
 }
+
+// MarshalJSON encodes r, with R encoded from Granted when R is not set:
+// a typed SUCCESS leaves the process as the JSON one would have been sent.
+func (r AllocResponse) MarshalJSON() ([]byte, error) {
+	type plain AllocResponse // the same keys, without this method
+	if r.Granted != nil && len(r.R) == 0 {
+		raw, err := r.Granted.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("R: %w", err)
+		}
+		r.R = raw
+	}
+	return json.Marshal(plain(r))
+}
+
+// HasR reports whether a response carries an allocation, as R or Granted.
+func (r AllocResponse) HasR() bool { return len(r.R) > 0 || r.Granted != nil }
 
 // JobID is the payload of sched.cancel, sched.free and the sched.free response.
 type JobID struct {
@@ -121,8 +145,8 @@ type Prioritize struct {
 
 // DecodeHelloJob reads and checks one hello response.
 func DecodeHelloJob(m wire.Message) (HelloJob, error) {
-	var h HelloJob
-	if err := wire.Decode(m, &h, "id", "priority", "userid", "t_submit"); err != nil {
+	h, err := wire.DecodeTyped[HelloJob](m, "id", "priority", "userid", "t_submit")
+	if err != nil {
 		return h, err
 	}
 	return h, checkPriority(m.Topic, h.Priority)
@@ -130,8 +154,8 @@ func DecodeHelloJob(m wire.Message) (HelloJob, error) {
 
 // DecodeReady reads and checks a sched-ready request.
 func DecodeReady(m wire.Message) (Ready, error) {
-	var r Ready
-	if err := wire.Decode(m, &r, "mode"); err != nil {
+	r, err := wire.DecodeTyped[Ready](m, "mode")
+	if err != nil {
 		return r, err
 	}
 	switch r.Mode {
@@ -151,14 +175,13 @@ func DecodeReady(m wire.Message) (Ready, error) {
 
 // DecodeReadyResponse reads the sched-ready response.
 func DecodeReadyResponse(m wire.Message) (ReadyResponse, error) {
-	var r ReadyResponse
-	return r, wire.Decode(m, &r, "count")
+	return wire.DecodeTyped[ReadyResponse](m, "count")
 }
 
 // DecodeAlloc reads and checks a sched.alloc request.
 func DecodeAlloc(m wire.Message) (Alloc, error) {
-	var a Alloc
-	if err := wire.Decode(m, &a, "id", "priority", "userid", "jobspec"); err != nil {
+	a, err := wire.DecodeTyped[Alloc](m, "id", "priority", "userid", "jobspec")
+	if err != nil {
 		return a, err
 	}
 	return a, checkPriority(m.Topic, a.Priority)
@@ -167,8 +190,8 @@ func DecodeAlloc(m wire.Message) (Alloc, error) {
 // DecodeAllocResponse reads and checks a sched.alloc response by RFC 27's
 // per-type rules.
 func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
-	var r AllocResponse
-	if err := wire.Decode(m, &r, "id", "type"); err != nil {
+	r, err := wire.DecodeTyped[AllocResponse](m, "id", "type")
+	if err != nil {
 		return r, err
 	}
 	bad := func(why string) (AllocResponse, error) {
@@ -186,15 +209,15 @@ func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
 		if len(r.Annotations) == 0 {
 			return bad("annotations are required")
 		}
-		if r.Note != "" || len(r.R) > 0 {
+		if r.Note != "" || r.HasR() {
 			return bad("only annotations may accompany ANNOTATE")
 		}
 	case Deny:
-		if len(r.Annotations) > 0 || len(r.R) > 0 {
+		if len(r.Annotations) > 0 || r.HasR() {
 			return bad("only a note may accompany DENY")
 		}
 	case Cancel:
-		if len(r.Annotations) > 0 || r.Note != "" || len(r.R) > 0 {
+		if len(r.Annotations) > 0 || r.Note != "" || r.HasR() {
 			return bad("only the required keys are allowed in a CANCEL response")
 		}
 	default:
@@ -205,14 +228,13 @@ func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
 
 // DecodeJobID reads sched.cancel, sched.free and the sched.free response.
 func DecodeJobID(m wire.Message) (JobID, error) {
-	var j JobID
-	return j, wire.Decode(m, &j, "id")
+	return wire.DecodeTyped[JobID](m, "id")
 }
 
 // DecodePrioritize reads a sched.prioritize request.
 func DecodePrioritize(m wire.Message) (Prioritize, error) {
-	var p Prioritize
-	if err := wire.Decode(m, &p, "jobs"); err != nil {
+	p, err := wire.DecodeTyped[Prioritize](m, "jobs")
+	if err != nil {
 		return p, err
 	}
 	for _, j := range p.Jobs {

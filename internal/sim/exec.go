@@ -53,9 +53,15 @@ func (s *simulation) exec(tx *store.Tx, m wire.Message) error {
 
 // respond sends a start response of job j to the job manager.
 func (s *simulation) respond(tx *store.Tx, j *simJob, typ string, data any) error {
-	m, err := execproto.NewResponse(execService, j.id, typ, data)
-	if err != nil {
-		return err
+	m := execproto.NewTypedResponse(execService, j.id, typ, data)
+	if !s.wiring.typed {
+		var err error
+		if m, err = execproto.NewResponse(execService, j.id, typ, data); err != nil {
+			return err
+		}
+	}
+	if s.wiring.tap != nil {
+		s.wiring.tap(false, m)
 	}
 	if err := s.jm.ExecMessage(tx, m); err != nil {
 		return fmt.Errorf("job manager: %w", err)

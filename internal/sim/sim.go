@@ -162,11 +162,21 @@ type simJob struct {
 }
 
 // Run simulates cfg.
-func Run(cfg Config) (*Result, error) {
+func Run(cfg Config) (*Result, error) { return run(cfg, wiring{typed: true}) }
+
+// wiring is how the job manager and the scheduler talk: typed messages
+// (the replay's), or JSON as over a socket, and a tap that sees every
+// message between them (tests hold the two ways equal).
+type wiring struct {
+	typed bool
+	tap   func(toSched bool, m wire.Message)
+}
+
+func run(cfg Config, w wiring) (*Result, error) {
 	if cfg.Inventory == nil {
 		return nil, errors.New("no machine to simulate")
 	}
-	s := &simulation{cfg: cfg, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
+	s := &simulation{cfg: cfg, wiring: w, byID: map[fluid.ID]*simJob{}, skips: tally{}, sink: newSink()}
 	if err := s.load(); err != nil {
 		return nil, err
 	}
@@ -188,6 +198,7 @@ func Run(cfg Config) (*Result, error) {
 
 type simulation struct {
 	cfg      Config
+	wiring   wiring
 	jobs     []*simJob // in queue order: submit, job number, trace position
 	skipped  int
 	skips    tally
@@ -208,6 +219,9 @@ type simulation struct {
 	// them (every queue started).
 	queues      *queue.Set
 	queueStates map[string]queue.State
+	// submitQueues are the same as state.SubmitUnstored reads them from
+	// the store, once.
+	submitQueues state.Queues
 }
 
 // load applies docs/simulation.md's "Input" rules to the trace.
@@ -287,8 +301,8 @@ func (s *simulation) run() error {
 			return err
 		}
 	}
-	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink})
-	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy})
+	s.jm = jobmgr.New(jobmgr.Config{Inventory: s.cfg.Inventory, Owner: uint32(os.Getuid()), ExecService: execService, Now: s.clock, Records: s.sink, Typed: s.wiring.typed})
+	s.eng = sched.NewEngine(sched.Options{Default: s.cfg.Policy, Typed: s.wiring.typed})
 	err = s.st.Update(func(tx *store.Tx) error {
 		if err := tx.PutInventory(raw); err != nil {
 			return err
@@ -308,6 +322,17 @@ func (s *simulation) run() error {
 		}
 		s.jm.SetQueues(set, states)
 		s.queues, s.queueStates = set, states
+		// What each submission checks, read once: nothing changes the
+		// queues' configuration or states after this transaction.
+		qset, err := state.QueueSet(tx)
+		if err != nil {
+			return err
+		}
+		qstates, err := state.QueueStates(tx, qset)
+		if err != nil {
+			return err
+		}
+		s.submitQueues = state.Queues{Set: qset, States: qstates}
 		if err := s.jm.Load(tx); err != nil {
 			return err
 		}
@@ -394,7 +419,7 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				batch = append(batch, j)
 			}
 			if len(recs) > 0 {
-				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations())
+				ids, made, err := state.SubmitUnstored(tx, s.clock(), recs, s.jm.Reservations(), s.submitQueues)
 				if err != nil {
 					return next, fmt.Errorf("submitting: %w", err)
 				}
@@ -468,6 +493,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 			return nil
 		}
 		for _, m := range out.Sched {
+			if s.wiring.tap != nil {
+				s.wiring.tap(true, m)
+			}
 			resps, err := s.eng.Handle(m)
 			if err != nil {
 				return fmt.Errorf("scheduler: %w", err)
@@ -477,6 +505,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 			}
 		}
 		for _, m := range out.Exec {
+			if s.wiring.tap != nil {
+				s.wiring.tap(true, m)
+			}
 			if err := s.exec(tx, m); err != nil {
 				return err
 			}
@@ -487,6 +518,9 @@ func (s *simulation) pump(tx *store.Tx) error {
 // toJM delivers the scheduler's messages to the job manager.
 func (s *simulation) toJM(tx *store.Tx, msgs []wire.Message) error {
 	for _, m := range msgs {
+		if s.wiring.tap != nil {
+			s.wiring.tap(false, m)
+		}
 		if err := s.jm.SchedMessage(tx, m); err != nil {
 			return fmt.Errorf("job manager: %w", err)
 		}

@@ -242,17 +242,6 @@ func PutR(tx *store.Tx, rec *Record, r *rset.R) error {
 	return nil
 }
 
-// HoldR is PutR for a job manager whose records go to a sink: rec
-// holds r and its canonical JSON, and nothing is stored.
-func HoldR(rec *Record, r *rset.R) error {
-	canon, err := r.MarshalJSON()
-	if err != nil {
-		return fmt.Errorf("job %s: R: %w", rec.Job.ID, err)
-	}
-	rec.R, rec.RawR = r, canon
-	return nil
-}
-
 // SetUsage stores what a job's processes consumed, beside its eventlog
 // rather than in its finish event, whose context is RFC 21's. The summary
 // shows it from the next event on (the finish that carries it).

@@ -62,18 +62,31 @@ var ErrGuestUrgency = api.Errorf(api.CodePermission, "permission denied: only th
 // owners and derived children in; nil reads it from the store when a
 // request needs it.
 func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State) ([]fluid.ID, []*Record, error) {
-	return submit(tx, now, reqs, st, true)
+	return submit(tx, now, reqs, st, true, nil)
 }
 
 // SubmitUnstored is Submit for a job manager whose records go to a sink
 // (jobmgr.Config.Records, the simulator's): the same checks, the same ids
 // and the same records, each holding its jobspec as admitted (Raw), and
 // nothing of the jobs stored but the last id given, so that ids go on.
-func SubmitUnstored(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State) ([]fluid.ID, []*Record, error) {
-	return submit(tx, now, reqs, st, false)
+//
+// qs are the queues' configuration and states as QueueSet and QueueStates
+// read them from tx: the caller's, read once, when nothing changes them
+// between its submissions (a replay has no administrator). Reading and
+// compiling them for each batch was a tenth of a replay's allocation,
+// when most of its batches are one job.
+func SubmitUnstored(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State, qs Queues) ([]fluid.ID, []*Record, error) {
+	return submit(tx, now, reqs, st, false, &qs)
 }
 
-func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State, stored bool) ([]fluid.ID, []*Record, error) {
+// Queues are the queues' configuration and states, as a submission
+// checks them.
+type Queues struct {
+	Set    *queue.Set
+	States map[string]queue.State
+}
+
+func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.State, stored bool, qs *Queues) ([]fluid.ID, []*Record, error) {
 	gen, err := fluid.NewGenerator(tx.Epoch(), 0, fluid.ID(tx.LastJobID()))
 	if err != nil {
 		return nil, nil, fmt.Errorf("job id generator: %w", err)
@@ -85,14 +98,18 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	}
 	// Check every request before writing anything, so a refused batch
 	// leaves nothing behind even inside a larger transaction.
-	set, err := QueueSet(tx)
-	if err != nil {
-		return nil, nil, err
+	if qs == nil {
+		set, err := QueueSet(tx)
+		if err != nil {
+			return nil, nil, err
+		}
+		states, err := QueueStates(tx, set)
+		if err != nil {
+			return nil, nil, err
+		}
+		qs = &Queues{Set: set, States: states}
 	}
-	states, err := QueueStates(tx, set)
-	if err != nil {
-		return nil, nil, err
-	}
+	set, states := qs.Set, qs.States
 	users := map[uint32]queue.User{}
 	specs := make([]*jobspec.Jobspec, len(reqs))
 	us := make([]queue.User, len(reqs))

@@ -54,6 +54,14 @@ type Message struct {
 	// exec agent's) keeps the shape parseSent reads.
 	Matchtag uint32 `json:"matchtag,omitempty"`
 	Flags    int    `json:"flags,omitempty"`
+	// Body is the payload as the protocol's Go value, for a message that
+	// stays in the process (NewTypedRequest, NewTypedResponse): its JSON
+	// is made only where it leaves (Encoded, which a line connection's
+	// Send calls), and a decoder of the same type takes the value as it
+	// is (DecodeTyped). Payload is then empty. It carries exactly what
+	// the JSON would: the value is the protocol package's own type, the
+	// one that is encoded when it crosses a socket.
+	Body any `json:"-"`
 }
 
 // Streaming reports whether m has RFC 6's streaming flag.
@@ -79,6 +87,45 @@ func NewResponse(topic string, v any) (Message, error) { return build(topic, Res
 // NewError builds a conventional error response.
 func NewError(topic string, errnum int, errstr string) Message {
 	return Message{Topic: topic, Type: Response, Errnum: errnum, Errstr: errstr}
+}
+
+// NewTypedRequest builds a request whose payload is v itself (Body), left
+// unencoded until the message leaves the process (Encoded). v must be a
+// value JSON encodes; nil is an empty payload.
+func NewTypedRequest(topic string, v any) Message {
+	return Message{Topic: topic, Type: Request, Body: v}
+}
+
+// NewTypedResponse is NewTypedRequest for a successful response.
+func NewTypedResponse(topic string, v any) Message {
+	return Message{Topic: topic, Type: Response, Body: v}
+}
+
+// Encoded returns m with its Body encoded as its Payload, as it must be
+// before it is written out; a message without a Body is returned as it
+// is.
+func (m Message) Encoded() (Message, error) {
+	if m.Body == nil {
+		return m, nil
+	}
+	b, err := json.Marshal(m.Body)
+	if err != nil {
+		return Message{}, fmt.Errorf("%s: %w", m.Topic, err)
+	}
+	m.Payload, m.Body = b, nil
+	return m, nil
+}
+
+// DecodeTyped is Decode into a value of type T: a Body of type T is taken
+// as it is (its required keys are there, since T encodes them), anything
+// else is decoded from JSON.
+func DecodeTyped[T any](m Message, required ...string) (T, error) {
+	if b, ok := m.Body.(T); ok && !m.IsError() {
+		return b, nil
+	}
+	var v T
+	err := Decode(m, &v, required...)
+	return v, err
 }
 
 func build(topic string, t Type, v any) (Message, error) {
@@ -240,6 +287,10 @@ type lineConn struct {
 
 func (c *lineConn) Send(m Message) error {
 	if err := m.Validate(); err != nil {
+		return err
+	}
+	m, err := m.Encoded() // a message built in process leaves as JSON
+	if err != nil {
 		return err
 	}
 	// No HTML escaping: a peer should see "&" as sent, not "\u0026".
@@ -496,6 +547,13 @@ func truncate(b []byte) string {
 func Decode(m Message, v any, required ...string) error {
 	if m.IsError() {
 		return m.Err()
+	}
+	if m.Body != nil {
+		// A typed message read as another type: as its JSON would be.
+		var err error
+		if m, err = m.Encoded(); err != nil {
+			return err
+		}
 	}
 	if len(m.Payload) == 0 {
 		if len(required) > 0 {
