@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -49,7 +50,8 @@ func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("sshhosts: %v", err)
 	}
 	h.Log = ts.Logf
-	ts.Defer(h.Stop)
+	sshHosts.Store(ts, h)
+	ts.Defer(func() { sshHosts.Delete(ts); h.Stop() })
 	ts.Setenv("SSH_CONFIG", h.Config)
 	ts.Setenv("SSH_HOSTS", strings.Join(h.Names(), " "))
 	ts.Setenv("SSH_NODES", "host[1-"+strconv.Itoa(n)+"]")
@@ -66,6 +68,25 @@ func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Setenv(p+"_ADDR", host.Address)
 		ts.Setenv(p+"_STATE", host.StateDir)
 	}
+}
+
+// sshHosts are each script's hosts of sshhosts, for killhost.
+var sshHosts sync.Map // *testscript.TestScript → *sshtest.Hosts
+
+// cmdKillHost kills a host of sshhosts as a machine that dies: its sshd
+// and every process its sessions left (the bridge, the agent, the tasks),
+// by PID, with SIGKILL at once (sshtest.Hosts.Kill).
+//
+//	killhost host3
+func cmdKillHost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: killhost NAME")
+	}
+	h, ok := sshHosts.Load(ts)
+	if !ok {
+		ts.Fatalf("killhost: no sshhosts in this script")
+	}
+	ts.Check(h.(*sshtest.Hosts).Kill(args[0]))
 }
 
 // cmdExpandEnv writes IN to OUT with the script's $VARS expanded: a

@@ -75,6 +75,7 @@ func scriptParams(dir string) testscript.Params {
 			// Hosts over real OpenSSH (script_ssh_test.go).
 			"sshhosts":   cmdSSHHosts,
 			"reachhosts": cmdReachHosts,
+			"killhost":   cmdKillHost,
 			"expandenv":  cmdExpandEnv,
 		},
 		Condition: func(cond string) (bool, error) {

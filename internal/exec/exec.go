@@ -172,11 +172,14 @@ func Run(conn wire.Conn, opts Options) error {
 		go r.read(l)
 	}
 	if hl, ok := opts.Launcher.(launcher.HostLauncher); ok && r.hostMode() {
-		// The hosts that did not answer are tried again, as lost ones are.
+		// The hosts that did not answer are tried again, as lost ones are;
+		// those that did are undrained if an earlier run drained them.
 		r.mu.Lock()
 		for _, h := range hl.Hosts() {
 			if r.byHost[h] == nil {
 				r.lose(h, nil)
+			} else {
+				r.hostDrain(h, false, "")
 			}
 		}
 		r.mu.Unlock()
@@ -253,6 +256,8 @@ type router struct {
 	orphans map[fluid.ID][]*agentLink
 	// timers are the host-timeouts of lost hosts.
 	timers map[string]*time.Timer
+	// drained: hosts this registration drained as unreachable (hosts.go).
+	drained map[string]bool
 
 	// holder is the agent of each job it runs, or whose end it holds
 	// until the job manager acknowledges it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +30,18 @@ type end struct {
 	t    *testing.T
 	name string
 	c    wire.Conn
+	// drains: the job manager's end keeps the host drain notices here
+	// (execproto.TopicHostDrain) rather than among the stream it checks.
+	keepDrains bool
+	mu         sync.Mutex
+	drains     []execproto.HostDrain
+}
+
+// drainsSeen is what the host drain notices said so far.
+func (e *end) drainsSeen() []execproto.HostDrain {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]execproto.HostDrain(nil), e.drains...)
 }
 
 func (e *end) next() wire.Message {
@@ -39,8 +52,20 @@ func (e *end) next() wire.Message {
 	}
 	ch := make(chan got, 1)
 	go func() {
-		m, err := e.c.Recv()
-		ch <- got{m, err}
+		for {
+			m, err := e.c.Recv()
+			if err == nil && e.keepDrains && m.Topic == execproto.TopicHostDrain {
+				var d execproto.HostDrain
+				if err := json.Unmarshal(m.Payload, &d); err == nil {
+					e.mu.Lock()
+					e.drains = append(e.drains, d)
+					e.mu.Unlock()
+					continue
+				}
+			}
+			ch <- got{m, err}
+			return
+		}
 	}()
 	select {
 	case g := <-ch:

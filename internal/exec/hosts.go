@@ -94,6 +94,13 @@ func (r *router) reconnect(hl launcher.HostLauncher, host string) {
 		if over {
 			return
 		}
+		r.mu.Lock()
+		if !r.drained[host] {
+			// Drained in the launcher's words (ssh's own line), once
+			// per outage: the scheduler places nothing more there.
+			r.hostDrain(host, true, err.Error())
+		}
+		r.mu.Unlock()
 		r.opts.Log.Warn("exec agent not reached", "host", host, "err", err, "retry", min(2*wait, retryMax))
 		wait = min(2*wait, retryMax)
 	}
@@ -114,6 +121,9 @@ func (r *router) reattach(host string, a *launcher.Agent) {
 	if a.Hosts == nil {
 		a.Hosts = []string{host}
 	}
+	// Always: a drain an earlier registration made is lifted too (the
+	// loop lifts only the exec service's, and nothing if none).
+	r.hostDrain(host, false, "")
 	l := &agentLink{Agent: a}
 	old := r.byHost[host]
 	r.agents = append(r.agents, l)
@@ -244,4 +254,20 @@ func (r *router) fromOrphan(l *agentLink, resp execproto.Response) bool {
 		r.sendAgent(l, agentproto.TopicAck, agentproto.Ack{IDs: []fluid.ID{resp.ID}})
 	}
 	return true
+}
+
+// hostDrain tells the job manager that host cannot be reached (drain,
+// with why) or answers again. The loop drains it through the drain write
+// and undrains only a drain the exec service made, never an admin's.
+// Called with mu held.
+func (r *router) hostDrain(host string, drain bool, reason string) {
+	if r.drained == nil {
+		r.drained = map[string]bool{}
+	}
+	r.drained[host] = drain
+	m, err := wire.NewRequest(execproto.TopicHostDrain, execproto.HostDrain{Host: host, Drain: drain, Reason: reason})
+	if err != nil {
+		return // our own type always encodes
+	}
+	r.send(m)
 }

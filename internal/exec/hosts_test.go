@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,7 +66,7 @@ func newLossRig(t *testing.T, hostTimeout time.Duration, n int) (*rig, *hostLaun
 		r.agents = append(r.agents, &end{t: t, name: host, c: theirs})
 	}
 	jmEnd, svcEnd := wire.Pipe()
-	r.jm = &end{t: t, name: "job manager", c: jmEnd}
+	r.jm = &end{t: t, name: "job manager", c: jmEnd, keepDrains: true}
 	go func() {
 		r.done <- Run(svcEnd, Options{Launcher: hl, KillGrace: 2 * time.Second, HostTimeout: hostTimeout})
 	}()
@@ -142,6 +143,11 @@ func TestHostTimeoutNodeFailure(t *testing.T) {
 	r.expectResponse(4, execproto.TypeRelease)
 	r.ack(4)
 	r.expectAck(0, 4)
+	// n1 was drained in ssh's words as its connection failed (100 ms).
+	lost := execproto.HostDrain{Host: "n1", Drain: true, Reason: "ssh: connect to host n1 port 22: Connection refused"}
+	if !slices.Contains(r.jm.drainsSeen(), lost) {
+		t.Fatalf("host drains %+v, want %+v among them", r.jm.drainsSeen(), lost)
+	}
 	// n1 comes back, still running job 4: taken back to be killed.
 	again := hl.queue(t, "n1", agentproto.Hello{Build: "b", Running: []fluid.ID{4}})
 	var s agentproto.Start
@@ -158,6 +164,16 @@ func TestHostTimeoutNodeFailure(t *testing.T) {
 	r.expectStart(1, 5)
 	r.respond(1, 5, execproto.TypeStart, nil)
 	r.expectResponse(5, execproto.TypeStart)
+	// And undrained as it answered: the last word on n1.
+	var last execproto.HostDrain
+	for _, d := range r.jm.drainsSeen() {
+		if d.Host == "n1" {
+			last = d
+		}
+	}
+	if last != (execproto.HostDrain{Host: "n1"}) {
+		t.Fatalf("n1's last host drain %+v, want an undrain", last)
+	}
 }
 
 // A host not reached at the start is tried again with backoff.

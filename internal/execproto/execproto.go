@@ -306,3 +306,18 @@ func DecodeKill(m wire.Message) (Kill, error) {
 	var k Kill
 	return k, wire.Decode(m, &k, "id", "signal")
 }
+
+// TopicHostDrain is a notification beyond RFC 32, from the exec service
+// to the job manager, never answered: a host's agent cannot be reached
+// (Drain, with the launcher's own words), or answers again (not Drain).
+// The job manager's loop drains or undrains the host through the drain
+// write of internal/writes, so the scheduler places nothing on a host
+// that cannot start it.
+const TopicHostDrain = "job-manager.exec-host-drain"
+
+// HostDrain is TopicHostDrain's payload.
+type HostDrain struct {
+	Host   string `json:"host"`
+	Drain  bool   `json:"drain"`
+	Reason string `json:"reason,omitempty"`
+}

@@ -24,11 +24,13 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/cycletrace"
+	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/schedproto"
 	"github.com/fluxq/fluxq/internal/store"
 	"github.com/fluxq/fluxq/internal/wire"
+	"github.com/fluxq/fluxq/internal/writes"
 )
 
 // MaxBatch bounds the inputs of one turn, so one commit never grows
@@ -685,6 +687,23 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 		}
 		if cycletrace.Enabled {
 			traceExec(cycletrace.LoopEndIn, in.msg, "release")
+		}
+		if in.msg.Topic == execproto.TopicHostDrain && in.msg.Type == wire.Request {
+			// A host the exec service cannot reach, or reaches again:
+			// drained or undrained in this turn, by the drain write.
+			var d execproto.HostDrain
+			m, err := in.msg.Encoded()
+			if err == nil {
+				err = json.Unmarshal(m.Payload, &d)
+			}
+			if err != nil {
+				l.log.Error("exec service: a host drain that does not read", "err", err)
+				return
+			}
+			if err := writes.HostDrain(&writes.Turn{Tx: tx, JM: l.jm}, d); err != nil {
+				l.log.Error("exec service: host drain", "host", d.Host, "drain", d.Drain, "err", err)
+			}
+			return
 		}
 		if err := l.jm.ExecMessage(tx, in.msg); err != nil {
 			l.log.Error("exec service", "err", err)

@@ -18,7 +18,8 @@
 // starter's own environment, plus FLUXQ_JOB_ID (F58, ASCII "f" when the
 // job's environment sets FLUXQ_F58_FORCE_ASCII), FLUXQ_JOB_NNODES (R's
 // ranks), FLUXQ_JOB_SIZE (tasks), FLUXQ_TASK_RANK, FLUXQ_TASK_LOCAL_ID
-// (index on its rank) and CUDA_VISIBLE_DEVICES (its rank's GPU ids, or -1
+// (index on its rank), the same four under Flux's names (FLUX_JOB_NNODES,
+// FLUX_JOB_SIZE, FLUX_TASK_RANK, FLUX_TASK_LOCAL_ID) and CUDA_VISIBLE_DEVICES (its rank's GPU ids, or -1
 // without GPUs, as flux-shell's gpu-affinity plugin sets it; shell option
 // gpu-affinity "off" or "per-task" as in Flux). Its CPU binding is its
 // rank's cores (shell option cpu-affinity "off" or "per-task" as in Flux)

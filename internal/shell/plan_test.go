@@ -75,7 +75,8 @@ func TestNewPlan(t *testing.T) {
 					t.Errorf("task %d: argv %q", pt.Rank, pt.Argv)
 				}
 				want := map[string]string{"FLUXQ_JOB_ID": "f" + strings.TrimPrefix(id.String(), "ƒ"), "FLUXQ_JOB_NNODES": "2", "FLUXQ_JOB_SIZE": "4",
-					"FLUXQ_TASK_RANK": itoa(pt.Rank), "FLUXQ_TASK_LOCAL_ID": itoa(pt.Local), "PATH": "/opt/bin"}
+					"FLUXQ_TASK_RANK": itoa(pt.Rank), "FLUXQ_TASK_LOCAL_ID": itoa(pt.Local), "PATH": "/opt/bin",
+					"FLUX_JOB_NNODES": "2", "FLUX_JOB_SIZE": "4", "FLUX_TASK_RANK": itoa(pt.Rank), "FLUX_TASK_LOCAL_ID": itoa(pt.Local)}
 				for k, v := range want {
 					if env[k] != v {
 						t.Errorf("task %d: %s=%q, want %q", pt.Rank, k, env[k], v)

@@ -75,6 +75,10 @@ func prepare(tasks []*task, js *jobspec.Jobspec, env map[string]string, opts map
 	base["FLUXQ_JOB_ID"] = jobID
 	base["FLUXQ_JOB_NNODES"] = strconv.Itoa(data.nnodes)
 	base["FLUXQ_JOB_SIZE"] = strconv.Itoa(data.ntasks)
+	// Flux's own names, the same values, so a program written for Flux
+	// (an MPI's flux PMI plugin, a script reading FLUX_TASK_RANK) runs.
+	base["FLUX_JOB_NNODES"] = base["FLUXQ_JOB_NNODES"]
+	base["FLUX_JOB_SIZE"] = base["FLUXQ_JOB_SIZE"]
 
 	gpuMode, _ := opts["gpu-affinity"].(string)
 	cpuMode, _ := opts["cpu-affinity"].(string)
@@ -89,6 +93,8 @@ func prepare(tasks []*task, js *jobspec.Jobspec, env map[string]string, opts map
 		}
 		e["FLUXQ_TASK_RANK"] = strconv.Itoa(t.id.rank)
 		e["FLUXQ_TASK_LOCAL_ID"] = strconv.Itoa(t.id.local)
+		e["FLUX_TASK_RANK"] = e["FLUXQ_TASK_RANK"]
+		e["FLUX_TASK_LOCAL_ID"] = e["FLUXQ_TASK_LOCAL_ID"]
 		if gpuMode != "off" {
 			gpus, err := idList(rk.GPUs, maxGPUs)
 			if err != nil {

@@ -162,6 +162,7 @@ func binMeta(bin, date, ver string) meta {
 		{"FLUXQ_JOB_CC", "Set in the tasks of a job submitted with --cc: its copy's id."},
 		{"FLUXQ_JOB_NNODES, FLUXQ_JOB_SIZE", "Set in every task: the job's node count and task count."},
 		{"FLUXQ_TASK_RANK, FLUXQ_TASK_LOCAL_ID", "Set in every task: its global rank, and its index on its node."},
+		{"FLUX_JOB_NNODES, FLUX_JOB_SIZE, FLUX_TASK_RANK, FLUX_TASK_LOCAL_ID", "Set in every task too, with the same values: Flux's names, for programs written for Flux."},
 		{"CUDA_VISIBLE_DEVICES", "Set in every task: the GPU ids of its node's allocation, or -1 without GPUs."},
 	}
 	state := "$FLUXQ_STATE_DIR"
