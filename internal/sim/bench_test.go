@@ -1,12 +1,10 @@
 package sim
 
 import (
-	"os"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/sched"
-	"github.com/fluxq/fluxq/internal/swf"
 )
 
 // BenchmarkReplay replays the repository's traces as bench/simcheck.sh
@@ -25,15 +23,7 @@ func BenchmarkReplay(b *testing.B) {
 		{"lublin/easy", "../../testdata/swf/lublin_256.swf", 256, 1, "easy"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			f, err := os.Open(c.trace)
-			if err != nil {
-				b.Fatal(err)
-			}
-			jobs, _, err := swf.Read(f)
-			f.Close()
-			if err != nil {
-				b.Fatal(err)
-			}
+			jobs := readTrace(b, c.trace)
 			inv, err := Machine(c.nodes, c.cores, 0)
 			if err != nil {
 				b.Fatal(err)

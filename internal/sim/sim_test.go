@@ -556,15 +556,7 @@ func TestRunRealTraces(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, err := os.Open(tt.path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs, _, err := swf.Read(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			jobs := readTrace(t, tt.path)
 			total := int64(tt.nodes * tt.cores)
 			res, err := Run(Config{Jobs: jobs, Inventory: machine(t, tt.nodes, tt.cores), Policy: easy, TempDir: t.TempDir()})
 			if err != nil {
@@ -631,4 +623,19 @@ func TestRunRealTraces(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readTrace reads an SWF trace file of the repository's testdata.
+func readTrace(tb testing.TB, path string) []swf.Job {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	jobs, _, err := swf.Read(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return jobs
 }

@@ -2,12 +2,10 @@ package sim
 
 import (
 	"encoding/json"
-	"os"
 	"reflect"
 	"testing"
 
 	"github.com/fluxq/fluxq/internal/sched"
-	"github.com/fluxq/fluxq/internal/swf"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -32,15 +30,7 @@ func TestTypedWireEqualsJSON(t *testing.T) {
 		{"mem-denied conservative", "../../bench/simref/testdata/mem-denied.swf", 7, 2, 2 << 30, conservative},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := os.Open(tc.trace)
-			if err != nil {
-				t.Fatal(err)
-			}
-			jobs, _, err := swf.Read(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			jobs := readTrace(t, tc.trace)
 			inv, err := Machine(tc.nodes, tc.cores, tc.memory)
 			if err != nil {
 				t.Fatal(err)
