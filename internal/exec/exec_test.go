@@ -259,9 +259,15 @@ func TestUpgradeRoutesByHolder(t *testing.T) {
 	r.agents[1].c.Close()
 	r.start(4, false)
 	r.expectStart(0, 4)
+	r.expectServing()
+}
+
+// expectServing fails the test if Run has returned.
+func (r *rig) expectServing() {
+	r.t.Helper()
 	select {
 	case err := <-r.done:
-		t.Fatalf("Run returned %v", err)
+		r.t.Fatalf("Run returned %v", err)
 	default:
 	}
 }
