@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 
+	"github.com/fluxq/fluxq/internal/peercred"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -48,6 +50,9 @@ func Attach(ctx context.Context, opts Options, in io.Reader, out io.Writer) erro
 		}
 	}
 	defer c.Close()
+	if err := ownAgent(c, path); err != nil {
+		return err
+	}
 	fromAgent := make(chan error, 1)
 	go func() {
 		_, err := io.Copy(out, c)
@@ -134,6 +139,22 @@ func CheckRequest(line []byte) error {
 	}
 	if m.Type != wire.Request || !strings.HasPrefix(m.Topic, topicPrefix) {
 		return fmt.Errorf("%s %q is not a request of the exec agent's", m.Type, m.Topic)
+	}
+	return nil
+}
+
+// ownAgent refuses a socket that is not served by the bridge's own user or
+// root. A remote state directory may be under a shared /tmp (fluxres
+// discover's default inside Slurm), where another user could have made
+// the folder first and listen in the agent's place: the bridge would hand
+// that user every job's jobspec and take its word for their ends.
+func ownAgent(c *net.UnixConn, path string) error {
+	cred, err := peercred.Of(c)
+	if err != nil {
+		return fmt.Errorf("exec agent %s: who serves it: %w", path, err)
+	}
+	if uid := uint32(os.Getuid()); cred.Uid != uid && cred.Uid != 0 {
+		return fmt.Errorf("exec agent %s is served by uid %d, not by this user (%d) or root: refused", path, cred.Uid, uid)
 	}
 	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"io"
 	"net"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -184,4 +186,60 @@ func FuzzCheckRequest(f *testing.F) {
 			t.Fatalf("CheckRequest let %q through", line)
 		}
 	})
+}
+
+// A socket in the agent's place served by another user is refused before
+// a byte is bridged (a remote state directory under a shared /tmp).
+func TestAttachRefusesAnotherUsersAgent(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to serve the socket as nobody")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test binary, copied where nobody may run it, is the fake agent.
+	bin := filepath.Join(t.TempDir(), "fake")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// t.TempDir's folders are 0700: opened to nobody for this test alone.
+	for _, d := range []string{filepath.Dir(bin), filepath.Dir(filepath.Dir(bin))} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// The folder made first by the other user, as under a shared /tmp.
+	if err := os.Mkdir(Dir(dir), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o777)
+	os.Chmod(Dir(dir), 0o777)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	cmd := osexec.Command(bin, "--state-dir", dir)
+	cmd.Env = append(os.Environ(), "FAKE_AGENT_BUILD=b1")
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(SocketPath(dir, "b1")); err == nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	err = Attach(context.Background(), Options{StateDir: dir, Build: "b1", Command: []string{"/bin/false"}}, strings.NewReader(""), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "is served by uid 65534") {
+		t.Fatalf("Attach = %v, want the other user's socket refused", err)
+	}
 }
