@@ -84,6 +84,9 @@ type Hosts struct {
 	// Log takes what Stop has to say (a process killed); nothing if nil.
 	Log func(format string, args ...any)
 	dir string
+	// old are the namespaces of hosts killed and started again, which
+	// Stop still sweeps.
+	old []string
 }
 
 // Start makes n hosts under dir (which it fills: keys, configs, each
@@ -203,26 +206,36 @@ LogLevel ERROR
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		return nil, err
 	}
+	h.Hosts = append(h.Hosts, host)
+	if err := h.run(host); err != nil {
+		return nil, err
+	}
+	return host, nil
+}
+
+// run starts host's sshd, in a UTS namespace of its own named for the
+// host, and waits until it listens.
+func (h *Hosts) run(host *Host) error {
 	logf, err := os.OpenFile(filepath.Join(host.dir, "sshd.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer logf.Close()
 	// unshare and sh exec: the PID started is sshd's.
 	cmd := exec.Command("unshare", "--uts", "sh", "-c", `hostname "$1" && exec "$2" -D -e -f "$3"`,
-		"sh", host.Name, sshd(), cfg)
+		"sh", host.Name, sshd(), filepath.Join(host.dir, "sshd_config"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("sshtest: starting sshd: %w", err)
+		return fmt.Errorf("sshtest: starting sshd: %w", err)
 	}
 	host.pid = cmd.Process.Pid
-	h.Hosts = append(h.Hosts, host)
+	host.ns = ""
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(port)), time.Second)
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(host.Port)), time.Second)
 		if err == nil {
 			c.Close()
 			break
@@ -231,21 +244,21 @@ LogLevel ERROR
 		case err := <-exited:
 			host.pid = 0
 			b, _ := os.ReadFile(filepath.Join(host.dir, "sshd.log"))
-			return nil, fmt.Errorf("sshtest: sshd of %s exited (%v): %s", host.Name, err, strings.TrimSpace(string(b)))
+			return fmt.Errorf("sshtest: sshd of %s exited (%v): %s", host.Name, err, strings.TrimSpace(string(b)))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("sshtest: sshd of %s does not listen on %s:%d", host.Name, host.Address, port)
+			return fmt.Errorf("sshtest: sshd of %s does not listen on %s:%d", host.Name, host.Address, host.Port)
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
 	own, err2 := os.Readlink("/proc/self/ns/uts")
 	if err != nil || err2 != nil || ns == own {
-		return nil, fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
+		return fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
 	}
 	host.ns = ns
-	return host, nil
+	return nil
 }
 
 // freePort finds a port free on addr: several tests, of several people,
@@ -317,6 +330,9 @@ func (h *Hosts) Stop() {
 // by their Wait).
 func (h *Hosts) left() []int {
 	nss := map[string]bool{}
+	for _, ns := range h.old {
+		nss[ns] = true
+	}
 	for _, host := range h.Hosts {
 		if host.ns != "" {
 			nss[host.ns] = true
@@ -357,21 +373,159 @@ func zombie(pid int) bool {
 // Kill kills host's sshd and every process in its namespace with SIGKILL
 // at once, as a machine that dies does: for tests of a host lost.
 func (h *Hosts) Kill(name string) error {
+	host, err := h.host(name)
+	if err != nil {
+		return err
+	}
+	for _, pid := range inNamespace(host.ns) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+func (h *Hosts) host(name string) (*Host, error) {
 	for _, host := range h.Hosts {
-		if host.Name != name || host.ns == "" {
+		if host.Name == name && host.ns != "" {
+			return host, nil
+		}
+	}
+	return nil, fmt.Errorf("sshtest: no host %q", name)
+}
+
+// inNamespace lists the live processes in UTS namespace ns.
+func inNamespace(ns string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/uts"); err == nil && ns == host.ns {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if got, err := os.Readlink("/proc/" + e.Name() + "/ns/uts"); err == nil && got == ns && !zombie(pid) {
+			pids = append(pids, pid)
 		}
-		return nil
 	}
-	return fmt.Errorf("sshtest: no host %q", name)
+	return pids
+}
+
+// Restart starts a host that Kill killed again, as a machine that comes
+// back: its sshd on the same address and port, with the same host key,
+// name and state directory (what its agent journaled there is as it was
+// left), in a new UTS namespace. It refuses a host whose processes are
+// not all gone.
+func (h *Hosts) Restart(name string) error {
+	host, err := h.host(name)
+	if err != nil {
+		return err
+	}
+	// SIGKILL is delivered, not waited for: give the dying a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(inNamespace(host.ns)) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshtest: host %s still runs (processes %v): kill it first", name, inNamespace(host.ns))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.old = append(h.old, host.ns)
+	if err := h.run(host); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Bridges lists, by PID, the launchers' bridges (`fluxsched agent
+// --attach`) that host's sshd serves: one per connection a launcher holds
+// to the host.
+func (h *Hosts) Bridges(name string) ([]int, error) {
+	host, err := h.host(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, pid := range inNamespace(host.ns) {
+		if isBridge(pid) && len(h.serving(host, pid)) > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// serving are the sshd processes between host's sshd and pid, pid's
+// connection's own; none if pid is not under the host's sshd.
+func (h *Hosts) serving(host *Host, pid int) []int {
+	var chain []int
+	for p := ppid(pid); p > 1; p = ppid(p) {
+		if p == host.pid {
+			return chain
+		}
+		chain = append(chain, p)
+	}
+	return nil
+}
+
+// Drop drops host's ssh connections that carry a launcher's bridge, as a
+// network that fails does, and leaves the host up: it kills, by PID with
+// SIGKILL, the sshd processes that serve each such connection (those
+// between the host's sshd and the bridge, not the bridge itself), so the
+// client's ssh sees its connection closed and the bridge the end of its
+// input; the detached agent and its jobs' tasks are not touched. It
+// returns the bridges whose connections it dropped, and fails if there
+// was none.
+func (h *Hosts) Drop(name string) ([]int, error) {
+	host, err := h.host(name)
+	if err != nil {
+		return nil, err
+	}
+	var dropped []int
+	for _, pid := range inNamespace(host.ns) {
+		if !isBridge(pid) {
+			continue
+		}
+		chain := h.serving(host, pid)
+		for _, p := range chain {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		if len(chain) > 0 {
+			dropped = append(dropped, pid)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil, fmt.Errorf("sshtest: host %s: no connection carries a bridge (fluxsched agent --attach)", name)
+	}
+	return dropped, nil
+}
+
+// isBridge reports whether pid runs `… agent --attach …`: words of its
+// own in its argv, not one shell line holding them.
+func isBridge(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(b), "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "agent" && args[i+1] == "--attach" {
+			return true
+		}
+	}
+	return false
+}
+
+// ppid is pid's parent; 0 if it is gone.
+func ppid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
