@@ -210,6 +210,10 @@ func cmdReachHosts(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if err != nil {
 			fmt.Fprintf(ts.Stdout(), "%s: not reached: %v\n", host, err)
+			if h, ok := sshHosts.Load(ts); ok {
+				// Shown if the script fails: the server's side of it.
+				ts.Logf("reachhosts: %s: sshd's log ends:\n%s", host, h.(*sshtest.Hosts).SSHDLog(host))
+			}
 			continue
 		}
 		fmt.Fprintf(ts.Stdout(), "%s: reached %s (%s), hosts %v, agent pid %d, running %d, ended %d\n", host, a.Hello.Host, a.Name,

@@ -17,6 +17,7 @@ package sshtest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -143,9 +144,12 @@ func Start(dir string, n int) (*Hosts, error) {
 		f := strings.Fields(string(hostPub))
 		fmt.Fprintf(&known, "[%s]:%d %s %s\n", host.Address, host.Port, f[0], f[1])
 		// By its name or its address: a launcher's address mapping
-		// reaches it too.
+		// reaches it too. ssh's LogLevel is left at its default (INFO),
+		// as a user's is: at ERROR a connection the server closes ends
+		// ssh with 255 and not a word (its "Connection closed by …" is
+		// logged at INFO), which hid why a first connection failed.
 		fmt.Fprintf(&client, "Host %s %s\n  HostName %s\n  Port %d\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
-			"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n\n",
+			"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n\n",
 			host.Name, host.Address, host.Address, host.Port, h.Key, h.KnownHosts)
 	}
 	if err := os.WriteFile(h.KnownHosts, []byte(known.String()), 0o600); err != nil {
@@ -185,7 +189,9 @@ func (h *Hosts) start(i int, auth string) (*Host, error) {
 	host.Port = port
 	cfg := filepath.Join(host.dir, "sshd_config")
 	// Only what a test needs: keys, for root, on this address alone.
-	// StrictModes is off since the test's folders are under /tmp.
+	// StrictModes is off since the test's folders are under /tmp. Its
+	// log (INFO: each connection, and why one was closed) is sshd.log in
+	// the host's folder (Hosts.SSHDLog).
 	conf := fmt.Sprintf(`ListenAddress %s:%d
 HostKey %s
 PidFile %s
@@ -201,7 +207,7 @@ PrintMotd no
 PrintLastLog no
 MaxStartups 100:30:200
 MaxSessions 100
-LogLevel ERROR
+LogLevel INFO
 `, host.Address, port, hostKey, filepath.Join(host.dir, "sshd.pid"), auth)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		return nil, err
@@ -214,7 +220,7 @@ LogLevel ERROR
 }
 
 // run starts host's sshd, in a UTS namespace of its own named for the
-// host, and waits until it listens.
+// host, and waits until it answers.
 func (h *Hosts) run(host *Host) error {
 	logf, err := os.OpenFile(filepath.Join(host.dir, "sshd.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -235,9 +241,7 @@ func (h *Hosts) run(host *Host) error {
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(host.Port)), time.Second)
-		if err == nil {
-			c.Close()
+		if serves(host) {
 			break
 		}
 		select {
@@ -248,7 +252,7 @@ func (h *Hosts) run(host *Host) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("sshtest: sshd of %s does not listen on %s:%d", host.Name, host.Address, host.Port)
+			return fmt.Errorf("sshtest: sshd of %s does not answer on %s:%d", host.Name, host.Address, host.Port)
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
@@ -261,6 +265,21 @@ func (h *Hosts) run(host *Host) error {
 	return nil
 }
 
+// serves reports whether host's sshd answers a connection with its
+// version line ("SSH-2.0-…"): not only that it listens, but that the
+// process it forks for each connection runs, as a client needs.
+func serves(host *Host) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(host.Port)), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	b := make([]byte, 4)
+	_, err = io.ReadFull(c, b)
+	return err == nil && string(b) == "SSH-"
+}
+
 // freePort finds a port free on addr: several tests, of several people,
 // may make hosts at once.
 func freePort(addr string) (int, error) {
@@ -270,6 +289,25 @@ func freePort(addr string) (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// SSHDLog is the end of what host's sshd logged (at most the last 4 KiB):
+// why a connection to it was closed, for a test that failed to reach it.
+func (h *Hosts) SSHDLog(name string) string {
+	for _, host := range h.Hosts {
+		if host.Name != name {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(host.dir, "sshd.log"))
+		if err != nil {
+			return err.Error()
+		}
+		if len(b) > 4<<10 {
+			b = b[len(b)-4<<10:]
+		}
+		return string(b)
+	}
+	return ""
 }
 
 // SSH returns the command `ssh -F CONFIG ARGS...`.
