@@ -51,7 +51,7 @@ func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	h.Log = ts.Logf
 	sshHosts.Store(ts, h)
-	ts.Defer(func() { sshHosts.Delete(ts); h.Stop() })
+	ts.Defer(func() { sshHosts.Delete(ts); droppedBridges.Delete(ts); h.Stop() })
 	ts.Setenv("SSH_CONFIG", h.Config)
 	ts.Setenv("SSH_HOSTS", strings.Join(h.Names(), " "))
 	ts.Setenv("SSH_NODES", "host[1-"+strconv.Itoa(n)+"]")
@@ -70,7 +70,8 @@ func cmdSSHHosts(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// sshHosts are each script's hosts of sshhosts, for killhost.
+// sshHosts are each script's hosts of sshhosts, for killhost, dropconn
+// and starthost.
 var sshHosts sync.Map // *testscript.TestScript → *sshtest.Hosts
 
 // cmdKillHost kills a host of sshhosts as a machine that dies: its sshd
@@ -82,11 +83,79 @@ func cmdKillHost(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 1 {
 		ts.Fatalf("usage: killhost NAME")
 	}
+	ts.Check(scriptHosts(ts, "killhost").Kill(args[0]))
+}
+
+// cmdDropConn drops the ssh connections of a host of sshhosts that carry
+// a launcher's bridge, as a network that fails does, the host left up:
+// the sshd processes serving them are killed by PID, and the detached
+// agent and its jobs' tasks run on (sshtest.Hosts.Drop). It fails when
+// the host has no such connection.
+//
+//	dropconn host2
+func cmdDropConn(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: dropconn NAME")
+	}
+	pids, err := scriptHosts(ts, "dropconn").Drop(args[0])
+	ts.Check(err)
+	ts.Logf("dropconn: %s: the connections of bridges %v dropped", args[0], pids)
+	dropped, _ := droppedBridges.LoadOrStore(ts, &sync.Map{})
+	for _, pid := range pids {
+		dropped.(*sync.Map).Store(pid, true)
+	}
+}
+
+// droppedBridges are each script's bridges whose connections dropconn
+// dropped, so that reconnected knows a new one.
+var droppedBridges sync.Map // *testscript.TestScript → *sync.Map of int → true
+
+// cmdReconnected waits, up to 30 s, until a launcher holds a connection
+// to the host again: a bridge that sshd serves and dropconn did not drop.
+//
+//	reconnected host2
+func cmdReconnected(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: reconnected NAME")
+	}
+	h := scriptHosts(ts, "reconnected")
+	dropped, _ := droppedBridges.LoadOrStore(ts, &sync.Map{})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pids, err := h.Bridges(args[0])
+		ts.Check(err)
+		for _, pid := range pids {
+			if _, old := dropped.(*sync.Map).Load(pid); !old {
+				ts.Logf("reconnected: %s: bridge %d", args[0], pid)
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("reconnected: %s: no new connection in 30s (bridges %v)", args[0], pids)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cmdStartHost starts again a host that killhost killed, as a machine
+// that comes back: its sshd on the same address and port, with the same
+// keys, name and state directory (sshtest.Hosts.Restart).
+//
+//	starthost host3
+func cmdStartHost(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: starthost NAME")
+	}
+	ts.Check(scriptHosts(ts, "starthost").Restart(args[0]))
+}
+
+// scriptHosts are the script's hosts of sshhosts.
+func scriptHosts(ts *testscript.TestScript, cmd string) *sshtest.Hosts {
 	h, ok := sshHosts.Load(ts)
 	if !ok {
-		ts.Fatalf("killhost: no sshhosts in this script")
+		ts.Fatalf("%s: no sshhosts in this script", cmd)
 	}
-	ts.Check(h.(*sshtest.Hosts).Kill(args[0]))
+	return h.(*sshtest.Hosts)
 }
 
 // cmdExpandEnv writes IN to OUT with the script's $VARS expanded: a
@@ -141,6 +210,10 @@ func cmdReachHosts(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if err != nil {
 			fmt.Fprintf(ts.Stdout(), "%s: not reached: %v\n", host, err)
+			if h, ok := sshHosts.Load(ts); ok {
+				// Shown if the script fails: the server's side of it.
+				ts.Logf("reachhosts: %s: sshd's log ends:\n%s", host, h.(*sshtest.Hosts).SSHDLog(host))
+			}
 			continue
 		}
 		fmt.Fprintf(ts.Stdout(), "%s: reached %s (%s), hosts %v, agent pid %d, running %d, ended %d\n", host, a.Hello.Host, a.Name,

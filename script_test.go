@@ -73,10 +73,13 @@ func scriptParams(dir string) testscript.Params {
 			"tmpfs":  cmdTmpfs,
 			"ptyrun": cmdPtyrun,
 			// Hosts over real OpenSSH (script_ssh_test.go).
-			"sshhosts":   cmdSSHHosts,
-			"reachhosts": cmdReachHosts,
-			"killhost":   cmdKillHost,
-			"expandenv":  cmdExpandEnv,
+			"sshhosts":    cmdSSHHosts,
+			"reachhosts":  cmdReachHosts,
+			"killhost":    cmdKillHost,
+			"dropconn":    cmdDropConn,
+			"starthost":   cmdStartHost,
+			"reconnected": cmdReconnected,
+			"expandenv":   cmdExpandEnv,
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -156,3 +156,27 @@ func TestSplitHelloHeld(t *testing.T) {
 	r.expectStart(0, 9)
 	r.expectStart(1, 9)
 }
+
+// A host whose ranks hold no task of the job (its agent starts nothing,
+// as flux-shell on a rank with no task, and ends at once with status 0,
+// before the other host has even started): the job manager sees one
+// start, once the host with the task started, and one finish, with that
+// task's status, not the empty part's 0.
+func TestSplitHostWithoutTask(t *testing.T) {
+	r, _ := newHostRig(t, agentproto.Hello{Build: "b"}, agentproto.Hello{Build: "b"})
+	r.startR(10, rOf(0, 1), false)
+	r.expectStart(0, 10)
+	r.expectStart(1, 10)
+	r.respond(1, 10, execproto.TypeStart, nil)
+	r.respond(1, 10, execproto.TypeFinish, execproto.Finish{Status: 0})
+	r.respond(1, 10, execproto.TypeRelease, execproto.Release{Ranks: "all", Final: true})
+	r.respond(0, 10, execproto.TypeStart, nil)
+	r.expectResponse(10, execproto.TypeStart)
+	r.respond(0, 10, execproto.TypeFinish, execproto.Finish{Status: 3 << 8})
+	r.respond(0, 10, execproto.TypeRelease, execproto.Release{Ranks: "all", Final: true})
+	_, data, err := execproto.DecodeResponse(r.jm.expect("job-exec.start", wire.Response))
+	if f, ok := data.(*execproto.Finish); err != nil || !ok || f.Status != 3<<8 {
+		t.Fatalf("finish = %#v, %v; want status 768", data, err)
+	}
+	r.expectResponse(10, execproto.TypeRelease)
+}

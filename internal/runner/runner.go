@@ -783,6 +783,10 @@ func (r *Runner) Launch(rec *Record, s Spec) error {
 		status = fjob.WaitStatusSignaled(int(unix.SIGTERM))
 	case j.planErr != nil:
 		status, exc = fjob.WaitStatusExited(1), j.planErr.Error()
+	case len(j.plan.Tasks) == 0:
+		// A part of a job across hosts whose ranks hold none of its
+		// tasks (shell.Plan.Keep): as flux-shell on such a rank, it
+		// starts nothing and ends at once, with status 0.
 	default:
 		status, exc = j.start(rec)
 	}

@@ -325,3 +325,37 @@ func TestUsage(t *testing.T) {
 
 var _ = json.Marshal
 var _ execproto.Exception
+
+// A part of a job across hosts whose ranks hold none of its tasks (one
+// task over two ranks of R: the layout puts it on rank 0) starts nothing
+// and ends at once with status 0, no exception, as flux-shell on a rank
+// with no task; the part of rank 0 runs the task.
+func TestLaunchRanksWithoutTask(t *testing.T) {
+	h := newHarness(t, "auto")
+	h.t = t
+	mark := filepath.Join(t.TempDir(), "ran")
+	for _, tc := range []struct {
+		id     fluid.ID
+		ranks  string
+		status int
+		ran    bool
+	}{
+		{31, "1", 0, false},
+		{32, "0", fjob.WaitStatusExited(3), true},
+	} {
+		s := spec(t, tc.id, jobspec.Options{Command: sh("echo $FLUXQ_TASK_RANK >> " + mark + "; exit 3")}, 2, "0")
+		s.Ranks = tc.ranks
+		h.launch(s)
+		want := []summary{{Status: tc.status, Known: true}}
+		if diff := cmp.Diff(want, summarize(h.wait(tc.id))); diff != "" {
+			t.Errorf("ranks %s: events (-want +got):\n%s", tc.ranks, diff)
+		}
+		_, err := os.Stat(mark)
+		if ran := err == nil; ran != tc.ran {
+			t.Errorf("ranks %s: the task ran: %v, want %v", tc.ranks, ran, tc.ran)
+		}
+	}
+	if got := readFile(t, mark); got != "0\n" {
+		t.Errorf("tasks ran: %q, want rank 0 once", got)
+	}
+}

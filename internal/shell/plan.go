@@ -154,12 +154,22 @@ func StartExitCode(err error) int { return startExitCode(err) }
 // idset): the part of a job one host's agent runs when the job spans
 // several. The layout was made over the whole R first, so each task keeps
 // its global rank and environment (FLUXQ_TASK_RANK, FLUXQ_JOB_NNODES...)
-// as every other host computes them. An error is a ranks that does not
-// parse, or names no task of the plan.
+// as every other host computes them. Ranks of R on which the layout puts
+// no task leave a plan of no task: as flux-shell on a rank with no task,
+// the part starts nothing and ends at once, with status 0. An error is a
+// ranks that does not parse, or names a rank that R does not hold.
 func (p *Plan) Keep(ranks string) error {
 	set, err := idset.Parse(ranks)
 	if err != nil {
 		return fmt.Errorf("ranks %q: %w", ranks, err)
+	}
+	rs := make([]uint, len(p.Ranks))
+	for i, rk := range p.Ranks {
+		rs[i] = rk.Rank
+	}
+	held := idset.Of(rs...)
+	if extra := set.Difference(held); !extra.IsEmpty() {
+		return fmt.Errorf("ranks %s are not in R (%s)", extra, held)
 	}
 	var tasks []*task
 	var planTasks []PlanTask
@@ -168,9 +178,6 @@ func (p *Plan) Keep(ranks string) error {
 			tasks = append(tasks, t)
 			planTasks = append(planTasks, p.Tasks[i])
 		}
-	}
-	if len(tasks) == 0 {
-		return fmt.Errorf("no task of the job is on ranks %s", ranks)
 	}
 	p.tasks, p.Tasks = tasks, planTasks
 	return nil

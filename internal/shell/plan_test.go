@@ -255,6 +255,41 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+// A rank of R on which the layout puts no task (two slots of one core on
+// two ranks, one task) keeps a plan of no task, as flux-shell runs on such
+// a rank with none: it is not an error.
+func TestPlanKeepNoTask(t *testing.T) {
+	r := rset.New([]rset.Node{
+		{Rank: 0, Hostname: "n0", Cores: idset.MustParse("0")},
+		{Rank: 1, Hostname: "n1", Cores: idset.MustParse("0")},
+	})
+	js, err := jobspec.Parse([]byte(`{"version":1,"resources":[{"type":"slot","count":2,"label":"task",` +
+		`"with":[{"type":"core","count":1}]}],"tasks":[{"command":["true"],"slot":"task","count":{"total":1}}],` +
+		`"attributes":{"system":{"duration":0}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ranks string
+		want  []int
+	}{{"0", []int{0}}, {"1", nil}, {"0-1", []int{0}}} {
+		p, err := NewPlan(1, js, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Keep(tc.ranks); err != nil {
+			t.Fatalf("Keep(%q): %v", tc.ranks, err)
+		}
+		var got []int
+		for _, pt := range p.Tasks {
+			got = append(got, pt.Rank)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("Keep(%q) kept ranks %v, want %v", tc.ranks, got, tc.want)
+		}
+	}
+}
+
 // Keep narrows a -N2 -n4 plan to one host's rank: its tasks keep their
 // global ranks and the job's node and task counts.
 func TestPlanKeep(t *testing.T) {
@@ -274,7 +309,8 @@ func TestPlanKeep(t *testing.T) {
 		{"1", []int{2, 3}, ""},
 		{"0", []int{0, 1}, ""},
 		{"0-1", []int{0, 1, 2, 3}, ""},
-		{"7", nil, "no task of the job is on ranks 7"},
+		{"7", nil, "ranks 7 are not in R (0-1)"},
+		{"1-2", nil, "ranks 2 are not in R (0-1)"},
 		{"x", nil, `ranks "x": `},
 	}
 	for _, tc := range tests {

@@ -17,6 +17,7 @@ package sshtest
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -84,6 +85,9 @@ type Hosts struct {
 	// Log takes what Stop has to say (a process killed); nothing if nil.
 	Log func(format string, args ...any)
 	dir string
+	// old are the namespaces of hosts killed and started again, which
+	// Stop still sweeps.
+	old []string
 }
 
 // Start makes n hosts under dir (which it fills: keys, configs, each
@@ -140,9 +144,12 @@ func Start(dir string, n int) (*Hosts, error) {
 		f := strings.Fields(string(hostPub))
 		fmt.Fprintf(&known, "[%s]:%d %s %s\n", host.Address, host.Port, f[0], f[1])
 		// By its name or its address: a launcher's address mapping
-		// reaches it too.
+		// reaches it too. ssh's LogLevel is left at its default (INFO),
+		// as a user's is: at ERROR a connection the server closes ends
+		// ssh with 255 and not a word (its "Connection closed by …" is
+		// logged at INFO), which hid why a first connection failed.
 		fmt.Fprintf(&client, "Host %s %s\n  HostName %s\n  Port %d\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n"+
-			"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n\n",
+			"  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  BatchMode yes\n\n",
 			host.Name, host.Address, host.Address, host.Port, h.Key, h.KnownHosts)
 	}
 	if err := os.WriteFile(h.KnownHosts, []byte(known.String()), 0o600); err != nil {
@@ -182,7 +189,9 @@ func (h *Hosts) start(i int, auth string) (*Host, error) {
 	host.Port = port
 	cfg := filepath.Join(host.dir, "sshd_config")
 	// Only what a test needs: keys, for root, on this address alone.
-	// StrictModes is off since the test's folders are under /tmp.
+	// StrictModes is off since the test's folders are under /tmp. Its
+	// log (INFO: each connection, and why one was closed) is sshd.log in
+	// the host's folder (Hosts.SSHDLog).
 	conf := fmt.Sprintf(`ListenAddress %s:%d
 HostKey %s
 PidFile %s
@@ -198,54 +207,77 @@ PrintMotd no
 PrintLastLog no
 MaxStartups 100:30:200
 MaxSessions 100
-LogLevel ERROR
+LogLevel INFO
 `, host.Address, port, hostKey, filepath.Join(host.dir, "sshd.pid"), auth)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		return nil, err
 	}
+	h.Hosts = append(h.Hosts, host)
+	if err := h.run(host); err != nil {
+		return nil, err
+	}
+	return host, nil
+}
+
+// run starts host's sshd, in a UTS namespace of its own named for the
+// host, and waits until it answers.
+func (h *Hosts) run(host *Host) error {
 	logf, err := os.OpenFile(filepath.Join(host.dir, "sshd.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer logf.Close()
 	// unshare and sh exec: the PID started is sshd's.
 	cmd := exec.Command("unshare", "--uts", "sh", "-c", `hostname "$1" && exec "$2" -D -e -f "$3"`,
-		"sh", host.Name, sshd(), cfg)
+		"sh", host.Name, sshd(), filepath.Join(host.dir, "sshd_config"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("sshtest: starting sshd: %w", err)
+		return fmt.Errorf("sshtest: starting sshd: %w", err)
 	}
 	host.pid = cmd.Process.Pid
-	h.Hosts = append(h.Hosts, host)
+	host.ns = ""
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(port)), time.Second)
-		if err == nil {
-			c.Close()
+		if serves(host) {
 			break
 		}
 		select {
 		case err := <-exited:
 			host.pid = 0
 			b, _ := os.ReadFile(filepath.Join(host.dir, "sshd.log"))
-			return nil, fmt.Errorf("sshtest: sshd of %s exited (%v): %s", host.Name, err, strings.TrimSpace(string(b)))
+			return fmt.Errorf("sshtest: sshd of %s exited (%v): %s", host.Name, err, strings.TrimSpace(string(b)))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("sshtest: sshd of %s does not listen on %s:%d", host.Name, host.Address, port)
+			return fmt.Errorf("sshtest: sshd of %s does not answer on %s:%d", host.Name, host.Address, host.Port)
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
 	own, err2 := os.Readlink("/proc/self/ns/uts")
 	if err != nil || err2 != nil || ns == own {
-		return nil, fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
+		return fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
 	}
 	host.ns = ns
-	return host, nil
+	return nil
+}
+
+// serves reports whether host's sshd answers a connection with its
+// version line ("SSH-2.0-…"): not only that it listens, but that the
+// process it forks for each connection runs, as a client needs.
+func serves(host *Host) bool {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(host.Address, strconv.Itoa(host.Port)), time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	b := make([]byte, 4)
+	_, err = io.ReadFull(c, b)
+	return err == nil && string(b) == "SSH-"
 }
 
 // freePort finds a port free on addr: several tests, of several people,
@@ -257,6 +289,25 @@ func freePort(addr string) (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// SSHDLog is the end of what host's sshd logged (at most the last 4 KiB):
+// why a connection to it was closed, for a test that failed to reach it.
+func (h *Hosts) SSHDLog(name string) string {
+	for _, host := range h.Hosts {
+		if host.Name != name {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(host.dir, "sshd.log"))
+		if err != nil {
+			return err.Error()
+		}
+		if len(b) > 4<<10 {
+			b = b[len(b)-4<<10:]
+		}
+		return string(b)
+	}
+	return ""
 }
 
 // SSH returns the command `ssh -F CONFIG ARGS...`.
@@ -317,6 +368,9 @@ func (h *Hosts) Stop() {
 // by their Wait).
 func (h *Hosts) left() []int {
 	nss := map[string]bool{}
+	for _, ns := range h.old {
+		nss[ns] = true
+	}
 	for _, host := range h.Hosts {
 		if host.ns != "" {
 			nss[host.ns] = true
@@ -357,21 +411,159 @@ func zombie(pid int) bool {
 // Kill kills host's sshd and every process in its namespace with SIGKILL
 // at once, as a machine that dies does: for tests of a host lost.
 func (h *Hosts) Kill(name string) error {
+	host, err := h.host(name)
+	if err != nil {
+		return err
+	}
+	for _, pid := range inNamespace(host.ns) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+func (h *Hosts) host(name string) (*Host, error) {
 	for _, host := range h.Hosts {
-		if host.Name != name || host.ns == "" {
+		if host.Name == name && host.ns != "" {
+			return host, nil
+		}
+	}
+	return nil, fmt.Errorf("sshtest: no host %q", name)
+}
+
+// inNamespace lists the live processes in UTS namespace ns.
+func inNamespace(ns string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if ns, err := os.Readlink("/proc/" + e.Name() + "/ns/uts"); err == nil && ns == host.ns {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if got, err := os.Readlink("/proc/" + e.Name() + "/ns/uts"); err == nil && got == ns && !zombie(pid) {
+			pids = append(pids, pid)
 		}
-		return nil
 	}
-	return fmt.Errorf("sshtest: no host %q", name)
+	return pids
+}
+
+// Restart starts a host that Kill killed again, as a machine that comes
+// back: its sshd on the same address and port, with the same host key,
+// name and state directory (what its agent journaled there is as it was
+// left), in a new UTS namespace. It refuses a host whose processes are
+// not all gone.
+func (h *Hosts) Restart(name string) error {
+	host, err := h.host(name)
+	if err != nil {
+		return err
+	}
+	// SIGKILL is delivered, not waited for: give the dying a moment.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(inNamespace(host.ns)) > 0 {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sshtest: host %s still runs (processes %v): kill it first", name, inNamespace(host.ns))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.old = append(h.old, host.ns)
+	if err := h.run(host); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Bridges lists, by PID, the launchers' bridges (`fluxsched agent
+// --attach`) that host's sshd serves: one per connection a launcher holds
+// to the host.
+func (h *Hosts) Bridges(name string) ([]int, error) {
+	host, err := h.host(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, pid := range inNamespace(host.ns) {
+		if isBridge(pid) && len(h.serving(host, pid)) > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// serving are the sshd processes between host's sshd and pid, pid's
+// connection's own; none if pid is not under the host's sshd.
+func (h *Hosts) serving(host *Host, pid int) []int {
+	var chain []int
+	for p := ppid(pid); p > 1; p = ppid(p) {
+		if p == host.pid {
+			return chain
+		}
+		chain = append(chain, p)
+	}
+	return nil
+}
+
+// Drop drops host's ssh connections that carry a launcher's bridge, as a
+// network that fails does, and leaves the host up: it kills, by PID with
+// SIGKILL, the sshd processes that serve each such connection (those
+// between the host's sshd and the bridge, not the bridge itself), so the
+// client's ssh sees its connection closed and the bridge the end of its
+// input; the detached agent and its jobs' tasks are not touched. It
+// returns the bridges whose connections it dropped, and fails if there
+// was none.
+func (h *Hosts) Drop(name string) ([]int, error) {
+	host, err := h.host(name)
+	if err != nil {
+		return nil, err
+	}
+	var dropped []int
+	for _, pid := range inNamespace(host.ns) {
+		if !isBridge(pid) {
+			continue
+		}
+		chain := h.serving(host, pid)
+		for _, p := range chain {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		if len(chain) > 0 {
+			dropped = append(dropped, pid)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil, fmt.Errorf("sshtest: host %s: no connection carries a bridge (fluxsched agent --attach)", name)
+	}
+	return dropped, nil
+}
+
+// isBridge reports whether pid runs `… agent --attach …`: words of its
+// own in its argv, not one shell line holding them.
+func isBridge(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return false
+	}
+	args := strings.Split(string(b), "\x00")
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "agent" && args[i+1] == "--attach" {
+			return true
+		}
+	}
+	return false
+}
+
+// ppid is pid's parent; 0 if it is gone.
+func ppid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }

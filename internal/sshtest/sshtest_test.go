@@ -3,6 +3,7 @@ package sshtest
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Each host answers ssh with its own name, through the client config
@@ -47,5 +48,68 @@ func TestStartRefusesBadCounts(t *testing.T) {
 		if _, err := Start(t.TempDir(), n); err == nil {
 			t.Errorf("Start(%d) made hosts", n)
 		}
+	}
+}
+
+// Drop drops the connection carrying a bridge (a session whose argv holds
+// "agent --attach"): the client's ssh ends, the host stays up, and the
+// process the session ran is no longer served. Kill, then Restart, brings
+// a host back on its address with its name and host key.
+func TestDropAndRestart(t *testing.T) {
+	if why := Missing(); why != "" {
+		t.Skip(why)
+	}
+	h, err := Start(t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Log = t.Logf
+	defer h.Stop()
+	if _, err := h.Drop("host1"); err == nil {
+		t.Error("Drop of a host without a bridge: no error")
+	}
+	bridge := h.SSH("host1", "sh -c 'sleep 300' sh agent --attach")
+	if err := bridge.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- bridge.Wait() }()
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0; time.Sleep(20 * time.Millisecond) {
+		if pids, err = h.Bridges("host1"); err != nil || time.Now().After(deadline) {
+			t.Fatalf("no bridge on host1: %v %v", pids, err)
+		}
+	}
+	dropped, err := h.Drop("host1")
+	if err != nil || len(dropped) != 1 || dropped[0] != pids[0] {
+		t.Fatalf("Drop = %v, %v; want [%d]", dropped, err, pids[0])
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client's ssh did not end when its connection was dropped")
+	}
+	if left, _ := h.Bridges("host1"); len(left) != 0 {
+		t.Errorf("bridges served after Drop: %v", left)
+	}
+	if out, err := h.SSH("host1", "hostname").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "host1" {
+		t.Errorf("host1 after Drop: %q, %v", out, err)
+	}
+
+	if err := h.Restart("host2"); err == nil {
+		t.Error("Restart of a host that runs: no error")
+	}
+	if err := h.Kill("host2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Restart("host2"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := h.SSH("host2", "hostname").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "host2" {
+		t.Errorf("host2 after Restart: %q, %v", out, err)
+	}
+	h.Stop()
+	if left := h.left(); len(left) > 0 {
+		t.Errorf("after Stop, processes left: %v", left)
 	}
 }
