@@ -50,7 +50,7 @@ func (o *Outputs) clear(r *router) {
 
 // Read asks host's agent for part of a job's output. A host that is not
 // reached (lost, never reached, or given up) is an error at once, in the
-// launcher's words, that names the host.
+// launcher's words; the caller names the host.
 func (o *Outputs) Read(ctx context.Context, host string, req agentproto.OutputRequest) (agentproto.Output, error) {
 	o.mu.Lock()
 	r := o.r
@@ -70,7 +70,7 @@ func (o *Outputs) Read(ctx context.Context, host string, req agentproto.OutputRe
 	case <-ctx.Done():
 		err = ctx.Err()
 	case <-t.C:
-		err = fmt.Errorf("host %s: its exec agent did not answer within %s", host, outputTimeout)
+		err = fmt.Errorf("its exec agent did not answer within %s", outputTimeout)
 	}
 	r.mu.Lock()
 	delete(r.waiters, tag)
@@ -80,9 +80,8 @@ func (o *Outputs) Read(ctx context.Context, host string, req agentproto.OutputRe
 
 // outputWaiter is a Read waiting for its answer.
 type outputWaiter struct {
-	l    *agentLink
-	host string
-	ch   chan outputAnswer // buffered: the answer never waits for the reader
+	l  *agentLink
+	ch chan outputAnswer // buffered: the answer never waits for the reader
 }
 
 type outputAnswer struct {
@@ -108,7 +107,7 @@ func (r *router) askOutput(host string, req agentproto.OutputRequest) (uint32, c
 		default:
 			why = "not reached yet"
 		}
-		return 0, nil, fmt.Errorf("host %s is unreachable: %s", host, why)
+		return 0, nil, fmt.Errorf("unreachable: %s", why)
 	}
 	m, err := wire.NewRequest(agentproto.TopicOutput, req)
 	if err != nil {
@@ -122,7 +121,7 @@ func (r *router) askOutput(host string, req agentproto.OutputRequest) (uint32, c
 	if r.waiters == nil {
 		r.waiters = map[uint32]*outputWaiter{}
 	}
-	w := &outputWaiter{l: l, host: host, ch: make(chan outputAnswer, 1)}
+	w := &outputWaiter{l: l, ch: make(chan outputAnswer, 1)}
 	r.waiters[m.Matchtag] = w
 	r.forward(l, m)
 	return m.Matchtag, w.ch, nil
@@ -136,9 +135,7 @@ func (r *router) outputAnswered(l *agentLink, m wire.Message) {
 	}
 	delete(r.waiters, m.Matchtag)
 	var a outputAnswer
-	if err := wire.Decode(m, &a.out, "data", "size"); err != nil {
-		a.err = fmt.Errorf("host %s: %w", w.host, err)
-	}
+	a.err = wire.Decode(m, &a.out, "data", "size")
 	w.ch <- a
 }
 
@@ -148,11 +145,7 @@ func (r *router) failOutputs(l *agentLink, why error) {
 	for tag, w := range r.waiters {
 		if l == nil || w.l == l {
 			delete(r.waiters, tag)
-			err := why
-			if l != nil {
-				err = fmt.Errorf("host %s: %w", w.host, why)
-			}
-			w.ch <- outputAnswer{err: err}
+			w.ch <- outputAnswer{err: why}
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (s *Server) jobOutput(ctx context.Context, c *caller, p api.OutputParams) (
 			got, err := s.Output.Read(ctx, ch.Host, agentproto.OutputRequest{ID: p.ID, UserID: info.Summary.UserID,
 				Stream: ch.Stream, Offset: ch.Offset, Max: outputChunk})
 			if err != nil {
-				ch.Error = err.Error()
+				ch.Error = "host " + ch.Host + ": " + err.Error()
 				return
 			}
 			ch.Data = got.Data
