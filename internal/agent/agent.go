@@ -133,6 +133,7 @@ type Agent struct {
 	log     *slog.Logger
 	uid     uint32
 	run     jobRunner
+	jobsDir string // <state>/jobs: the job folders, whose output agent.output serves
 	jnl     *journal.Journal
 	ln      *net.UnixListener
 	lim     *connlimit.Tracker // what callers may hold (limits.go)
@@ -234,6 +235,7 @@ func New(opts Options) (*Agent, error) {
 	if err := os.MkdirAll(jobsDir, 0o700); err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
+	a.jobsDir = jobsDir
 	a.run, err = newRunner(runner.Options{JobsDir: jobsDir, Containment: opts.Containment,
 		CgroupName: CgroupName(state), Events: a.event, Now: opts.Now})
 	if err != nil {

@@ -189,8 +189,9 @@ func (a *Agent) read(cn *conn) {
 		if m.Type != wire.Request {
 			continue // the agent asks nothing of its peers
 		}
-		if cn.uid != a.uid && m.Topic != agentproto.TopicCancel {
-			// A guest may cancel its own jobs, and do nothing else.
+		if cn.uid != a.uid && m.Topic != agentproto.TopicCancel && m.Topic != agentproto.TopicOutput {
+			// A guest may cancel its own jobs and read their output,
+			// and do nothing else.
 			cn.send(errorLine(m.Topic, errPerm, fmt.Sprintf("permission denied: only uid %d may send %s", a.uid, m.Topic)))
 			continue
 		}
@@ -265,6 +266,8 @@ func (a *Agent) dispatch(cn *conn, m wire.Message) {
 			return
 		}
 		cn.send(responseLine(m.Topic, nil))
+	case agentproto.TopicOutput:
+		a.serveOutput(cn, m)
 	default:
 		cn.send(errorLine(m.Topic, wire.ENOSYS, "unknown method"))
 	}

@@ -8,7 +8,7 @@
 //
 // Who may send what is decided by the peer's uid (SO_PEERCRED): hello,
 // start, kill, exception, ack, retire and stop only from the agent's own
-// uid (the instance owner); cancel also from the job's user. Any uid but
+// uid (the instance owner); cancel and output also from the job's user. Any uid but
 // the owner's and root's is let in only while it owns a job the agent
 // holds, within caps (docs/architecture.md, "The exec agent's socket").
 //
@@ -42,6 +42,9 @@
 //	                user (fluxq cancel with no fluxsched): answered empty,
 //	                or an error. A connection the agent does not let in
 //	                is answered with an error of agent.cancel, and closed.
+//	agent.output    request, payload OutputRequest: part of a job's stdout
+//	                or stderr in this machine's job folder (output.go);
+//	                answered once, with the request's matchtag.
 //
 // A job's end is durable in the agent's journal before its finish is sent;
 // until it is acknowledged it is reported again to every fluxsched that

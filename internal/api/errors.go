@@ -88,6 +88,10 @@ var (
 	// ErrUnavailable: the instance could not be reached within the
 	// timeout (exit 69).
 	ErrUnavailable = &Error{Code: CodeUnavailable, Message: "instance unavailable"}
+	// ErrOutputLocal: job-output where no exec agent of another machine
+	// keeps jobs' output: an instance whose jobs run on its own machine,
+	// or the direct path, which has no exec service.
+	ErrOutputLocal = &Error{Code: CodeBadRequest, Message: "no exec agent of another machine to read job output from: it is in the job's folder"}
 )
 
 // kind is a foreign sentinel given a kind (Classify).

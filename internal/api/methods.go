@@ -14,6 +14,11 @@ var (
 	Jobs = Method[JobsQuery, []JobSummary, None]{Spec{Name: "jobs", Access: Anyone, ReadOnly: true}}
 	// Job returns one job whole (its owner and the instance owner only).
 	Job = Method[IDParams, JobInfo, None]{Spec{Name: "job", Access: Anyone, ReadOnly: true}}
+	// JobOutput reads what a job's tasks wrote on the hosts it ran on,
+	// from the exec agents there, for a job whose JobInfo says
+	// OutputRemote (its owner and the instance owner only). Only a
+	// running instance with a launcher for other machines answers it.
+	JobOutput = Method[OutputParams, Outputs, None]{Spec{Name: "job-output", Access: Anyone, ReadOnly: true}}
 	// Cancel raises a cancel exception on each job; the result has one
 	// error per id, nil where it worked.
 	Cancel = Method[CancelParams, CancelResult, None]{Spec{Name: "cancel", Access: Anyone}}
@@ -81,7 +86,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Resubmit.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, JobOutput.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Resubmit.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

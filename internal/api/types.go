@@ -228,6 +228,10 @@ type JobInfo struct {
 	R        json.RawMessage  `json:"R,omitempty"`
 	Eventlog []eventlog.Event `json:"eventlog"`
 	JobDir   string           `json:"jobdir,omitempty"` // where its output is kept
+	// OutputRemote: its output is kept by the exec agents of the hosts it
+	// ran on, other machines than the instance's (a launcher for other
+	// machines), and read with job-output; JobDir is then empty.
+	OutputRemote bool `json:"output_remote,omitempty"`
 	// Resubmitted are the jobs fluxq resubmit made from this one, in
 	// order (the store's record beside the job: an inactive job's
 	// eventlog takes no more events).
@@ -336,4 +340,41 @@ func (w QueueWait) Done(c QueueCounts) bool {
 		return c.Running == 0 && c.Pending == 0
 	}
 	return c.Active == 0
+}
+
+// OutputParams ask for what a job's tasks wrote on its hosts, from where
+// an earlier answer left off (job-output).
+type OutputParams struct {
+	ID fluid.ID `json:"id"`
+	// From are how far each host's streams were read; a host's stream
+	// not named is read from its start.
+	From []OutputCursor `json:"from,omitempty"`
+}
+
+// OutputCursor is how far one host's stdout or stderr was read.
+type OutputCursor struct {
+	Host   string `json:"host"`
+	Stream string `json:"stream"` // "stdout" or "stderr"
+	Offset int64  `json:"offset"`
+}
+
+// Outputs answers job-output: a part of each of the job's hosts' streams.
+type Outputs struct {
+	// Hosts are the job's hosts, in the order of R's ranks; none before
+	// it has resources.
+	Hosts  []string      `json:"hosts"`
+	Chunks []OutputChunk `json:"chunks"`
+}
+
+// OutputChunk is what one host's stream holds from Offset on, at most a
+// bound per answer (More: there is more past Data).
+type OutputChunk struct {
+	Host   string `json:"host"`
+	Stream string `json:"stream"`
+	Offset int64  `json:"offset"`
+	Data   []byte `json:"data,omitempty"`
+	More   bool   `json:"more,omitempty"`
+	// Error says why the host's stream could not be read (its host is
+	// unreachable, say), naming the host; Data is then empty.
+	Error string `json:"error,omitempty"`
 }

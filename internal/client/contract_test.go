@@ -442,6 +442,12 @@ func contractCases(t *testing.T) []contractCase {
 		{"resubmit/unknown-id", api.Resubmit.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			return Call(ctx, c, api.Resubmit, api.IDParams{ID: unknownID}, nil)
 		}, failsWith([]string{"unknown-job"}, exitcode.Failed)},
+		{"job-output/local", api.JobOutput.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			// The instance's jobs run on its machine: their output is in
+			// their folders, on both paths (ssh_attach.txtar reads it
+			// through the agents of other hosts).
+			return Call(ctx, c, api.JobOutput, api.OutputParams{ID: f.other}, nil)
+		}, failsWith(nil, exitcode.Failed)},
 		{"stats", api.Stats.Spec, func(ctx context.Context, c Client, _ *fixture) (any, error) {
 			st, err := Call(ctx, c, api.Stats, api.None{}, nil)
 			if err != nil {

@@ -149,6 +149,11 @@ func init() {
 		return d.queues()
 	})
 	serve(api.WaitQueues, waitQueues)
+	// Only a running fluxsched's exec service reaches the agents of other
+	// machines; here a job's output is read from its folder.
+	serve(api.JobOutput, func(context.Context, *direct, api.OutputParams, func(api.None) error) (api.Outputs, error) {
+		return api.Outputs{}, api.ErrOutputLocal
+	})
 	serve(api.ToolEvents, func(_ context.Context, d *direct, _ api.ToolEventsParams, emit func(api.ToolEvent) error) (api.None, error) {
 		var evs []api.ToolEvent
 		err := d.with(false, func(tx *store.Tx) error {

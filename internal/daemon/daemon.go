@@ -316,7 +316,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	if err != nil {
 		return err
 	}
-	execPeer, err := d.startExec(opts)
+	execPeer, outputs, err := d.startExec(opts)
 	if err != nil {
 		return err
 	}
@@ -333,7 +333,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 		return fmt.Errorf("socket: %w", err)
 	}
 	d.cleanup = append(d.cleanup, func() { os.Remove(sock) })
-	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, state.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, GuestMaxActive: cfg.Access.GuestMaxActive(), Log: opts.Log}
+	srv := &server.Server{Store: d.st, Loop: l, JobsDir: filepath.Join(d.dir, state.JobsFolder), Owner: uint32(os.Getuid()), AllowGuest: cfg.Access.AllowGuestUser, GuestMaxActive: cfg.Access.GuestMaxActive(), Log: opts.Log, Output: outputs}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()

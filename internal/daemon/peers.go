@@ -94,12 +94,21 @@ func (d *Daemon) startScheduler(cmdline, params string, opts sched.Options, log 
 // startExec gives the loop its exec service, in process, started again
 // if it ends. It routes the jobs to the exec agents its launcher reaches
 // (opts.AgentCommand, in a session of its own), which outlive it.
-func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
+//
+// With a launcher for other machines it also returns what fluxsched's
+// socket reads jobs' output through, from the agents of their hosts; nil
+// with the local one, whose jobs' output is in this state directory.
+func (d *Daemon) startExec(opts Options) (*loop.Peer, *execsvc.Outputs, error) {
 	l, err := NewLauncher(opts.Config, d.dir, opts.AgentCommand, opts.Log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	var outputs *execsvc.Outputs
+	if _, ok := l.(launcher.HostLauncher); ok {
+		outputs = &execsvc.Outputs{}
 	}
 	eopts := execsvc.Options{
+		Outputs:   outputs,
 		Launcher:  l,
 		KillGrace: fsd.Duration(opts.Config.KillTimeoutSeconds()),
 		Log:       opts.Log,
@@ -126,7 +135,7 @@ func (d *Daemon) startExec(opts Options) (*loop.Peer, error) {
 		return jmEnd, nil
 	}}
 	d.cleanup = append(d.cleanup, func() { p.Close() })
-	return p, nil
+	return p, outputs, nil
 }
 
 // NewLauncher is the launcher cfg names for the instance of stateDir:

@@ -83,6 +83,10 @@ type Options struct {
 	// it end with a node-failure exception; 0 (or less): never, as
 	// config.Config.HostTimeout says of "0" and "inf".
 	HostTimeout time.Duration
+	// Outputs, if not nil, is served by each registration while it is
+	// up: fluxsched's socket reads jobs' output through it from the
+	// agents of other hosts (output.go).
+	Outputs *Outputs
 }
 
 // Run registers as an exec service on conn and serves it until the job
@@ -184,6 +188,10 @@ func Run(conn wire.Conn, opts Options) error {
 		}
 		r.mu.Unlock()
 	}
+	if opts.Outputs != nil {
+		opts.Outputs.set(r)
+		defer opts.Outputs.clear(r)
+	}
 	go r.readManager()
 	<-r.done
 	r.mu.Lock()
@@ -258,6 +266,12 @@ type router struct {
 	timers map[string]*time.Timer
 	// drained: hosts this registration drained as unreachable (hosts.go).
 	drained map[string]bool
+	// lostWhy is why each host was last not reached: the launcher's
+	// words, for a reader of its output (output.go).
+	lostWhy map[string]string
+	// waiters are the agent.output requests in flight, by matchtag.
+	waiters map[uint32]*outputWaiter
+	lastTag uint32
 
 	// holder is the agent of each job it runs, or whose end it holds
 	// until the job manager acknowledges it.
@@ -312,6 +326,7 @@ func (r *router) handle(in input) bool {
 	if err != nil || end {
 		r.over, r.result = true, err
 		close(r.done)
+		r.failOutputs(nil, ErrNoService)
 		for _, t := range r.timers {
 			t.Stop()
 		}
@@ -534,6 +549,7 @@ func (r *router) fatal(topic, reason string) error {
 func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 	if rerr != nil {
 		l.gone = true
+		r.failOutputs(l, errors.New("the connection to its exec agent was lost"))
 		if l.retiring && !r.holds(l) {
 			// A retired agent that ended everything it held exits.
 			r.opts.Log.Info("an exec agent of another build retired", "agent", l.Name)
@@ -554,6 +570,10 @@ func (r *router) fromAgent(l *agentLink, m wire.Message, rerr error) error {
 			return fmt.Errorf("exec: the exec agent %s hung up", l.Name)
 		}
 		return fmt.Errorf("exec: the exec agent %s: %w", l.Name, rerr)
+	}
+	if m.Type == wire.Response && m.Topic == agentproto.TopicOutput {
+		r.outputAnswered(l, m)
+		return nil
 	}
 	if m.Type != wire.Response || m.Topic != agentproto.TopicStart {
 		// Answers to notifications do not exist; anything else an agent

@@ -95,6 +95,10 @@ func (r *router) reconnect(hl launcher.HostLauncher, host string) {
 			return
 		}
 		r.mu.Lock()
+		if r.lostWhy == nil {
+			r.lostWhy = map[string]string{}
+		}
+		r.lostWhy[host] = err.Error()
 		if !r.drained[host] {
 			// Drained in the launcher's words (ssh's own line), once
 			// per outage: the scheduler places nothing more there.
@@ -124,6 +128,7 @@ func (r *router) reattach(host string, a *launcher.Agent) {
 	// Always: a drain an earlier registration made is lifted too (the
 	// loop lifts only the exec service's, and nothing if none).
 	r.hostDrain(host, false, "")
+	delete(r.lostWhy, host)
 	l := &agentLink{Agent: a}
 	old := r.byHost[host]
 	r.agents = append(r.agents, l)

@@ -56,7 +56,7 @@ func (h *hostLauncher) queue(t *testing.T, host string, hello agentproto.Hello) 
 	return &end{t: t, name: host + " again", c: theirs}
 }
 
-func newLossRig(t *testing.T, hostTimeout time.Duration, n int) (*rig, *hostLauncher) {
+func newLossRig(t *testing.T, hostTimeout time.Duration, n int, more ...func(*Options)) (*rig, *hostLauncher) {
 	r := &rig{t: t, done: make(chan error, 1)}
 	hl := &hostLauncher{next: map[string][]*launcher.Agent{}, tries: map[string]int{}}
 	for i := range n {
@@ -67,8 +67,12 @@ func newLossRig(t *testing.T, hostTimeout time.Duration, n int) (*rig, *hostLaun
 	}
 	jmEnd, svcEnd := wire.Pipe()
 	r.jm = &end{t: t, name: "job manager", c: jmEnd, keepDrains: true}
+	opts := Options{Launcher: hl, KillGrace: 2 * time.Second, HostTimeout: hostTimeout}
+	for _, f := range more {
+		f(&opts)
+	}
 	go func() {
-		r.done <- Run(svcEnd, Options{Launcher: hl, KillGrace: 2 * time.Second, HostTimeout: hostTimeout})
+		r.done <- Run(svcEnd, opts)
 	}()
 	t.Cleanup(func() { jmEnd.Close() })
 	r.jm.expect(execproto.TopicHello, wire.Request)

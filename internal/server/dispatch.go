@@ -99,7 +99,7 @@ func (s *Server) answer(ctx context.Context, who peer, req api.Call, w *writer) 
 	if err := spec.Access.Check(owner); err != nil {
 		return err
 	}
-	c := &caller{peer: who, call: req, as: state.Caller{UID: who.uid, Owner: owner, JobsDir: s.JobsDir}}
+	c := &caller{peer: who, call: req, as: state.Caller{UID: who.uid, Owner: owner, JobsDir: s.JobsDir, RemoteOutput: s.Output != nil}}
 	if r, ok := state.ReaderOf(spec.Name); ok {
 		var v any
 		err := s.Store.View(func(tx *store.Tx) error {

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/exec"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/peercred"
@@ -46,6 +47,10 @@ type Server struct {
 	// GuestMaxActive is [access] guest-max-active-jobs: the active jobs
 	// a guest may hold (0: no cap).
 	GuestMaxActive int
+	// Output reads jobs' output from the exec agents of other machines,
+	// when the launcher is one for them (nil: jobs run here, and their
+	// output is in JobsDir).
+	Output *exec.Outputs
 }
 
 // Listen creates the socket, replacing a stale one, private to the owner

@@ -12,6 +12,9 @@ type Caller struct {
 	UID     uint32
 	Owner   bool   // the instance owner
 	JobsDir string // the state directory's jobs folder
+	// RemoteOutput: jobs' output is kept by the exec agents of other
+	// machines (a launcher for them), not in JobsDir.
+	RemoteOutput bool
 }
 
 // A Reader is a read-only operation bound to its table entry: the server
@@ -133,6 +136,9 @@ func ReadJob(tx *store.Tx, c Caller, p api.IDParams) (api.JobInfo, error) {
 	}
 	if err := MayRead(c, info.Summary.UserID); err != nil {
 		return api.JobInfo{}, err
+	}
+	if c.RemoteOutput {
+		info.JobDir, info.OutputRemote = "", true
 	}
 	return *info, nil
 }

@@ -126,9 +126,21 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 			{dir: info.JobDir, name: shell.StderrFile, uid: info.Summary.UserID, w: stderr(c)},
 		}
 	}
+	var remote *remoteOutput
+	if info.OutputRemote {
+		// Its hosts' agents keep it: a host that cannot be read is said
+		// once, and the others are followed on.
+		remote = newRemoteOutput(cl, id, stdout(c), stderr(c), func(msg string) { notef(c, "%s: %s", e.fmtID(id), msg) })
+	}
 	pump := func() error {
 		for _, t := range tails {
 			if err := t.pump(); err != nil {
+				return err
+			}
+		}
+		if remote != nil {
+			var he *hostOutputError
+			if err := remote.pump(ctx); err != nil && !errors.As(err, &he) {
 				return err
 			}
 		}
@@ -197,6 +209,11 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 	// The job is inactive: its shell has closed the files.
 	if err := pump(); err != nil {
 		return 0, err
+	}
+	if remote != nil {
+		if err := remote.flush(); err != nil {
+			return 0, err
+		}
 	}
 	code := end.code()
 	if msg := end.tasksFailed(); msg != "" {
@@ -457,6 +474,14 @@ func (e *env) output(c *cli.Context) error {
 func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
 	info, err := cl.Job(c.Context, id)
 	if err != nil {
+		return err
+	}
+	if info.OutputRemote {
+		o := newRemoteOutput(cl, id, stdout(c), stderr(c), nil)
+		err := o.pump(c.Context)
+		if ferr := o.flush(); err == nil {
+			err = ferr
+		}
 		return err
 	}
 	if info.JobDir == "" {
