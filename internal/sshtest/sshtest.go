@@ -530,7 +530,24 @@ func (h *Hosts) Drop(name string) ([]int, error) {
 	if len(dropped) == 0 {
 		return nil, fmt.Errorf("sshtest: host %s: no connection carries a bridge (fluxsched agent --attach)", name)
 	}
-	return dropped, nil
+	// SIGKILL is delivered, not waited for: until the killed sshd
+	// processes have exited, a bridge is still their child and the
+	// connection not yet closed. Return once none is served, so what the
+	// caller checks next sees the drop done.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		served := 0
+		for _, pid := range dropped {
+			if len(h.serving(host, pid)) > 0 {
+				served++
+			}
+		}
+		if served == 0 {
+			return dropped, nil
+		}
+		if time.Now().After(deadline) {
+			return dropped, fmt.Errorf("sshtest: host %s: %d dropped connections still served after 5s", name, served)
+		}
+	}
 }
 
 // isBridge reports whether pid runs `… agent --attach …`: words of its
