@@ -43,7 +43,8 @@ func (e *env) attachCommand() *cli.Command {
 		Name:      "attach",
 		Usage:     "stream a job's output until it ends; exit with its exit code",
 		ArgsUsage: "ID",
-		Description: `Streams a job's stdout and stderr (from its folder) here until it ends,
+		Description: `Streams a job's stdout and stderr here until it ends (from its folder,
+or through fluxsched from the agents of its hosts on other machines),
 then exits with the job's exit code, as run does. Use it to follow a job
 started with submit; output prints what a job wrote without waiting.
 As flux job attach: a Ctrl-C says what comes next; a second one within
@@ -119,6 +120,9 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 		return 0, err
 	}
 	e.noteWaitUnserved(c, cl, &info.Summary)
+	if err := outputHere(info); err != nil {
+		return 0, err
+	}
 	var tails []*tail
 	if info.JobDir != "" {
 		tails = []*tail{
@@ -390,12 +394,14 @@ func (e *env) outputCommand() *cli.Command {
 		ArgsUsage: "[ID...]",
 		Description: `Prints what a job has written so far, without waiting for it: its
 stdout to stdout and its stderr to stderr, from the job's folder (nothing
-for output sent elsewhere with --output/--error). Use attach to follow a
-job until it ends. Given several IDs, or --name and --queue (which select
-your jobs in any state, instead of IDs), it prints each job's output in
-turn, in the order given (selected jobs: in submission order), each
-preceded on stdout by a line '==> ID <==' when there is more than one;
-a job's stderr follows its stdout, so 2>&1 keeps them together.
+for output sent elsewhere with --output/--error); for a job that ran on
+other machines, from the agents of its hosts, through fluxsched, each
+host's lines whole. Use attach to follow a job until it ends. Given
+several IDs, or --name and --queue (which select your jobs in any state,
+instead of IDs), it prints each job's output in turn, in the order
+given (selected jobs: in submission order), each preceded on stdout by
+a line '==> ID <==' when there is more than one; a job's stderr follows
+its stdout, so 2>&1 keeps them together.
 
 EXAMPLES:
   # What a job printed
@@ -470,6 +476,30 @@ func (e *env) output(c *cli.Context) error {
 	return nil
 }
 
+// errOutputElsewhere: a job that started has no folder on this machine.
+// Its tasks ran on other machines, whose agents keep its output and only
+// a running fluxsched reaches (a fluxq with no fluxsched reads the store
+// alone), or its folder was removed by hand. Printing nothing would say
+// the job wrote nothing.
+var errOutputElsewhere = errors.New("its output is not on this machine: it ran on other hosts (start fluxsched to read it through their agents) or its folder was removed")
+
+// outputHere checks that a job's output, if it has started, is in its
+// folder here (info.JobDir); a job whose hosts' agents keep it
+// (OutputRemote) is read through them instead.
+func outputHere(info *api.JobInfo) error {
+	if info.OutputRemote || info.JobDir == "" {
+		return nil
+	}
+	started := slices.ContainsFunc(info.Eventlog, func(ev eventlog.Event) bool { return ev.Name == job.EventStart })
+	if !started {
+		return nil
+	}
+	if _, err := os.Lstat(info.JobDir); errors.Is(err, fs.ErrNotExist) {
+		return errOutputElsewhere
+	}
+	return nil
+}
+
 // printOutput copies what job id wrote so far: stdout, then stderr.
 func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
 	info, err := cl.Job(c.Context, id)
@@ -486,6 +516,9 @@ func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
 	}
 	if info.JobDir == "" {
 		return nil
+	}
+	if err := outputHere(info); err != nil {
+		return err
 	}
 	for _, t := range []*tail{
 		{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
