@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -61,6 +63,9 @@ func TestOutputGuest(t *testing.T) {
 	p.hello()
 	me := uint32(os.Geteuid())
 	p.start(1, false, makeJobspec(t, "sleep", "9"), makeR(t)) // a job of this test's uid
+	// The start is sent, not waited for: the agent holds the job once it
+	// has answered start (a.jobs[1] below).
+	p.wait("job 1's start", 10*time.Second, func() bool { return slices.Contains(p.streamLocked(1), "start") })
 	content := bytes.Repeat([]byte("x"), 100<<10)
 	writeOutput(t, state, 1, "stdout", content)
 	writeOutput(t, state, 2, "stdout", []byte("someone else's\n"))
@@ -75,8 +80,14 @@ func TestOutputGuest(t *testing.T) {
 	m = g.call(agentproto.TopicOutput, agentproto.OutputRequest{ID: 2, UserID: me + 1, Stream: "stdout"})
 	checkOutput(t, m, nil, errPerm, "is not yours")
 	a.mu.Lock()
-	a.jobs[1].userid = me + 1
+	j := a.jobs[1]
+	if j != nil {
+		j.userid = me + 1
+	}
 	a.mu.Unlock()
+	if j == nil {
+		t.Fatal("the agent holds no job 1 after its start")
+	}
 	m = g.call(agentproto.TopicOutput, agentproto.OutputRequest{ID: 1, UserID: me, Stream: "stdout"})
 	checkOutput(t, m, nil, errPerm, "is not yours")
 }

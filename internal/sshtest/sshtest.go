@@ -71,6 +71,12 @@ type Host struct {
 	dir string
 	pid int    // sshd's
 	ns  string // its UTS namespace, as /proc/PID/ns/uts reads
+	// nsRef holds the namespace open: a namespace whose processes are
+	// all gone is freed, and its inode number, which ns names, may be
+	// given to a namespace another harness (another test, in parallel)
+	// makes next. Held, it is this harness's until Stop, and what is
+	// killed by namespace is only ever this harness's.
+	nsRef *os.File
 }
 
 // Hosts are the hosts of one Start.
@@ -86,8 +92,9 @@ type Hosts struct {
 	Log func(format string, args ...any)
 	dir string
 	// old are the namespaces of hosts killed and started again, which
-	// Stop still sweeps.
-	old []string
+	// Stop still sweeps; oldRefs hold them open (Host.nsRef).
+	old     []string
+	oldRefs []*os.File
 }
 
 // Start makes n hosts under dir (which it fills: keys, configs, each
@@ -256,12 +263,16 @@ func (h *Hosts) run(host *Host) error {
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
+	ref, err0 := os.Open(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
 	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
 	own, err2 := os.Readlink("/proc/self/ns/uts")
-	if err != nil || err2 != nil || ns == own {
+	if err0 != nil || err != nil || err2 != nil || ns == own {
+		if ref != nil {
+			ref.Close()
+		}
 		return fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
 	}
-	host.ns = ns
+	host.ns, host.nsRef = ns, ref
 	return nil
 }
 
@@ -360,6 +371,22 @@ func (h *Hosts) Stop() {
 	}
 	for _, host := range h.Hosts {
 		host.pid = 0
+	}
+	// Once nothing is left in them, the namespaces are let go, and
+	// forgotten with them: a namespace not held may be another's next.
+	// While something is left they stay held, for left to show and a
+	// second Stop to sweep.
+	if len(h.left()) == 0 {
+		for _, host := range h.Hosts {
+			if host.nsRef != nil {
+				host.nsRef.Close()
+			}
+			host.ns, host.nsRef = "", nil
+		}
+		for _, f := range h.oldRefs {
+			f.Close()
+		}
+		h.old, h.oldRefs = nil, nil
 	}
 }
 
@@ -465,6 +492,8 @@ func (h *Hosts) Restart(name string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	h.old = append(h.old, host.ns)
+	h.oldRefs = append(h.oldRefs, host.nsRef)
+	host.nsRef = nil
 	if err := h.run(host); err != nil {
 		return err
 	}

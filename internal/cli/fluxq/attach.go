@@ -120,9 +120,6 @@ func (e *env) follow(c *cli.Context, cl client.Client, id fluid.ID, in *stdinStr
 		return 0, err
 	}
 	e.noteWaitUnserved(c, cl, &info.Summary)
-	if err := outputHere(info); err != nil {
-		return 0, err
-	}
 	var tails []*tail
 	if info.JobDir != "" {
 		tails = []*tail{
@@ -476,30 +473,6 @@ func (e *env) output(c *cli.Context) error {
 	return nil
 }
 
-// errOutputElsewhere: a job that started has no folder on this machine.
-// Its tasks ran on other machines, whose agents keep its output and only
-// a running fluxsched reaches (a fluxq with no fluxsched reads the store
-// alone), or its folder was removed by hand. Printing nothing would say
-// the job wrote nothing.
-var errOutputElsewhere = errors.New("its output is not on this machine: it ran on other hosts (start fluxsched to read it through their agents) or its folder was removed")
-
-// outputHere checks that a job's output, if it has started, is in its
-// folder here (info.JobDir); a job whose hosts' agents keep it
-// (OutputRemote) is read through them instead.
-func outputHere(info *api.JobInfo) error {
-	if info.OutputRemote || info.JobDir == "" {
-		return nil
-	}
-	started := slices.ContainsFunc(info.Eventlog, func(ev eventlog.Event) bool { return ev.Name == job.EventStart })
-	if !started {
-		return nil
-	}
-	if _, err := os.Lstat(info.JobDir); errors.Is(err, fs.ErrNotExist) {
-		return errOutputElsewhere
-	}
-	return nil
-}
-
 // printOutput copies what job id wrote so far: stdout, then stderr.
 func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
 	info, err := cl.Job(c.Context, id)
@@ -516,9 +489,6 @@ func (e *env) printOutput(c *cli.Context, cl client.Client, id fluid.ID) error {
 	}
 	if info.JobDir == "" {
 		return nil
-	}
-	if err := outputHere(info); err != nil {
-		return err
 	}
 	for _, t := range []*tail{
 		{dir: info.JobDir, name: shell.StdoutFile, uid: info.Summary.UserID, w: stdout(c)},
