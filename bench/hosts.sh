@@ -140,7 +140,7 @@ children_of() { local p; for p in /proc/[0-9]*; do [ "$(awk '{ print $4 }' "$p/s
 # Each arm runs the N jobs once and sets r (jobs/s) and the CPU per job
 # (ms) of fluxsched (sched_ms), of the agents (agent_ms) and, for ssh, of
 # ssh, sshd's sessions and the bridges (link_ms).
-r= sched_ms= agent_ms= link_ms=
+r= sched_ms= agent_ms= link_ms= link_kinds=
 run_arm() {
 	local arm=$1 t0 t1 config log=$tmp/fluxsched.$1.$round.log a s0 s1 rp0 rp1 ag0=0 ag1=0 lk0=0 lk1=0 p
 	export FLUXQ_STATE_DIR=$tmp/$arm.$round
@@ -163,26 +163,42 @@ run_arm() {
 			for ((i = 1; i <= nhosts; i++)); do agents "$tmp/remote.$round/host$i"; done
 		fi
 	}
+	# The link's processes, by kind: fluxsched's ssh clients, the
+	# bridges, and sshd's processes in the hosts' namespaces.
 	link_now() {
 		[ "$arm" = ssh ] || return 0
-		children_of "$pid"
-		remote_pids | while read -r p; do
+		local p argv
+		for p in $(children_of "$pid"); do
 			argv=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
-			case $argv in *" agent --state-dir "*) ;; *) echo "$p" ;; esac
+			case $argv in ssh\ *) echo "ssh $p" ;; esac
+		done
+		for p in $(remote_pids); do
+			argv=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+			case $argv in
+			*" agent --attach "*) echo "bridge $p" ;;
+			*" agent --state-dir "*) ;;
+			*) echo "sshd $p" ;;
+			esac
 		done
 	}
 	mapfile -t ag < <(agents_now)
 	mapfile -t lk < <(link_now)
+	kind_pids() { local k p; for k in "${lk[@]}"; do p=${k#* }; [ "${k%% *}" = "$1" ] && echo "$p"; done; return 0; }
+	mapfile -t lk_ssh < <(kind_pids ssh)
+	mapfile -t lk_sshd < <(kind_pids sshd)
+	mapfile -t lk_bridge < <(kind_pids bridge)
 	s0=$(cpu_ticks "$pid")
 	ag0=$(ticks_of "${ag[@]}")
-	lk0=$(ticks_of "${lk[@]}")
+	lk0=$(ticks_of "${lk_ssh[@]}" "${lk_sshd[@]}" "${lk_bridge[@]}")
+	k0=("$(ticks_of "${lk_ssh[@]}")" "$(ticks_of "${lk_sshd[@]}")" "$(ticks_of "${lk_bridge[@]}")")
 	t0=$(now)
 	waited "$bin/fluxq" submit --quiet --cc "1-$jobs" true
 	waited "$bin/fluxq" wait --all
 	t1=$(now)
 	s1=$(cpu_ticks "$pid")
 	ag1=$(ticks_of "${ag[@]}")
-	lk1=$(ticks_of "${lk[@]}")
+	lk1=$(ticks_of "${lk_ssh[@]}" "${lk_sshd[@]}" "${lk_bridge[@]}")
+	k1=("$(ticks_of "${lk_ssh[@]}")" "$(ticks_of "${lk_sshd[@]}")" "$(ticks_of "${lk_bridge[@]}")")
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
@@ -194,6 +210,7 @@ run_arm() {
 	sched_ms=$(ms_per_job $((s1 - s0)) "$jobs")
 	agent_ms=$(ms_per_job $((ag1 - ag0)) "$jobs")
 	link_ms=$(ms_per_job $((lk1 - lk0)) "$jobs")
+	link_kinds="ssh $(ms_per_job $((k1[0] - k0[0])) "$jobs"), sshd $(ms_per_job $((k1[1] - k0[1])) "$jobs"), bridges $(ms_per_job $((k1[2] - k0[2])) "$jobs")"
 }
 
 declare -A rates=() cpu=()
@@ -208,8 +225,12 @@ for ((round = 1; round <= rounds; round++)); do
 		run_arm "$arm"
 		rates[$arm]+="$r "
 		cpu[$arm.sched]+="$sched_ms " cpu[$arm.agent]+="$agent_ms " cpu[$arm.link]+="$link_ms "
-		[ "$arm" = local ] && lr=$r
-		line+=" $arm $r jobs/s (CPU ms/job: fluxsched $sched_ms, agents $agent_ms${link_ms:+, ssh+sshd+bridges $link_ms})"
+		if [ "$arm" = local ]; then
+			lr=$r
+			line+=" local $r jobs/s (CPU ms/job: fluxsched $sched_ms, agent $agent_ms);"
+		else
+			line+=" ssh $r jobs/s (fluxsched $sched_ms, agents $agent_ms, $link_kinds)"
+		fi
 	done
 	ratios+="$(awk -v a="$r" -v b="$lr" 'BEGIN { printf "%.4f", a / b }') "
 	echo "$line"
