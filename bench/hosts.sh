@@ -76,7 +76,18 @@ stop_hosts() {
 	wait "$hosts_pid" 2>/dev/null || true
 	hosts_pid=
 }
-trap 'stop_hosts; cleanup' EXIT
+# On exit: what runs jobs first (the fluxq in $child, the fluxsched in
+# $pid), so that no job is failed by its host going away, then the hosts,
+# then lib.sh's cleanup.
+on_exit() {
+	[ -n "$child" ] && kill "$child" 2>/dev/null && wait "$child" 2>/dev/null
+	child=
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	pid=
+	stop_hosts
+	cleanup
+}
+trap on_exit EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
@@ -169,11 +180,11 @@ run_arm() {
 		[ "$arm" = ssh ] || return 0
 		local p argv
 		for p in $(children_of "$pid"); do
-			argv=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+			argv=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
 			case $argv in ssh\ *) echo "ssh $p" ;; esac
 		done
 		for p in $(remote_pids); do
-			argv=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) || continue
+			argv=$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") || continue
 			case $argv in
 			*" agent --attach "*) echo "bridge $p" ;;
 			*" agent --state-dir "*) ;;
