@@ -71,6 +71,10 @@ type Host struct {
 	dir string
 	pid int    // sshd's
 	ns  string // its UTS namespace, as /proc/PID/ns/uts reads
+	// nsf holds the namespace open until Stop: while it does, the
+	// kernel keeps it, and its number, which a freed namespace gives to
+	// the next one made (another test's host), names it alone.
+	nsf *os.File
 }
 
 // Hosts are the hosts of one Start.
@@ -86,8 +90,9 @@ type Hosts struct {
 	Log func(format string, args ...any)
 	dir string
 	// old are the namespaces of hosts killed and started again, which
-	// Stop still sweeps.
-	old []string
+	// Stop still sweeps, held open as Host.nsf until then.
+	old  []string
+	oldf []*os.File
 }
 
 // Start makes n hosts under dir (which it fills: keys, configs, each
@@ -256,12 +261,19 @@ func (h *Hosts) run(host *Host) error {
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
+	// Opened first and named through the descriptor, so that the name
+	// is of the namespace held.
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
+	if err != nil {
+		return fmt.Errorf("sshtest: sshd of %s: its namespace: %w", host.Name, err)
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 	own, err2 := os.Readlink("/proc/self/ns/uts")
 	if err != nil || err2 != nil || ns == own {
+		f.Close()
 		return fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
 	}
-	host.ns = ns
+	host.ns, host.nsf = ns, f
 	return nil
 }
 
@@ -361,6 +373,20 @@ func (h *Hosts) Stop() {
 	for _, host := range h.Hosts {
 		host.pid = 0
 	}
+	// Swept: the namespaces may go, and their numbers be given again
+	// (to another test's hosts), so they are forgotten too: a second
+	// Stop sweeps nothing.
+	for _, host := range h.Hosts {
+		if host.nsf != nil {
+			host.nsf.Close()
+			host.nsf = nil
+		}
+		host.ns = ""
+	}
+	for _, f := range h.oldf {
+		f.Close()
+	}
+	h.old, h.oldf = nil, nil
 }
 
 // left lists the live processes in the hosts' namespaces, sshd's
@@ -465,6 +491,8 @@ func (h *Hosts) Restart(name string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	h.old = append(h.old, host.ns)
+	h.oldf = append(h.oldf, host.nsf)
+	host.nsf = nil
 	if err := h.run(host); err != nil {
 		return err
 	}
