@@ -7,6 +7,12 @@
 #   raw              the same 1,000 processes with xargs -P$(nproc)
 #   listing          fluxq jobs -a --json over 100,000 stored jobs
 # Prints a summary and writes bench/results/throughput.json.
+#
+# `bench/throughput.sh --hosts H [--jobs N] [--rounds R]` is bench/hosts.sh
+# instead: end to end over H ssh hosts against the local launcher (issue 29).
+if [ "${1-}" = --hosts ]; then
+	exec "$(dirname "$0")/hosts.sh" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 
 # 1. Submit rate.

@@ -78,27 +78,61 @@ func Attach(ctx context.Context, opts Options, in io.Reader, out io.Writer) erro
 }
 
 // forward copies in's lines to c, each checked to be an agentproto
-// request; nil at the end of in.
+// request; nil at the end of in. The lines already read are written to c
+// together, in one write, once no whole line is left buffered (the next
+// read could wait): a burst of starts from fluxsched wakes the agent once,
+// not once a line. The lines before a bad one are written before forward
+// returns why.
 func forward(in io.Reader, c *net.UnixConn) error {
 	r := bufio.NewReaderSize(in, 64<<10)
+	var batch []byte
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		_, err := c.Write(batch)
+		batch = batch[:0]
+		if err != nil {
+			return fmt.Errorf("the bridge to the exec agent: %w", err)
+		}
+		return nil
+	}
 	for n := 1; ; n++ {
 		line, err := readLine(r)
 		if err == io.EOF {
-			return nil
+			return flush()
 		}
 		if err != nil {
+			if ferr := flush(); ferr != nil {
+				return ferr
+			}
 			return fmt.Errorf("the bridge to the exec agent: line %d: %w", n, err)
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := CheckRequest(line); err != nil {
+				if ferr := flush(); ferr != nil {
+					return ferr
+				}
+				return fmt.Errorf("the bridge to the exec agent carries only its protocol: line %d: %w", n, err)
+			}
+			batch = append(batch, line...)
 		}
-		if err := CheckRequest(line); err != nil {
-			return fmt.Errorf("the bridge to the exec agent carries only its protocol: line %d: %w", n, err)
-		}
-		if _, err := c.Write(line); err != nil {
-			return fmt.Errorf("the bridge to the exec agent: %w", err)
+		if !wholeLineBuffered(r) || len(batch) >= batchMax {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// batchMax bounds what forward holds before it writes.
+const batchMax = 256 << 10
+
+// wholeLineBuffered reports whether r holds a whole line already read, so
+// that the next readLine returns without reading.
+func wholeLineBuffered(r *bufio.Reader) bool {
+	b, _ := r.Peek(r.Buffered())
+	return bytes.IndexByte(b, '\n') >= 0
 }
 
 // readLine reads one line, its newline included (one is added to a last

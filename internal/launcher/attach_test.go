@@ -82,6 +82,69 @@ func TestForward(t *testing.T) {
 	}
 }
 
+// forward holds no line it has read while its input is quiet: each line
+// reaches the agent before the next is sent, a line sent in two pieces
+// once its end comes, and a burst arrives whole and in order.
+func TestForwardHoldsNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	lines := make(chan string, 16)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		r := bufio.NewReader(c)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	}()
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- forward(pr, c); c.CloseWrite() }()
+	next := func(want string) {
+		t.Helper()
+		select {
+		case l := <-lines:
+			if l != want {
+				t.Fatalf("the agent read %q, want %q", l, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%q not forwarded while the input is quiet", want)
+		}
+	}
+	hello := `{"topic":"agent.hello","type":"request"}` + "\n"
+	ack := `{"topic":"agent.ack","type":"request","payload":{"ids":[1]}}` + "\n"
+	io.WriteString(pw, hello)
+	next(hello)
+	io.WriteString(pw, ack[:20])
+	io.WriteString(pw, ack[20:]+"\n"+hello[:10])
+	next(ack)
+	io.WriteString(pw, hello[10:]+ack+hello)
+	next(hello)
+	next(ack)
+	next(hello)
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Errorf("forward = %v", err)
+	}
+}
+
 func TestReadLineBound(t *testing.T) {
 	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Repeat([]byte("x"), 64<<20)), strings.NewReader("y\n")), 64<<10)
 	if _, err := readLine(r); err == nil || !strings.Contains(err.Error(), "message longer than") {

@@ -71,12 +71,10 @@ type Host struct {
 	dir string
 	pid int    // sshd's
 	ns  string // its UTS namespace, as /proc/PID/ns/uts reads
-	// nsRef holds the namespace open: a namespace whose processes are
-	// all gone is freed, and its inode number, which ns names, may be
-	// given to a namespace another harness (another test, in parallel)
-	// makes next. Held, it is this harness's until Stop, and what is
-	// killed by namespace is only ever this harness's.
-	nsRef *os.File
+	// nsf holds the namespace open until Stop: while it does, the
+	// kernel keeps it, and its number, which a freed namespace gives to
+	// the next one made (another test's host), names it alone.
+	nsf *os.File
 }
 
 // Hosts are the hosts of one Start.
@@ -92,9 +90,9 @@ type Hosts struct {
 	Log func(format string, args ...any)
 	dir string
 	// old are the namespaces of hosts killed and started again, which
-	// Stop still sweeps; oldRefs hold them open (Host.nsRef).
-	old     []string
-	oldRefs []*os.File
+	// Stop still sweeps, held open as Host.nsf until then.
+	old  []string
+	oldf []*os.File
 }
 
 // Start makes n hosts under dir (which it fills: keys, configs, each
@@ -263,16 +261,19 @@ func (h *Hosts) run(host *Host) error {
 		}
 	}
 	// Listening: it has long left unshare, so this is its own namespace.
-	ref, err0 := os.Open(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
-	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
+	// Opened first and named through the descriptor, so that the name
+	// is of the namespace held.
+	f, err := os.Open(fmt.Sprintf("/proc/%d/ns/uts", host.pid))
+	if err != nil {
+		return fmt.Errorf("sshtest: sshd of %s: its namespace: %w", host.Name, err)
+	}
+	ns, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
 	own, err2 := os.Readlink("/proc/self/ns/uts")
-	if err0 != nil || err != nil || err2 != nil || ns == own {
-		if ref != nil {
-			ref.Close()
-		}
+	if err != nil || err2 != nil || ns == own {
+		f.Close()
 		return fmt.Errorf("sshtest: sshd of %s is not in a UTS namespace of its own", host.Name)
 	}
-	host.ns, host.nsRef = ns, ref
+	host.ns, host.nsf = ns, f
 	return nil
 }
 
@@ -372,22 +373,20 @@ func (h *Hosts) Stop() {
 	for _, host := range h.Hosts {
 		host.pid = 0
 	}
-	// Once nothing is left in them, the namespaces are let go, and
-	// forgotten with them: a namespace not held may be another's next.
-	// While something is left they stay held, for left to show and a
-	// second Stop to sweep.
-	if len(h.left()) == 0 {
-		for _, host := range h.Hosts {
-			if host.nsRef != nil {
-				host.nsRef.Close()
-			}
-			host.ns, host.nsRef = "", nil
+	// Swept: the namespaces may go, and their numbers be given again
+	// (to another test's hosts), so they are forgotten too: a second
+	// Stop sweeps nothing.
+	for _, host := range h.Hosts {
+		if host.nsf != nil {
+			host.nsf.Close()
+			host.nsf = nil
 		}
-		for _, f := range h.oldRefs {
-			f.Close()
-		}
-		h.old, h.oldRefs = nil, nil
+		host.ns = ""
 	}
+	for _, f := range h.oldf {
+		f.Close()
+	}
+	h.old, h.oldf = nil, nil
 }
 
 // left lists the live processes in the hosts' namespaces, sshd's
@@ -492,8 +491,8 @@ func (h *Hosts) Restart(name string) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	h.old = append(h.old, host.ns)
-	h.oldRefs = append(h.oldRefs, host.nsRef)
-	host.nsRef = nil
+	h.oldf = append(h.oldf, host.nsf)
+	host.nsf = nil
 	if err := h.run(host); err != nil {
 		return err
 	}

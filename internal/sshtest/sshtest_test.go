@@ -1,6 +1,8 @@
 package sshtest
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +36,9 @@ func TestHostsAnswerWithTheirNames(t *testing.T) {
 	if len(h.left()) < 4 {
 		t.Fatalf("processes in the hosts' namespaces: %v, want 3 sshd and a sleep at least", h.left())
 	}
+	held := holdNamespaces(t, h)
 	h.Stop()
-	if left := h.left(); len(left) > 0 {
+	if left := held.left(); len(left) > 0 {
 		t.Errorf("after Stop, processes left: %v", left)
 	}
 }
@@ -102,14 +105,68 @@ func TestDropAndRestart(t *testing.T) {
 	if err := h.Kill("host2"); err != nil {
 		t.Fatal(err)
 	}
+	old := h.Hosts[1].ns
 	if err := h.Restart("host2"); err != nil {
 		t.Fatal(err)
+	}
+	// The killed host's namespace is held until Stop, so that its number
+	// names no other test's host while Stop may still sweep it.
+	if len(h.oldf) != 1 || h.old[0] != old || h.Hosts[1].ns == old {
+		t.Fatalf("after Restart: old %v, host2's namespace %s (was %s)", h.old, h.Hosts[1].ns, old)
+	}
+	if got, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", h.oldf[0].Fd())); err != nil || got != old {
+		t.Errorf("the killed host's namespace held: %q, %v; want %s", got, err, old)
 	}
 	if out, err := h.SSH("host2", "hostname").CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "host2" {
 		t.Errorf("host2 after Restart: %q, %v", out, err)
 	}
+	held := holdNamespaces(t, h)
 	h.Stop()
-	if left := h.left(); len(left) > 0 {
+	if left := held.left(); len(left) > 0 {
 		t.Errorf("after Stop, processes left: %v", left)
 	}
+	// Stopped, it names no namespace any more: one given again to
+	// another test's host is not swept by a second Stop.
+	if h.old != nil || h.Hosts[0].ns != "" || h.Hosts[1].ns != "" || h.Hosts[0].nsf != nil {
+		t.Errorf("after Stop: old %v, namespaces %q %q", h.old, h.Hosts[0].ns, h.Hosts[1].ns)
+	}
+}
+
+// heldNamespaces are a test's own hold on hosts' namespaces, so that what
+// is left in them after Stop (which forgets them) can still be listed.
+type heldNamespaces struct{ ns []string }
+
+// holdNamespaces holds the namespaces of h's hosts, the killed ones'
+// too, until the test ends.
+func holdNamespaces(t *testing.T, h *Hosts) *heldNamespaces {
+	held := &heldNamespaces{}
+	files := append([]*os.File{}, h.oldf...)
+	for _, host := range h.Hosts {
+		files = append(files, host.nsf)
+	}
+	for _, f := range files {
+		if f == nil {
+			continue
+		}
+		g, err := os.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		ns, err := os.Readlink(fmt.Sprintf("/proc/self/fd/%d", g.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		held.ns = append(held.ns, ns)
+	}
+	return held
+}
+
+// left lists the live processes in the held namespaces.
+func (held *heldNamespaces) left() []int {
+	var pids []int
+	for _, ns := range held.ns {
+		pids = append(pids, inNamespace(ns)...)
+	}
+	return pids
 }

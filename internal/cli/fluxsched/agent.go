@@ -48,6 +48,13 @@ func AgentCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("attach") {
+				// One P for the bridge too: its two copies hand each
+				// line on and sleep, and a second P only adds thread
+				// wake-ups (bench/hosts.sh: the bridges' CPU per job
+				// a fifth lower). $GOMAXPROCS, if set, decides.
+				if os.Getenv("GOMAXPROCS") == "" {
+					runtime.GOMAXPROCS(1)
+				}
 				return attach(c, dir)
 			}
 			// One P: the agent's work per job is system calls and short
