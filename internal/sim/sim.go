@@ -185,7 +185,7 @@ func run(cfg Config, w wiring) (*Result, error) {
 		return nil, fmt.Errorf("simulation store: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	s.st, err = store.Open(filepath.Join(dir, "sim.db"), store.Options{Now: func() time.Time { return epoch }})
+	s.st, err = store.Open(filepath.Join(dir, "sim.db"), store.Options{Now: func() time.Time { return epoch }, Scratch: true})
 	if err != nil {
 		return nil, fmt.Errorf("simulation store: %w", err)
 	}
