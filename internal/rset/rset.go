@@ -136,6 +136,28 @@ func New(nodes []Node) *R {
 
 // kidsOf gathers a view's children, sorted and without empty sets.
 func kidsOf(v Node) []child {
+	if len(v.Extra) == 0 {
+		// Cores and GPUs alone, the views a pool makes: already in name
+		// order ("core" < "gpu"), without the map.
+		n := 0
+		if !v.Cores.IsEmpty() {
+			n++
+		}
+		if !v.GPUs.IsEmpty() {
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		kids := make([]child, 0, n)
+		if !v.Cores.IsEmpty() {
+			kids = append(kids, child{CoreKey, v.Cores})
+		}
+		if !v.GPUs.IsEmpty() {
+			kids = append(kids, child{GPUKey, v.GPUs})
+		}
+		return kids
+	}
 	m := map[string]idset.Set{}
 	add := func(name string, ids idset.Set) {
 		if !ids.IsEmpty() {
@@ -179,7 +201,7 @@ func ranksOf(nodes []node) idset.Set {
 		}
 		rs = append(rs, idset.Range{First: n.rank, Last: n.rank})
 	}
-	return idset.FromRanges(rs)
+	return idset.FromSortedRanges(rs) // sorted, disjoint, and rs is not kept
 }
 
 // derive returns an R holding nodes, with the receiver's properties
