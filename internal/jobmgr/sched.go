@@ -291,8 +291,33 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
 		return err
 	}
 	m.touch(e)
-	e.rec.Annotations = Merge(e.rec.Annotations, update)
+	if len(e.rec.Annotations) == 0 {
+		// Nothing to merge into: the update, just decoded and shared with
+		// no one, is the result once its nulls are gone (a SUCCESS's
+		// annotation of a job never annotated before, the common case).
+		e.rec.Annotations = dropNulls(update)
+	} else {
+		e.rec.Annotations = Merge(e.rec.Annotations, update)
+	}
 	return m.saveSummary(tx, e)
+}
+
+// dropNulls is Merge(nil, update) made in update itself, which the caller
+// owns: null removes a key, a dictionary within is treated so in turn
+// (and kept, empty, as Merge keeps it); an empty result is nil.
+func dropNulls(update map[string]any) map[string]any {
+	for k, v := range update {
+		switch nv := v.(type) {
+		case nil:
+			delete(update, k)
+		case map[string]any:
+			update[k] = dropNulls(nv)
+		}
+	}
+	if len(update) == 0 {
+		return nil
+	}
+	return update
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a

@@ -280,12 +280,16 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		}
 		return fmt.Errorf("job %s holds no resources", id)
 	}
-	if r == nil {
+	whole := r == nil || r == held // all it holds (sched.free): nothing to check
+	if whole {
 		r = held
 	}
 	var buf [8]uint64 // most releases name a few ranks: no allocation
 	mems := buf[:0]   // memory each view gives back
 	for v := range r.AllNodes() {
+		if whole {
+			break
+		}
 		h, ok := held.Node(v.Rank)
 		if !ok {
 			return fmt.Errorf("job %s holds nothing on rank %d", id, v.Rank)
@@ -316,11 +320,15 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
-		n.freeMem += mems[k]
-		k++
+		if whole {
+			n.freeMem += v.Memory
+		} else {
+			n.freeMem += mems[k]
+			k++
+		}
 		p.free.add(i, n)
 	}
-	if r == held { // all of it (sched.free): nothing is left to work out
+	if whole { // nothing is left to work out
 		delete(p.jobs, id)
 	} else if left := held.Difference(r); left.IsEmpty() {
 		delete(p.jobs, id)
