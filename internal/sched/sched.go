@@ -344,9 +344,12 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 	deny := func(note string) []schedproto.AllocResponse {
 		return []schedproto.AllocResponse{{ID: a.ID, Type: schedproto.Deny, Note: note}}
 	}
-	js, err := jobspec.Parse(a.Jobspec)
-	if err != nil {
-		return deny(err.Error()), nil
+	js := a.Parsed
+	if js == nil {
+		var err error
+		if js, err = jobspec.Parse(a.Jobspec); err != nil {
+			return deny(err.Error()), nil
+		}
 	}
 	req, err := resource.RequestFromJobspec(js)
 	if err != nil {
