@@ -184,7 +184,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		return err
 	}
 	if len(r.Annotations) > 0 {
-		if err := m.annotate(tx, e, r.Annotations); err != nil {
+		if err := m.annotate(tx, e, r.Annotations, r.Annotated); err != nil {
 			return err
 		}
 	}
@@ -284,11 +284,15 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 }
 
 // annotate merges an annotation update into the job's annotations by
-// RFC 27's rules and saves it for listings.
-func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
-	var update map[string]any
-	if err := json.Unmarshal(raw, &update); err != nil {
-		return err
+// RFC 27's rules and saves it for listings. value is raw decoded, when a
+// typed message carries it (schedproto.AllocResponse.Annotated), and the
+// job manager's to keep; else raw is decoded.
+func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage, value map[string]any) error {
+	update := value
+	if update == nil {
+		if err := json.Unmarshal(raw, &update); err != nil {
+			return err
+		}
 	}
 	m.touch(e)
 	if len(e.rec.Annotations) == 0 {

@@ -375,7 +375,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	if why != nil {
 		reason = why.Error()
 	}
-	return &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+	resp := &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+	if s.typed {
+		resp.Annotated = waitingValue(reason, est, clear)
+	}
+	return resp
 }
 
 // place returns where p starts now, if it does.

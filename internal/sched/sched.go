@@ -537,8 +537,31 @@ func (s *Scheduler) grant(p *pending, r *rset.R, now float64) schedproto.AllocRe
 		return schedproto.AllocResponse{ID: p.id, Type: schedproto.Deny, Note: NoteInternalR}
 	}
 	s.hold(p.id, r, end)
-	resp.Annotations = granted(r.String())
+	summary := r.String()
+	resp.Annotations = granted(summary)
+	if s.typed {
+		resp.Annotated = grantedValue(summary)
+	}
 	return resp
+}
+
+// grantedValue is what granted(summary) decodes to, for a typed message
+// (schedproto.AllocResponse.Annotated); TestAnnotatedDecodes holds the
+// two equal.
+func grantedValue(summary string) map[string]any {
+	return map[string]any{"sched": map[string]any{"resource_summary": summary, "reason_pending": nil, "t_estimate": nil}}
+}
+
+// waitingValue is what waiting(reason, est, clear) decodes to.
+func waitingValue(reason string, est float64, clear bool) map[string]any {
+	sched := map[string]any{"reason_pending": reason}
+	switch {
+	case !math.IsNaN(est):
+		sched["t_estimate"] = est
+	case clear:
+		sched["t_estimate"] = nil
+	}
+	return map[string]any{"sched": sched}
 }
 
 // granted is the SUCCESS annotation: the summary, and null for the keys a

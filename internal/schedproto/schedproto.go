@@ -121,6 +121,12 @@ type AllocResponse struct {
 	// job manager takes it as it is rather than parsing R. An R is
 	// immutable, so the two sides may share it.
 	Granted *rset.R `json:"-"`
+	// Annotated is Annotations as the value they decode to, in a message
+	// that stays in the process, made by the sender beside the bytes
+	// (which are still set, and are what is encoded if the message
+	// leaves): the job manager takes it, and owns it, rather than
+	// decoding Annotations. Nil when the sender made none.
+	Annotated map[string]any `json:"-"`
 }
 
 // MarshalJSON encodes r, with R encoded from Granted when R is not set:
