@@ -277,14 +277,33 @@ func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
 	}
 }
 
+// planless reports whether the policy of no queue a pass walks plans
+// (each is fcfs, which neither backfills nor makes planned starts): the
+// pass then asks nothing of the planner. A queue made later (its first
+// job) makes a new pass, which asks again.
+func (s *Scheduler) planless() bool {
+	for name := range s.queues {
+		if s.policyOf(name).Kind != FCFS {
+			return false
+		}
+	}
+	return true
+}
+
 // begin starts a pass: the last pass's planned starts are dropped (every
 // pass makes them anew) and the planner is rebuilt if the capacity
 // changed.
 func (s *Scheduler) begin(now float64) {
 	s.dirty = false
-	if s.plan == nil || s.planAt != s.layout {
+	switch {
+	case s.planless():
+		// No queue plans: the planner is not kept (hold adds no running
+		// job to it), and is made anew, with every running job, by the
+		// first pass whose policies plan again.
+		s.plan = nil
+	case s.plan == nil || s.planAt != s.layout:
 		s.rebuild()
-	} else {
+	default:
 		for _, id := range s.planned {
 			_ = s.plan.Remove(id) // each was added by the last pass
 		}
