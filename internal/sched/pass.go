@@ -280,8 +280,13 @@ func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
 // planless reports whether the policy of no queue a pass walks plans
 // (each is fcfs, which neither backfills nor makes planned starts): the
 // pass then asks nothing of the planner. A queue made later (its first
-// job) makes a new pass, which asks again.
+// job) makes a new pass, which asks again. With no queue (every one is
+// empty, and gone) the planner stays as it is, kept or not: a queue that
+// empties under a backfilling policy must not cost a rebuild.
 func (s *Scheduler) planless() bool {
+	if len(s.queues) == 0 {
+		return s.plan == nil
+	}
 	for name := range s.queues {
 		if s.policyOf(name).Kind != FCFS {
 			return false
