@@ -295,28 +295,42 @@ func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage, value ma
 		}
 	}
 	m.touch(e)
-	if len(e.rec.Annotations) == 0 {
-		// Nothing to merge into: the update, just decoded and shared with
-		// no one, is the result once its nulls are gone (a SUCCESS's
-		// annotation of a job never annotated before, the common case).
-		e.rec.Annotations = dropNulls(update)
-	} else {
-		e.rec.Annotations = Merge(e.rec.Annotations, update)
-	}
+	e.rec.Annotations = mergeOwned(e.rec.Annotations, update)
 	return m.saveSummary(tx, e)
 }
 
-// dropNulls is Merge(nil, update) made in update itself, which the caller
-// owns: null removes a key, a dictionary within is treated so in turn
-// (and kept, empty, as Merge keeps it); an empty result is nil.
-func dropNulls(update map[string]any) map[string]any {
+// mergeOwned is Merge(base, update) made in update, which the caller
+// owns (just decoded, or a typed message's, shared with no one): base's
+// keys that update does not name are added to it, and base, which an
+// event may hold, is never changed. What is copied is then what base
+// keeps, not all of both. Values of base are shared with the result, as
+// they may be: no merge changes a map it neither made nor owns.
+func mergeOwned(base, update map[string]any) map[string]any {
+	var buf [4]string
+	gone := buf[:0] // the keys update removes, once base's are in
 	for k, v := range update {
 		switch nv := v.(type) {
 		case nil:
-			delete(update, k)
+			gone = append(gone, k)
 		case map[string]any:
-			update[k] = dropNulls(nv)
+			if old, ok := base[k].(map[string]any); ok {
+				if merged := mergeOwned(old, nv); merged != nil {
+					update[k] = merged
+				} else {
+					gone = append(gone, k)
+				}
+			} else {
+				update[k] = mergeOwned(nil, nv) // kept even when empty, as Merge does
+			}
 		}
+	}
+	for k, v := range base {
+		if _, named := update[k]; !named {
+			update[k] = v
+		}
+	}
+	for _, k := range gone {
+		delete(update, k)
 	}
 	if len(update) == 0 {
 		return nil
