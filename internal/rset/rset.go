@@ -245,6 +245,9 @@ func (r *R) nodeList() []node {
 // find returns the index of rank in r's nodes, or -1.
 func (r *R) find(rank uint) int {
 	ns := r.nodeList()
+	if rank < uint(len(ns)) && ns[rank].rank == rank {
+		return int(rank) // ranks 0 to n-1, an inventory's: no search
+	}
 	i := sort.Search(len(ns), func(i int) bool { return ns[i].rank >= rank })
 	if i < len(ns) && ns[i].rank == rank {
 		return i
