@@ -168,8 +168,22 @@ type Scheduler struct {
 	// lookAtAll makes a pass look at every job it would pass over
 	// (next): for tests, which compare the two.
 	lookAtAll bool
+	// noReplan makes every pass remove the last pass's planned starts as
+	// it begins and make them all anew (replan): for tests, which compare
+	// the two.
+	noReplan bool
 	lastSeen  int              // jobs the last whole pass looked at
-	planned   []planner.SpanID // the planned starts of the last pass
+	planned   []plannedStart // the planned starts of the pass, in the order made
+	// stale are the last pass's planned starts, still in the planner,
+	// from staleAt on: a pass takes each again while nothing it was made
+	// from has changed (replan), and removes the rest before it reads
+	// the planner (dropStale).
+	stale   []plannedStart
+	staleAt int
+	// epoch counts the changes of what planned starts are made from
+	// besides the pass's own: a running job's span added or removed
+	// (hold, Free), the planner rebuilt, the order restarted.
+	epoch uint64
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -476,6 +490,7 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 		if h.planned && s.plan != nil && s.planAt == s.layout {
 			_ = s.plan.Remove(h.span) // the span was added with the job
 		}
+		s.epoch++
 	}
 	return resp, s.pool.Release(id, nil)
 }
@@ -485,6 +500,7 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 // new pass.
 func (s *Scheduler) restart() {
 	s.cur = nil
+	s.epoch++
 	s.dirty = true
 	s.unsettled = true
 }
