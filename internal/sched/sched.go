@@ -172,8 +172,8 @@ type Scheduler struct {
 	// it begins and make them all anew (replan): for tests, which compare
 	// the two.
 	noReplan bool
-	lastSeen  int              // jobs the last whole pass looked at
-	planned   []plannedStart // the planned starts of the pass, in the order made
+	lastSeen int            // jobs the last whole pass looked at
+	planned  []plannedStart // the planned starts of the pass, in the order made
 	// stale are the last pass's planned starts, still in the planner,
 	// from staleAt on: a pass takes each again while nothing it was made
 	// from has changed (replan), and removes the rest before it reads
