@@ -48,7 +48,10 @@
 //     holds its resources until its R expires (start + requested time,
 //     forever without a limit), and each planned start made in a pass
 //     holds the job's cores and GPUs from its earliest start for its
-//     requested time. Planned starts are recomputed at every pass. A job
+//     requested time. Planned starts are recomputed at every pass: one
+//     made in the planner alone is taken again as it was (replan) while
+//     nothing it was made from has changed, which is the answer the
+//     planner would give again, and the others are made anew. A job
 //     starts when it fits now both on the nodes (resource.Pool.Match) and
 //     in the planner for its whole requested time, so no backfilled job
 //     takes what a planned start counts on. The planner counts cores and
