@@ -77,6 +77,46 @@ func FromRanges(rs []Range) Set {
 	return Set{rs: coalesce(out)}
 }
 
+// FromSortedRanges is FromRanges for ranges already sorted, disjoint and
+// non-adjacent, each First <= Last <= MaxID, as a set's own ranges are:
+// rs is kept as the set's storage, not copied, so the caller must not
+// change it afterwards. Ranges that are not so are put right as
+// FromRanges would.
+func FromSortedRanges(rs []Range) Set {
+	for i, r := range rs {
+		if r.First > r.Last || r.Last > MaxID || (i > 0 && rs[i-1].Last+1 >= r.First) {
+			return FromRanges(rs)
+		}
+	}
+	if len(rs) == 0 {
+		return Set{}
+	}
+	return Set{rs: rs}
+}
+
+// FirstN returns the set of the n smallest ids of s, all of s when it
+// has n or fewer, none when n <= 0.
+func (s Set) FirstN(n int) Set {
+	if n <= 0 {
+		return Set{}
+	}
+	for i, r := range s.rs {
+		size := int(r.Last-r.First) + 1
+		if size < n {
+			n -= size
+			continue
+		}
+		if size == n && i == len(s.rs)-1 {
+			return s // all of it: s is never changed, so it is shared
+		}
+		out := make([]Range, i+1)
+		copy(out, s.rs[:i])
+		out[i] = Range{First: r.First, Last: r.First + uint(n) - 1}
+		return Set{rs: out}
+	}
+	return s
+}
+
 func cmpRange(a, b Range) int {
 	switch {
 	case a.First < b.First:

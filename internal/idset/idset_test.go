@@ -378,3 +378,33 @@ func TestLongInputIsLinear(t *testing.T) {
 		t.Error("huge id accepted")
 	}
 }
+
+func TestFirstN(t *testing.T) {
+	for _, c := range []struct {
+		set  string
+		n    int
+		want string
+	}{
+		{"0-7", 0, ""}, {"0-7", -1, ""}, {"0-7", 3, "0-2"}, {"0-7", 8, "0-7"}, {"0-7", 9, "0-7"},
+		{"1,3-5,9", 2, "1,3"}, {"1,3-5,9", 4, "1,3-5"}, {"1,3-5,9", 5, "1,3-5,9"}, {"", 2, ""},
+	} {
+		if got := MustParse(c.set).FirstN(c.n).String(); got != c.want {
+			t.Errorf("%q.FirstN(%d) = %q, want %q", c.set, c.n, got, c.want)
+		}
+	}
+}
+
+func TestFromSortedRanges(t *testing.T) {
+	for _, c := range []struct {
+		rs   []Range
+		want string
+	}{
+		{nil, ""}, {[]Range{{0, 2}, {4, 4}}, "0-2,4"},
+		// not as a set keeps them: put right as FromRanges does
+		{[]Range{{4, 4}, {0, 2}}, "0-2,4"}, {[]Range{{0, 2}, {3, 4}}, "0-4"}, {[]Range{{2, 1}}, ""},
+	} {
+		if got := FromSortedRanges(c.rs).String(); got != c.want {
+			t.Errorf("FromSortedRanges(%v) = %q, want %q", c.rs, got, c.want)
+		}
+	}
+}

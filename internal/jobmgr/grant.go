@@ -75,16 +75,22 @@ func (m *Manager) checkGrant(e *entry, resp schedproto.AllocResponse) (*rset.R, 
 	if l, ok := m.inv.Lacks(r); ok {
 		return nil, lackText(l)
 	}
+	// Without spares every node is in the instance: no rank's host need
+	// be looked up for it (a lookup by name for every rank of every grant).
+	spares := m.res.HasSpares()
 	for rank := range r.Ranks().All() {
-		host, _ := m.inv.Hostname(rank)
-		if n, ok := m.res.Node(host); ok && host != "" && !n.In {
-			return nil, fmt.Sprintf("rank %d (%s) is a spare node outside the instance", rank, host)
+		if spares {
+			host, _ := m.inv.Hostname(rank)
+			if n, ok := m.res.Node(host); ok && host != "" && !n.In {
+				return nil, fmt.Sprintf("rank %d (%s) is a spare node outside the instance", rank, host)
+			}
 		}
 		for _, o := range m.heldOn.at(rank) {
 			if o == e || o.alloc == allocFreeing || o.alloc == allocStrayFreeing {
 				continue
 			}
 			if shared := o.rec.R.SharedOn(r, rank); shared != "" {
+				host, _ := m.inv.Hostname(rank)
 				return nil, fmt.Sprintf("%s on rank %s is allocated to job %s", shared, rankName(rank, host), o.id())
 			}
 		}

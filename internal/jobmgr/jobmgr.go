@@ -618,7 +618,7 @@ func (m *Manager) Schedule(tx *store.Tx) {
 		// none, which the scheduler denies: the job ends with that
 		// exception, and the others are offered.
 		js, _ := m.records.Jobspec(tx, e.rec)
-		m.allocMove(e, allocSendAlloc, js)
+		m.allocMove(e, allocSendAlloc, js, m.parsedJobspec(e))
 		m.queue.allocs[e.id()] = e
 		m.sched.outstanding++
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/schedproto"
 )
 
@@ -240,12 +241,14 @@ func (e *entry) execMay(ev execEvent) bool { return execMoves[e.exec][ev].ok }
 
 // allocGo makes the job's move for ev and sends what the table says;
 // false: the table has no move, and nothing changed.
-func (m *Manager) allocGo(e *entry, ev allocEvent) bool { return m.allocMove(e, ev, nil) }
+func (m *Manager) allocGo(e *entry, ev allocEvent) bool { return m.allocMove(e, ev, nil, nil) }
 
 // allocMove is allocGo with the jobspec that a sched.alloc carries: the
 // manager keeps none in memory (ops.Record.Trim), so whoever offers a job
-// reads it from the store for the message alone (Schedule).
-func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage) bool {
+// reads it from the store for the message alone (Schedule); parsed is the
+// same jobspec as a value when the records keep it so (parsedJobspec),
+// else nil.
+func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage, parsed *jobspec.Jobspec) bool {
 	mv := allocMoves[e.alloc][ev]
 	if !mv.ok {
 		return false
@@ -253,7 +256,7 @@ func (m *Manager) allocMove(e *entry, ev allocEvent, js json.RawMessage) bool {
 	j := e.j()
 	switch mv.send {
 	case sendAlloc:
-		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: js})
+		m.sendSched(schedproto.TopicAlloc, schedproto.Alloc{ID: e.id(), Priority: j.Priority, UserID: j.UserID, TSubmit: j.TSubmit, Jobspec: js, Parsed: parsed})
 	case sendCancel:
 		m.sendSched(schedproto.TopicCancel, schedproto.JobID{ID: e.id()})
 	case sendPrioritize:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 	ops "github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
@@ -39,6 +40,30 @@ type Records interface {
 	// HasException reports whether the job has an exception of this
 	// type, severity and note (state.HasException).
 	HasException(tx *store.Tx, id fluid.ID, typ string, severity int, note string) (bool, error)
+}
+
+// ParsedRecords is a Records that also keeps each active job's jobspec as
+// a value (the simulator's sink, from state.SubmitUnstored's
+// Record.Parsed). With Config.Typed a sched.alloc then carries it beside
+// its bytes (schedproto.Alloc.Parsed), and the scheduler in the same
+// process parses nothing.
+type ParsedRecords interface {
+	Records
+	// ParsedJobspec is the job's jobspec as admitted, the one Jobspec
+	// returns, as a value; nil when it is not kept.
+	ParsedJobspec(rec *ops.Record) *jobspec.Jobspec
+}
+
+// parsedJobspec is the job's jobspec as a value for a typed sched.alloc,
+// nil when the messages are JSON or the records keep none.
+func (m *Manager) parsedJobspec(e *entry) *jobspec.Jobspec {
+	if !m.cfg.Typed {
+		return nil
+	}
+	if pr, ok := m.records.(ParsedRecords); ok {
+		return pr.ParsedJobspec(e.rec)
+	}
+	return nil
 }
 
 // storeRecords keeps a job's records in the store: every live instance's.

@@ -184,7 +184,7 @@ func (m *Manager) allocResponse(tx *store.Tx, msg wire.Message) error {
 		return err
 	}
 	if len(r.Annotations) > 0 {
-		if err := m.annotate(tx, e, r.Annotations); err != nil {
+		if err := m.annotate(tx, e, r.Annotations, r.Annotated); err != nil {
 			return err
 		}
 	}
@@ -284,15 +284,58 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 }
 
 // annotate merges an annotation update into the job's annotations by
-// RFC 27's rules and saves it for listings.
-func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage) error {
-	var update map[string]any
-	if err := json.Unmarshal(raw, &update); err != nil {
-		return err
+// RFC 27's rules and saves it for listings. value is raw decoded, when a
+// typed message carries it (schedproto.AllocResponse.Annotated), and the
+// job manager's to keep; else raw is decoded.
+func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage, value map[string]any) error {
+	update := value
+	if update == nil {
+		if err := json.Unmarshal(raw, &update); err != nil {
+			return err
+		}
 	}
 	m.touch(e)
-	e.rec.Annotations = Merge(e.rec.Annotations, update)
+	e.rec.Annotations = mergeOwned(e.rec.Annotations, update)
 	return m.saveSummary(tx, e)
+}
+
+// mergeOwned is Merge(base, update) made in update, which the caller
+// owns (just decoded, or a typed message's, shared with no one): base's
+// keys that update does not name are added to it, and base, which an
+// event may hold, is never changed. What is copied is then what base
+// keeps, not all of both. Values of base are shared with the result, as
+// they may be: no merge changes a map it neither made nor owns.
+func mergeOwned(base, update map[string]any) map[string]any {
+	var buf [4]string
+	gone := buf[:0] // the keys update removes, once base's are in
+	for k, v := range update {
+		switch nv := v.(type) {
+		case nil:
+			gone = append(gone, k)
+		case map[string]any:
+			if old, ok := base[k].(map[string]any); ok {
+				if merged := mergeOwned(old, nv); merged != nil {
+					update[k] = merged
+				} else {
+					gone = append(gone, k)
+				}
+			} else {
+				update[k] = mergeOwned(nil, nv) // kept even when empty, as Merge does
+			}
+		}
+	}
+	for k, v := range base {
+		if _, named := update[k]; !named {
+			update[k] = v
+		}
+	}
+	for _, k := range gone {
+		delete(update, k)
+	}
+	if len(update) == 0 {
+		return nil
+	}
+	return update
 }
 
 // Merge applies an RFC 27 annotation update: a dictionary merges into a

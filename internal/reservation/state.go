@@ -255,6 +255,14 @@ func (s *State) Last() uint64 { return s.last }
 // Nodes returns every node, in rank order.
 func (s *State) Nodes() []Node { return slices.Clone(s.nodes) }
 
+// HasSpares reports whether any node is a spare. Without one every node
+// is a startup node, always in the instance. Spares have the ranks after
+// the startup nodes' and nodes are kept in rank order, so the last node
+// says.
+func (s *State) HasSpares() bool {
+	return s != nil && len(s.nodes) > 0 && s.nodes[len(s.nodes)-1].Origin != Startup
+}
+
 // Node returns the node called name.
 func (s *State) Node(name string) (Node, bool) {
 	i, ok := s.byName[name]

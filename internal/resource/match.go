@@ -261,22 +261,7 @@ func (n *poolNode) take(k int, req *Request) rset.Node {
 }
 
 // firstN returns the n smallest ids of s (all of s if it has fewer).
-func firstN(s idset.Set, n int) idset.Set {
-	if n <= 0 {
-		return idset.Set{}
-	}
-	var out []idset.Range
-	for _, r := range s.Ranges() {
-		size := int(r.Last-r.First) + 1
-		if size >= n {
-			out = append(out, idset.Range{First: r.First, Last: r.First + uint(n) - 1})
-			break
-		}
-		out = append(out, r)
-		n -= size
-	}
-	return idset.FromRanges(out)
-}
+func firstN(s idset.Set, n int) idset.Set { return s.FirstN(n) }
 
 // perNode is the slot count each node gets with a node count.
 func (r Request) perNode() int {

@@ -62,6 +62,17 @@ type poolNode struct {
 	outside bool
 }
 
+// indexOf is the index of rank in nodes. Ranks are most often 0 to n-1,
+// each at its own index: that is checked first, without the map (two
+// lookups a node of every grant, one of every release).
+func (p *Pool) indexOf(rank uint) (int, bool) {
+	if rank < uint(len(p.nodes)) && p.nodes[rank].target.Rank == rank {
+		return int(rank), true
+	}
+	i, ok := p.index[rank]
+	return i, ok
+}
+
 // idle reports whether no job holds anything on the node.
 func (n *poolNode) idle() bool {
 	return n.nfreeCores == n.ncores && n.nfreeGPUs == n.ngpus && n.freeMem == n.mem
@@ -210,7 +221,7 @@ func (p *Pool) Find(c constraint.Constraint) *rset.R {
 // on a drained node can be replayed after a restart.
 func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 	for v := range r.AllNodes() {
-		i, ok := p.index[v.Rank]
+		i, ok := p.indexOf(v.Rank)
 		if !ok {
 			return fmt.Errorf("rank %d is not in the inventory", v.Rank)
 		}
@@ -239,7 +250,7 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		held = r
 	}
 	for v := range r.AllNodes() {
-		i := p.index[v.Rank]
+		i, _ := p.indexOf(v.Rank)
 		n := &p.nodes[i]
 		p.free.remove(i, n)
 		n.freeCores = n.freeCores.Difference(v.Cores)
@@ -280,12 +291,16 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		}
 		return fmt.Errorf("job %s holds no resources", id)
 	}
-	if r == nil {
+	whole := r == nil || r == held // all it holds (sched.free): nothing to check
+	if whole {
 		r = held
 	}
 	var buf [8]uint64 // most releases name a few ranks: no allocation
 	mems := buf[:0]   // memory each view gives back
 	for v := range r.AllNodes() {
+		if whole {
+			break
+		}
 		h, ok := held.Node(v.Rank)
 		if !ok {
 			return fmt.Errorf("job %s holds nothing on rank %d", id, v.Rank)
@@ -309,18 +324,22 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 	}
 	k := 0
 	for v := range r.AllNodes() {
-		i := p.index[v.Rank]
+		i, _ := p.indexOf(v.Rank)
 		n := &p.nodes[i]
 		p.free.remove(i, n)
 		n.freeCores = n.freeCores.Union(v.Cores)
 		n.freeGPUs = n.freeGPUs.Union(v.GPUs)
 		n.nfreeCores += v.Cores.Count()
 		n.nfreeGPUs += v.GPUs.Count()
-		n.freeMem += mems[k]
-		k++
+		if whole {
+			n.freeMem += v.Memory
+		} else {
+			n.freeMem += mems[k]
+			k++
+		}
 		p.free.add(i, n)
 	}
-	if r == held { // all of it (sched.free): nothing is left to work out
+	if whole { // nothing is left to work out
 		delete(p.jobs, id)
 	} else if left := held.Difference(r); left.IsEmpty() {
 		delete(p.jobs, id)
@@ -402,7 +421,7 @@ func (p *Pool) Usable(req Request) []uint {
 // State returns rank's size and what is free on it now; false for a rank
 // not in the inventory.
 func (p *Pool) State(rank uint) (NodeState, bool) {
-	i, ok := p.index[rank]
+	i, ok := p.indexOf(rank)
 	if !ok {
 		return NodeState{}, false
 	}

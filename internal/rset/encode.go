@@ -206,12 +206,12 @@ func (r *R) check() error {
 		return fmt.Errorf("execution.R_lite: more than %d ranks", MaxRanks)
 	}
 	ranges := 0
-	// Nodes decoded from one entry share a kids slice: count it once.
-	// The map is made only for an R that large.
-	var memo map[*child]int
-	if len(r.nodeList()) > 64 {
-		memo = map[*child]int{}
-	}
+	// Nodes decoded from one entry share a kids slice, and come one after
+	// another: its ranges are counted once and reused while it is shared.
+	// (A map of them cost every grant of more than 64 nodes, whose nodes
+	// share nothing, a map for nothing.)
+	var last *child
+	lastCount := 0
 	for _, n := range r.nodeList() {
 		if n.mem > MaxMemory {
 			return fmt.Errorf("rank %d: memory %d is more than %d bytes", n.rank, n.mem, uint64(MaxMemory))
@@ -219,17 +219,16 @@ func (r *R) check() error {
 		if len(n.kids) == 0 {
 			continue // memory alone: no ranges
 		}
-		c, ok := memo[&n.kids[0]]
-		if !ok {
+		c := lastCount
+		if &n.kids[0] != last {
+			c = 0
 			for _, k := range n.kids {
 				if k.name == "" {
 					return fmt.Errorf("rank %d: empty resource name", n.rank)
 				}
 				c += k.ids.RangeCount()
 			}
-			if memo != nil {
-				memo[&n.kids[0]] = c
-			}
+			last, lastCount = &n.kids[0], c
 		}
 		if ranges += c; ranges > MaxRanges {
 			return fmt.Errorf("execution.R_lite: more than %d child idset ranges over all ranks", MaxRanges)

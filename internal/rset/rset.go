@@ -136,6 +136,28 @@ func New(nodes []Node) *R {
 
 // kidsOf gathers a view's children, sorted and without empty sets.
 func kidsOf(v Node) []child {
+	if len(v.Extra) == 0 {
+		// Cores and GPUs alone, the views a pool makes: already in name
+		// order ("core" < "gpu"), without the map.
+		n := 0
+		if !v.Cores.IsEmpty() {
+			n++
+		}
+		if !v.GPUs.IsEmpty() {
+			n++
+		}
+		if n == 0 {
+			return nil
+		}
+		kids := make([]child, 0, n)
+		if !v.Cores.IsEmpty() {
+			kids = append(kids, child{CoreKey, v.Cores})
+		}
+		if !v.GPUs.IsEmpty() {
+			kids = append(kids, child{GPUKey, v.GPUs})
+		}
+		return kids
+	}
 	m := map[string]idset.Set{}
 	add := func(name string, ids idset.Set) {
 		if !ids.IsEmpty() {
@@ -179,7 +201,7 @@ func ranksOf(nodes []node) idset.Set {
 		}
 		rs = append(rs, idset.Range{First: n.rank, Last: n.rank})
 	}
-	return idset.FromRanges(rs)
+	return idset.FromSortedRanges(rs) // sorted, disjoint, and rs is not kept
 }
 
 // derive returns an R holding nodes, with the receiver's properties
@@ -223,6 +245,9 @@ func (r *R) nodeList() []node {
 // find returns the index of rank in r's nodes, or -1.
 func (r *R) find(rank uint) int {
 	ns := r.nodeList()
+	if rank < uint(len(ns)) && ns[rank].rank == rank {
+		return int(rank) // ranks 0 to n-1, an inventory's: no search
+	}
 	i := sort.Search(len(ns), func(i int) bool { return ns[i].rank >= rank })
 	if i < len(ns) && ns[i].rank == rank {
 		return i

@@ -349,7 +349,7 @@ func (s *Scheduler) planOnNodes(ps *pass, policy resource.Policy, p *pending, f 
 					if err != nil {
 						return 0, false // FreeDuring said it fits
 					}
-					s.planned = append(s.planned, id)
+					s.planned = append(s.planned, plannedStart{id: id}) // node by node: never taken again
 				}
 				if ps.claims == nil {
 					ps.claims = map[uint][]claim{}

@@ -152,6 +152,7 @@ func (s *Scheduler) classify(q *queue, p *pending) {
 // unseen, and the reasons are settled if it looked at every job.
 func (s *Scheduler) finish(ps *pass) {
 	s.cur = nil
+	s.dropStale() // planned starts this pass did not make again
 	s.lastSeen = 0
 	for _, w := range ps.queues {
 		s.lastSeen += w.seen
@@ -277,16 +278,98 @@ func (s *Scheduler) passOver(ps *pass, w *walk, bound *pending, head bool) {
 	}
 }
 
+// plannedStart is a planned start a pass made: its span in the planner,
+// and, for one made in the planner alone (not node by node: again), the
+// job, its start, the duration it was planned for and the epoch it was
+// made in.
+type plannedStart struct {
+	id    planner.SpanID
+	p     *pending
+	t     float64
+	dur   float64
+	epoch uint64
+	again bool
+}
+
+// replan takes the last pass's planned start of p again when it would be
+// made the same: p is the next of them (every one before was taken
+// again, so the planner holds what it held when p's was made), nothing
+// else changed since (epoch: no running job started or ended, no
+// rebuild, no restart), it was made in the planner alone for the same
+// duration, and it is not before now. The planner's answer would then
+// be the same start: it was the earliest from the last pass's now, and
+// no earlier time from this pass's now, which is later, could fit where
+// none did from the earlier now. p could not start now either: the
+// pool is as it was, and place refused p on it before the planner was
+// asked (a job that gets past the pool drops the rest, dropStale). Else
+// the last pass's remaining planned starts are removed, and p is
+// planned anew.
+func (s *Scheduler) replan(ps *pass, p *pending, dur float64) (float64, bool) {
+	if s.staleAt < len(s.stale) {
+		st := s.stale[s.staleAt]
+		if st.again && st.p == p && st.epoch == s.epoch && st.dur == dur && st.t >= ps.now {
+			s.staleAt++
+			s.planned = append(s.planned, st)
+			return st.t, true
+		}
+	}
+	s.dropStale()
+	return 0, false
+}
+
+// dropStale removes from the planner the last pass's planned starts that
+// this pass has not taken again.
+func (s *Scheduler) dropStale() {
+	if s.staleAt == len(s.stale) {
+		return
+	}
+	for _, st := range s.stale[s.staleAt:] {
+		_ = s.plan.Remove(st.id) // each was added by the last pass
+	}
+	s.stale, s.staleAt = s.stale[:0], 0
+}
+
+// planless reports whether the policy of no queue a pass walks plans
+// (each is fcfs, which neither backfills nor makes planned starts): the
+// pass then asks nothing of the planner. A queue made later (its first
+// job) makes a new pass, which asks again. With no queue (every one is
+// empty, and gone) the planner stays as it is, kept or not: a queue that
+// empties under a backfilling policy must not cost a rebuild.
+func (s *Scheduler) planless() bool {
+	if len(s.queues) == 0 {
+		return s.plan == nil
+	}
+	for name := range s.queues {
+		if s.policyOf(name).Kind != FCFS {
+			return false
+		}
+	}
+	return true
+}
+
 // begin starts a pass: the last pass's planned starts are dropped (every
 // pass makes them anew) and the planner is rebuilt if the capacity
 // changed.
 func (s *Scheduler) begin(now float64) {
 	s.dirty = false
-	if s.plan == nil || s.planAt != s.layout {
+	switch {
+	case s.planless():
+		// No queue plans: the planner is not kept (hold adds no running
+		// job to it), and is made anew, with every running job, by the
+		// first pass whose policies plan again.
+		s.plan = nil
+		s.stale, s.staleAt = s.stale[:0], 0
+	case s.plan == nil || s.planAt != s.layout:
 		s.rebuild()
-	} else {
-		for _, id := range s.planned {
-			_ = s.plan.Remove(id) // each was added by the last pass
+		s.stale, s.staleAt = s.stale[:0], 0
+	default:
+		// The last pass's planned starts stay in the planner, to be taken
+		// again or removed as this pass goes (replan, dropStale).
+		s.dropStale() // those of a pass that did not finish
+		s.stale, s.planned = s.planned, s.stale[:0]
+		s.staleAt = 0
+		if s.noReplan {
+			s.dropStale()
 		}
 	}
 	s.planned = s.planned[:0]
@@ -331,6 +414,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			// The job takes one of the pass's planned starts even when
 			// it gets no start time, as the head does under easy.
 			w.planned++
+			if t, ok := s.replan(ps, p, dur); ok {
+				w.estimates++
+				est = t
+				break
+			}
 			if f := s.feasibleFor(p); f != nil {
 				t, ok := s.planOnNodes(ps, q.Match, p, f, dur)
 				if !ok {
@@ -349,7 +437,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 			// A planned start holds the job's start instant at least, even
 			// for a duration too small to move the clock.
 			if id, err := s.plan.Add(t, max(t+dur, math.Nextafter(t, math.Inf(1))), s.amount(p)); err == nil {
-				s.planned = append(s.planned, id)
+				s.planned = append(s.planned, plannedStart{id: id, p: p, t: t, dur: dur, epoch: s.epoch, again: true})
 				w.estimates++
 				est = t
 			}
@@ -375,7 +463,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	if why != nil {
 		reason = why.Error()
 	}
-	return &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+	resp := &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+	if s.typed {
+		resp.Annotated = waitingValue(reason, est, clear)
+	}
+	return resp
 }
 
 // place returns where p starts now, if it does.
@@ -391,6 +483,9 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	if p.amount[2] > 0 && uint64(p.amount[2]) > s.pool.FreeMemory() {
 		return nil, false
 	}
+	// It may start now: what follows reads the planner as this pass has
+	// made it, without the last pass's planned starts.
+	s.dropStale()
 	// Backfilling policies start a job only if it also fits the planner
 	// for its whole time, and on claimed nodes only what the claims
 	// leave, so that nothing a planned start counts on is taken.
@@ -555,6 +650,7 @@ func fits(free, amount []int64) bool {
 // start until end, or until R expires when end is 0 (forever without an
 // expiration).
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
+	s.epoch++
 	end = plannedEnd(r, end)
 	if s.rel != nil {
 		s.addReleases(id, r, end)
@@ -599,6 +695,8 @@ func (s *Scheduler) rebuild() {
 	on := inv.SelectRanks(elig)
 	s.memKind = inv.Memory() > 0
 	s.plan, _ = planner.New(s.kinds(on)) // counts are never negative
+	s.epoch++
+	s.stale, s.staleAt = s.stale[:0], 0 // they were in the planner replaced
 	s.planAt = s.layout
 	s.planned = s.planned[:0]
 	s.eligCored = 0

@@ -247,3 +247,24 @@ func TestPausedPass(t *testing.T) {
 		"5 ANNOTATE insufficient resources",
 	)
 }
+
+// An fcfs scheduler keeps no planner (planless); a queue that turns to
+// EASY while jobs run plans with them. The planner of an EASY pass is
+// dropped when the queue turns to fcfs, under which job 1 (3 of 4 cores,
+// 100 s) starts; back under EASY, job 2 (4 cores) is due when job 1
+// ends, and job 3 (1 core, 200 s) would delay it and waits.
+func TestPlannerMadeWhenPolicyPlans(t *testing.T) {
+	h := policyHarness(t, EASY, "0-3", 0)
+	h.run(do(alloc(9, cores(1, 5))), "9 SUCCESS rank0/core0")
+	h.run(do(free(9)), "9 FREE")
+	h.s.SetQueuePolicy("", QueuePolicy{Kind: FCFS})
+	h.run(do(alloc(1, cores(3, 100))), "1 SUCCESS rank0/core[0-2]")
+	if h.s.plan != nil {
+		t.Errorf("an fcfs scheduler keeps a planner")
+	}
+	h.s.SetQueuePolicy("", QueuePolicy{Kind: EASY})
+	h.run(do(at(5010), alloc(2, cores(4, 10)), alloc(3, cores(1, 200))),
+		"2 ANNOTATE insufficient resources eta=5100",
+		"3 ANNOTATE insufficient resources",
+	)
+}

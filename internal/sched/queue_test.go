@@ -100,8 +100,10 @@ func TestQueueAgainstSlice(t *testing.T) {
 	}
 }
 
-// A pass that passes over the jobs it would leave as they are sends
-// exactly what a pass that looks at every one sends (lookAtAll), under
+// A pass that passes over the jobs it would leave as they are, and takes
+// the last pass's planned starts again where nothing they were made from
+// changed (replan), sends exactly what a pass that looks at every one
+// and makes every planned start anew sends (lookAtAll, noReplan), under
 // every policy, several queues at once, queue depths, constraints,
 // memory, priorities, cancels, frees, down ranks and paused passes.
 func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
@@ -140,7 +142,7 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 				s.SetQueuePolicy("easy", QueuePolicy{Kind: EASY, QueueDepth: tc.depth, Match: resource.BestFit})
 				s.SetQueuePolicy("cons", QueuePolicy{Kind: Conservative, QueueDepth: tc.depth})
 				s.SetQueuePolicy("hyb", QueuePolicy{Kind: Hybrid, QueueDepth: tc.depth, ReservationDepth: 2})
-				s.lookAtAll = i == 1
+				s.lookAtAll, s.noReplan = i == 1, i == 1
 				scheds[i] = s
 			}
 			queues := []string{"", "easy", "cons", "hyb"}

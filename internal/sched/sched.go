@@ -48,7 +48,10 @@
 //     holds its resources until its R expires (start + requested time,
 //     forever without a limit), and each planned start made in a pass
 //     holds the job's cores and GPUs from its earliest start for its
-//     requested time. Planned starts are recomputed at every pass. A job
+//     requested time. Planned starts are recomputed at every pass: one
+//     made in the planner alone is taken again as it was (replan) while
+//     nothing it was made from has changed, which is the answer the
+//     planner would give again, and the others are made anew. A job
 //     starts when it fits now both on the nodes (resource.Pool.Match) and
 //     in the planner for its whole requested time, so no backfilled job
 //     takes what a planned start counts on. The planner counts cores and
@@ -168,8 +171,22 @@ type Scheduler struct {
 	// lookAtAll makes a pass look at every job it would pass over
 	// (next): for tests, which compare the two.
 	lookAtAll bool
-	lastSeen  int              // jobs the last whole pass looked at
-	planned   []planner.SpanID // the planned starts of the last pass
+	// noReplan makes every pass remove the last pass's planned starts as
+	// it begins and make them all anew (replan): for tests, which compare
+	// the two.
+	noReplan bool
+	lastSeen int            // jobs the last whole pass looked at
+	planned  []plannedStart // the planned starts of the pass, in the order made
+	// stale are the last pass's planned starts, still in the planner,
+	// from staleAt on: a pass takes each again while nothing it was made
+	// from has changed (replan), and removes the rest before it reads
+	// the planner (dropStale).
+	stale   []plannedStart
+	staleAt int
+	// epoch counts the changes of what planned starts are made from
+	// besides the pass's own: a running job's span added or removed
+	// (hold, Free), the planner rebuilt, the order restarted.
+	epoch uint64
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -344,9 +361,12 @@ func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error
 	deny := func(note string) []schedproto.AllocResponse {
 		return []schedproto.AllocResponse{{ID: a.ID, Type: schedproto.Deny, Note: note}}
 	}
-	js, err := jobspec.Parse(a.Jobspec)
-	if err != nil {
-		return deny(err.Error()), nil
+	js := a.Parsed
+	if js == nil {
+		var err error
+		if js, err = jobspec.Parse(a.Jobspec); err != nil {
+			return deny(err.Error()), nil
+		}
 	}
 	req, err := resource.RequestFromJobspec(js)
 	if err != nil {
@@ -473,6 +493,7 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 		if h.planned && s.plan != nil && s.planAt == s.layout {
 			_ = s.plan.Remove(h.span) // the span was added with the job
 		}
+		s.epoch++
 	}
 	return resp, s.pool.Release(id, nil)
 }
@@ -482,6 +503,7 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 // new pass.
 func (s *Scheduler) restart() {
 	s.cur = nil
+	s.epoch++
 	s.dirty = true
 	s.unsettled = true
 }
@@ -534,8 +556,31 @@ func (s *Scheduler) grant(p *pending, r *rset.R, now float64) schedproto.AllocRe
 		return schedproto.AllocResponse{ID: p.id, Type: schedproto.Deny, Note: NoteInternalR}
 	}
 	s.hold(p.id, r, end)
-	resp.Annotations = granted(r.String())
+	summary := r.String()
+	resp.Annotations = granted(summary)
+	if s.typed {
+		resp.Annotated = grantedValue(summary)
+	}
 	return resp
+}
+
+// grantedValue is what granted(summary) decodes to, for a typed message
+// (schedproto.AllocResponse.Annotated); TestAnnotatedDecodes holds the
+// two equal.
+func grantedValue(summary string) map[string]any {
+	return map[string]any{"sched": map[string]any{"resource_summary": summary, "reason_pending": nil, "t_estimate": nil}}
+}
+
+// waitingValue is what waiting(reason, est, clear) decodes to.
+func waitingValue(reason string, est float64, clear bool) map[string]any {
+	sched := map[string]any{"reason_pending": reason}
+	switch {
+	case !math.IsNaN(est):
+		sched["t_estimate"] = est
+	case clear:
+		sched["t_estimate"] = nil
+	}
+	return map[string]any{"sched": sched}
 }
 
 // granted is the SUCCESS annotation: the summary, and null for the keys a

@@ -18,6 +18,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -74,6 +75,12 @@ type Alloc struct {
 	UserID   uint32          `json:"userid"`
 	TSubmit  float64         `json:"t_submit"`
 	Jobspec  json.RawMessage `json:"jobspec"`
+	// Parsed is Jobspec as a value, in a message that stays in the process
+	// (wire.NewTypedRequest), when the sender holds it parsed: the
+	// scheduler takes it rather than parsing Jobspec, which is still set
+	// and is what is encoded if the message leaves. The two are the same
+	// jobspec; neither side changes it.
+	Parsed *jobspec.Jobspec `json:"-"`
 }
 
 // AllocType is the type of a sched.alloc response.
@@ -114,6 +121,12 @@ type AllocResponse struct {
 	// job manager takes it as it is rather than parsing R. An R is
 	// immutable, so the two sides may share it.
 	Granted *rset.R `json:"-"`
+	// Annotated is Annotations as the value they decode to, in a message
+	// that stays in the process, made by the sender beside the bytes
+	// (which are still set, and are what is encoded if the message
+	// leaves): the job manager takes it, and owns it, rather than
+	// decoding Annotations. Nil when the sender made none.
+	Annotated map[string]any `json:"-"`
 }
 
 // MarshalJSON encodes r, with R encoded from Granted when R is not set:

@@ -7,6 +7,8 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	jobstate "github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/jobmgr"
+	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
@@ -22,6 +24,10 @@ type sink struct {
 	// jobspecs are the active jobs' jobspecs as admitted, for the alloc
 	// and start requests; a job's goes once it is clean.
 	jobspecs map[fluid.ID]json.RawMessage
+	// parsed are the same jobspecs as values, which the scheduler takes
+	// in its sched.alloc rather than parsing the bytes
+	// (jobmgr.ParsedRecords).
+	parsed map[fluid.ID]*jobspec.Jobspec
 	// nonfatal are the active jobs' non-fatal exceptions, for
 	// HasException.
 	nonfatal map[fluid.ID][]jobstate.Exception
@@ -32,7 +38,7 @@ type sink struct {
 }
 
 func newSink() *sink {
-	return &sink{jobspecs: map[fluid.ID]json.RawMessage{}, nonfatal: map[fluid.ID][]jobstate.Exception{}, notes: map[fluid.ID]string{}}
+	return &sink{jobspecs: map[fluid.ID]json.RawMessage{}, parsed: map[fluid.ID]*jobspec.Jobspec{}, nonfatal: map[fluid.ID][]jobstate.Exception{}, notes: map[fluid.ID]string{}}
 }
 
 // submitted takes the jobspecs of records just submitted
@@ -40,6 +46,8 @@ func newSink() *sink {
 func (k *sink) submitted(recs []*state.Record) {
 	for _, rec := range recs {
 		k.jobspecs[rec.Job.ID] = rec.Raw
+		k.parsed[rec.Job.ID] = rec.Parsed
+		rec.Parsed = nil // kept here, as the bytes are, until the job is clean
 	}
 }
 
@@ -60,6 +68,7 @@ func (k *sink) Append(_ *store.Tx, rec *state.Record, ev eventlog.Event) error {
 		}
 	case jobstate.EventClean:
 		delete(k.jobspecs, j.ID)
+		delete(k.parsed, j.ID)
 		delete(k.nonfatal, j.ID)
 		if j.Started {
 			delete(k.notes, j.ID)
@@ -88,6 +97,8 @@ func (k *sink) Jobspec(_ *store.Tx, rec *state.Record) (json.RawMessage, error) 
 	return js, nil
 }
 
+func (k *sink) ParsedJobspec(rec *state.Record) *jobspec.Jobspec { return k.parsed[rec.Job.ID] }
+
 func (k *sink) HasException(_ *store.Tx, id fluid.ID, typ string, severity int, note string) (bool, error) {
 	for _, x := range k.nonfatal[id] {
 		if x.Type == typ && x.Severity == severity && x.Note == note {
@@ -96,3 +107,6 @@ func (k *sink) HasException(_ *store.Tx, id fluid.ID, typ string, severity int, 
 	}
 	return false, nil
 }
+
+// The scheduler takes the sink's parsed jobspecs (jobmgr.ParsedRecords).
+var _ jobmgr.ParsedRecords = (*sink)(nil)

@@ -185,7 +185,7 @@ func run(cfg Config, w wiring) (*Result, error) {
 		return nil, fmt.Errorf("simulation store: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	s.st, err = store.Open(filepath.Join(dir, "sim.db"), store.Options{Now: func() time.Time { return epoch }})
+	s.st, err = store.Open(filepath.Join(dir, "sim.db"), store.Options{Now: func() time.Time { return epoch }, Scratch: true})
 	if err != nil {
 		return nil, fmt.Errorf("simulation store: %w", err)
 	}
@@ -279,6 +279,9 @@ func duration(requested int64) float64 {
 	}
 	return float64(requested)
 }
+
+// simCommand is every trace job's command.
+var simCommand = []string{"swf-job"}
 
 // clock is the job manager's view of virtual time.
 func (s *simulation) clock() time.Time { return epoch.Add(time.Duration(s.now) * time.Second) }
@@ -401,7 +404,10 @@ func (s *simulation) instant(tx *store.Tx, next int) (int, error) {
 				}
 				js, err := jobspec.FromOptions(jobspec.Options{
 					NTasks: int(j.cores), CoresPerTask: 1, MemPerSlot: j.mem, Duration: duration(j.requested),
-					Command: []string{"swf-job", fmt.Sprint(j.number)}, Name: fmt.Sprint(j.number),
+					// One command for every job, and no name of its own:
+					// nothing reads them in a replay, and a string per job
+					// would be made and interned for nothing.
+					Command: simCommand,
 				})
 				if err != nil {
 					return next, fmt.Errorf("job %d: %w", j.number, err)

@@ -61,6 +61,12 @@ type Record struct {
 	// is what counts.
 	Annotations map[string]any
 
+	// Parsed is set by SubmitUnstored alone: the jobspec as admitted, as
+	// a value, for a sink that keeps it (the simulator's, which hands it
+	// to its scheduler in process). Nil in every record of a live
+	// instance, which keeps no jobspec in memory.
+	Parsed *jobspec.Jobspec
+
 	// held is what Summarize derived from R, for R (an R is never changed
 	// in place: a new one is a new pointer): the nodelist is costly to
 	// build, and a job is summarized three to five times while it holds

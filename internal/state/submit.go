@@ -67,7 +67,8 @@ func Submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 
 // SubmitUnstored is Submit for a job manager whose records go to a sink
 // (jobmgr.Config.Records, the simulator's): the same checks, the same ids
-// and the same records, each holding its jobspec as admitted (Raw), and
+// and the same records, each holding its jobspec as admitted (Raw, and
+// parsed in Parsed), and
 // nothing of the jobs stored but the last id given, so that ids go on.
 //
 // qs are the queues' configuration and states as QueueSet and QueueStates
@@ -185,6 +186,9 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	each(len(reqs), func(i int) {
 		req := reqs[i]
 		rec := &Record{Job: &job.Job{ID: ids[i]}, Spec: SpecOf(specs[i]), Raw: canons[i]}
+		if !stored {
+			rec.Parsed = specs[i]
+		}
 		// The parsed jobspec is done with: the record keeps its Spec, the
 		// store its canonical bytes. Let go of it now rather than when
 		// Submit returns, so that the collector can take a batch's parsed

@@ -175,6 +175,9 @@ type Options struct {
 	// Checked, when set, is given the report of the check made before
 	// the open, sound or not (fluxsched logs its notes).
 	Checked func(*Report)
+	// Scratch is a store nothing needs after a crash (fluxsched sim's,
+	// removed when the replay ends): its commits are not synced to disk.
+	Scratch bool
 }
 
 // initialMmap is the address space mapped for the file when it opens. A
@@ -259,7 +262,7 @@ func Open(path string, opts Options) (*Store, error) {
 func openCurrent(path string, opts Options) (*bolt.DB, error) {
 	for attempt := 0; ; attempt++ {
 		before, _ := os.Stat(path)
-		db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap})
+		db, err := openBolt(path, &bolt.Options{Timeout: opts.Timeout, ReadOnly: opts.ReadOnly, InitialMmapSize: initialMmap, NoSync: opts.Scratch, NoFreelistSync: opts.Scratch})
 		if err != nil {
 			return nil, err
 		}
