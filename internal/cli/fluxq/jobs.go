@@ -390,6 +390,14 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 			}
 			return doc
 		},
+		DocKey: "jobs",
+		DocList: func(items []*api.JobSummary) any {
+			js := make([]jobJSON, len(items))
+			for i, s := range items {
+				js[i] = e.toJSON(s, now)
+			}
+			return js
+		},
 		Item:     func(s *api.JobSummary) any { return e.toJSON(s, now) },
 		Shape:    jobJSON{},
 		Fields:   e.jobFields(now),
