@@ -86,10 +86,10 @@ func (p *pacer) apply() {
 // Burst lifts the memory limit until the function it returns is called
 // (then the limit is the live heap's again), for a request whose garbage
 // is of the order of the live heap: a listing of 100,000 jobs decodes and
-// encodes again every summary, some 200 MB, over fluxsched's 150 MB of
-// pending jobs, and under the limit the collector ran over and over and
-// gave the memory back only to fault it in again, 30% of fluxsched's CPU
-// for the listing (bench/listings.sh). The percent still paces the
+// encodes again every summary, more than the limit leaves above
+// fluxsched's 150 MB of pending jobs, and under the limit the collector
+// ran over and over and gave the memory back only to fault it in again,
+// 30% of fluxsched's CPU for the listing. The percent still paces the
 // collector, so a burst's heap grows by what is live, as Go's default
 // lets it. Without Start, or with $GOMEMLIMIT set, it does nothing.
 func Burst() (end func()) {
