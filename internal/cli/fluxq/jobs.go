@@ -510,8 +510,8 @@ func (e *env) jobs(c *cli.Context) error {
 // prints: what it allocates (the summaries, their JSON, the rows) is
 // nearly all live until it exits, so Go's default collected it over and
 // over for little: a third of the CPU of a listing of 100,000 jobs
-// through the socket, in a profile. With 400, that listing's peak is
-// 238 MB against 215 (bench/listings.sh).
+// through the socket, in a profile. With it (and the listing in parts),
+// that listing's peak is 238 MB, against 215 before (bench/listings.sh).
 const listingGCPercent = 400
 
 // listingGC sets listingGCPercent, unless $GOGC says otherwise; call the
