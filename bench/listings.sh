@@ -9,7 +9,8 @@
 # stopped (the command reads and writes the store itself). Each figure is
 # the median of ROUNDS (5) runs: wall seconds, and the CPU seconds of
 # fluxq and of fluxsched (user + system) beside them, since on a shared
-# machine the wall time is also the load's (uptime is printed with them).
+# machine the wall time is also the load's (uptime is printed with them),
+# and fluxq's peak resident memory.
 #
 # The store: a few hundred finished jobs (completed, failed, timed out,
 # killed), the one node drained (fluxres drain 0), then `fluxq submit --cc
@@ -65,14 +66,17 @@ stop_sched() {
 	stop_agents "$1"
 }
 
-# timed OUT CMD...: runs CMD with stdout to OUT and prints "wall cpu" of
-# it (cpu: user + system of CMD and its children).
+# timed OUT CMD...: runs CMD with stdout to OUT and prints "user system
+# rss" of it (CPU seconds of CMD and its children, its peak resident
+# memory in KiB).
 timed() {
 	local out=$1
 	shift
-	/usr/bin/time -o "$tmp/time" -f '%U %S' "$@" >"$out" 2>/dev/null || true
+	/usr/bin/time -o "$tmp/time" -f '%U %S %M' "$@" >"$out" 2>/dev/null || true
 	tail -1 "$tmp/time"
 }
+# rss_of TIMED: the peak resident memory of a timed run, in MB.
+rss_of() { awk -v c="$1" 'BEGIN { split(c, a, " "); printf "%.0f", a[3] / 1024 }'; }
 
 # 1. The store, built once with this tree's binaries.
 master=$tmp/master
@@ -103,8 +107,8 @@ echo "listings: $total jobs in the store ($(du -m "$master/fluxq.db" | cut -f1) 
 copy() { rm -rf "$2"; mkdir -p "$2"; cp "$1/fluxq.db" "$2/"; }
 
 declare -A res
-# record KEY SIDE WALL CPU
-record() { res[$1.$2.wall]+="$3 "; res[$1.$2.cpu]+="$4 "; }
+# record KEY SIDE WALL CPU RSS
+record() { res[$1.$2.wall]+="$3 "; res[$1.$2.cpu]+="$4 "; res[$1.$2.rss]+="$5 "; }
 med() { printf '%s\n' $1 | median; }
 
 # 2. Listings through the socket: one fluxsched per side, each on its
@@ -127,7 +131,7 @@ for r in $(seq "$rounds"); do
 			t1=$(now)
 			c1=$(cpu_ticks "${spid[$s]}")
 			cpu=$(awk -v c="$c" -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] + t / hz }')
-			record "run.$what" "$s" "$(secs "$t0" "$t1")" "$cpu"
+			record "run.$what" "$s" "$(secs "$t0" "$t1")" "$cpu" "$(rss_of "$c")"
 		done
 	done
 	echo "listings: socket round $r done ($(uptime | sed 's/.*load/load/'))"
@@ -146,7 +150,7 @@ for r in $(seq "$rounds"); do
 			t0=$(now)
 			c=$(FLUXQ_STATE_DIR=$master timed "$tmp/out-direct-$what-$s" "${binof[$s]}/fluxq" "${args[@]}")
 			t1=$(now)
-			record "direct.$what" "$s" "$(secs "$t0" "$t1")" "$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] }')"
+			record "direct.$what" "$s" "$(secs "$t0" "$t1")" "$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] }')" "$(rss_of "$c")"
 		done
 	done
 	echo "listings: direct round $r done ($(uptime | sed 's/.*load/load/'))"
@@ -166,7 +170,7 @@ for r in $(seq "$rounds"); do
 		t1=$(now)
 		c1=$(cpu_ticks "$pid")
 		cpu=$(awk -v c="$c" -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] + t / hz }')
-		record run.cancel "$s" "$(secs "$t0" "$t1")" "$cpu"
+		record run.cancel "$s" "$(secs "$t0" "$t1")" "$cpu" "$(rss_of "$c")"
 		left=$(FLUXQ_STATE_DIR=$d "$bin/fluxq" stats --json | sed -n 's/.*"SCHED":\([0-9]*\).*/\1/p')
 		stop_sched "$d"
 		[ "${left:-0}" -eq 0 ] || { echo "listings: $left jobs still pending after cancel --all ($s)" >&2; exit 1; }
@@ -175,7 +179,7 @@ for r in $(seq "$rounds"); do
 		t0=$(now)
 		c=$(FLUXQ_STATE_DIR=$d timed "$tmp/out-cancel-direct-$s" "${binof[$s]}/fluxq" cancel --all)
 		t1=$(now)
-		record direct.cancel "$s" "$(secs "$t0" "$t1")" "$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] }')"
+		record direct.cancel "$s" "$(secs "$t0" "$t1")" "$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] }')" "$(rss_of "$c")"
 		left=$("$bin/fluxq" --state-dir "$d" stats --json | sed -n 's/.*"SCHED":\([0-9]*\).*/\1/p')
 		[ "${left:-0}" -eq 0 ] || { echo "listings: $left jobs still pending after cancel --all, direct ($s)" >&2; exit 1; }
 		rm -rf "$d"
@@ -194,10 +198,13 @@ lines=$(($(wc -l <"$tmp/out-direct-table-new") - 1))
 [ "$lines" -eq "$total" ] || { echo "listings: jobs -a listed $lines of $total jobs" >&2; exit 1; }
 
 printf '\n%d jobs (%d pending), medians of %d, %s\n' "$total" "$jobs" "$rounds" "$(uptime | sed 's/^ *//')"
+# Each side: wall seconds, CPU seconds (fluxq's, and fluxsched's through
+# the socket), fluxq's peak resident MB; then the ratios base/new of the
+# wall and CPU medians.
 printf '%-30s' "measure"
-for s in "${sides[@]}"; do printf '%22s' "$s (wall, cpu s)"; done
-[ -n "$base" ] && printf '%10s' "ratio"
-printf '%10s\n' "target"
+for s in "${sides[@]}"; do printf '%28s' "$s (wall s, cpu s, MB)"; done
+[ -n "$base" ] && printf '%16s' "ratio wall/cpu"
+printf '%8s\n' "target"
 json="{\"jobs\": $jobs, \"total\": $total, \"rounds\": $rounds, \"base\": \"$base\""
 for key in run.table run.json run.cancel direct.table direct.json direct.cancel; do
 	case $key in
@@ -208,13 +215,15 @@ for key in run.table run.json run.cancel direct.table direct.json direct.cancel;
 	case $key in run.*) name="$name (socket)" ;; *) name="$name (direct)" ;; esac
 	printf '%-30s' "$name"
 	for s in "${sides[@]}"; do
-		w=$(med "${res[$key.$s.wall]}") c=$(med "${res[$key.$s.cpu]}")
-		printf '%13s s %5s s' "$w" "$c"
-		json+=", \"${key/./_}_${s}_s\": $w, \"${key/./_}_${s}_cpu_s\": $c"
+		w=$(med "${res[$key.$s.wall]}") c=$(med "${res[$key.$s.cpu]}") m=$(med "${res[$key.$s.rss]}")
+		printf '%12s %7s %7s' "$w" "$c" "$m"
+		json+=", \"${key/./_}_${s}_s\": $w, \"${key/./_}_${s}_cpu_s\": $c, \"${key/./_}_${s}_rss_mb\": $m"
 	done
 	if [ -n "$base" ]; then
-		printf '%9sx' "$(awk -v a="$(med "${res[$key.base.wall]}")" -v b="$(med "${res[$key.new.wall]}")" 'BEGIN { printf "%.1f", a / b }')"
+		printf '%16s' "$(awk -v a="$(med "${res[$key.base.wall]}")" -v b="$(med "${res[$key.new.wall]}")" \
+			-v c="$(med "${res[$key.base.cpu]}")" -v d="$(med "${res[$key.new.cpu]}")" \
+			'BEGIN { printf "%.2fx %.2fx", a / b, (d > 0 ? c / d : 0) }')"
 	fi
-	printf '%10s\n' "$target"
+	printf '%8s\n' "$target"
 done
 echo "$json}" >"$out/listings.json"

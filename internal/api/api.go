@@ -11,6 +11,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 
@@ -83,6 +84,11 @@ type Call struct {
 	// Timeout is the caller's --timeout in seconds: fluxsched shows it
 	// is alive (Working lines) well within it while it answers.
 	Timeout float64 `json:"timeout,omitempty"`
+	// Parts: the caller takes a long listing's result in parts (Part
+	// lines, then the final line with the last part), so that it decodes
+	// the first while fluxsched encodes the next. A fluxsched that does
+	// not know it answers in one line, which the caller reads as before.
+	Parts bool `json:"parts,omitempty"`
 }
 
 // Reply is one line of an answer: a stream line, or the final result or
@@ -93,6 +99,10 @@ type Reply struct {
 	// Progress is a stream line of another method.
 	Progress json.RawMessage `json:"progress,omitempty"`
 	Result   json.RawMessage `json:"result,omitempty"`
+	// Part is a piece of a list result, sent only to a caller that asked
+	// for Parts: the list is the Part lines' elements in order, then the
+	// final line's Result's (AppendPartLine, PartOf).
+	Part json.RawMessage `json:"part,omitempty"`
 	// Error is the message of a failed request; Code, Status and Errno
 	// say what kind of error it is (Error's fields).
 	Error  string `json:"error,omitempty"`
@@ -140,6 +150,28 @@ func AppendProgressLine(b []byte, v json.RawMessage) []byte {
 	b = append(b, `{"progress":`...)
 	b = append(b, v...)
 	return append(b, "}\n"...)
+}
+
+// AppendPartLine appends the line of one part of a list result: part is
+// a JSON array, compact, on one line (as the encoder writes it).
+func AppendPartLine(b []byte, part []byte) []byte {
+	b = append(b, partPrefix...)
+	b = append(b, part...)
+	return append(b, "}\n"...)
+}
+
+const partPrefix = `{"part":`
+
+// PartOf is the array a line written by AppendPartLine carries (without
+// its newline), found without decoding the line: a part is thousands of
+// jobs, decoded once, by the caller, beside the reading of the next.
+// ok is false for any other line.
+func PartOf(line []byte) (part []byte, ok bool) {
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if !bytes.HasPrefix(line, []byte(partPrefix+"[")) || !bytes.HasSuffix(line, []byte("]}")) {
+		return nil, false
+	}
+	return line[len(partPrefix) : len(line)-1], true
 }
 
 // StreamValue decodes a stream line into what it carries.

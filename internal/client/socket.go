@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -54,7 +56,15 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	defer conn.Close()
-	line, err := s.encode(method, x.params)
+	// A listing is taken in parts (api.Call.Parts), each decoded
+	// beside the reading of the next.
+	list, _ := x.result.(*[]api.JobSummary)
+	var parts *partDecoder
+	if list != nil {
+		parts = &partDecoder{}
+		defer parts.wait()
+	}
+	line, err := s.encode(method, x.params, parts != nil)
 	if err != nil {
 		return err
 	}
@@ -95,6 +105,10 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 		if ctx.Err() != nil {
 			conn.SetDeadline(time.Unix(1, 0))
 		}
+		if part, ok := api.PartOf(raw); ok && parts != nil {
+			parts.add(part)
+			continue
+		}
 		var resp api.Reply
 		if err := decodeReply(raw, &resp); err != nil {
 			return fmt.Errorf("bad response from the instance: %w", err)
@@ -110,6 +124,12 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 		}
 		if err := resp.Err(); err != nil {
 			return err
+		}
+		if parts != nil && parts.n > 0 {
+			if len(resp.Result) > 0 {
+				parts.add(resp.Result)
+			}
+			return parts.into(list)
 		}
 		if x.result != nil && len(resp.Result) > 0 {
 			// The faster decoder, as for the reply around it: a listing
@@ -155,6 +175,57 @@ func (e *NoAnswerError) Error() string {
 
 func (e *NoAnswerError) Is(target error) bool { return target == ErrUnavailable }
 
+// partDecoder decodes the parts of a listing as they arrive, each on a
+// goroutine of its own (at most one a core), in order once joined.
+type partDecoder struct {
+	n     int
+	wg    sync.WaitGroup
+	sem   chan struct{}
+	parts []*decodedPart
+}
+
+type decodedPart struct {
+	jobs []api.JobSummary
+	err  error
+}
+
+// add decodes one part (a JSON array of jobs) beside the caller.
+func (d *partDecoder) add(part []byte) {
+	if d.sem == nil {
+		d.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	}
+	p := &decodedPart{}
+	d.parts = append(d.parts, p)
+	d.n++
+	d.wg.Add(1)
+	d.sem <- struct{}{}
+	go func() {
+		defer func() { <-d.sem; d.wg.Done() }()
+		p.err = gojson.Unmarshal(part, &p.jobs)
+	}()
+}
+
+// wait waits for the parts being decoded.
+func (d *partDecoder) wait() { d.wg.Wait() }
+
+// into puts the parts, in order, in list.
+func (d *partDecoder) into(list *[]api.JobSummary) error {
+	d.wait()
+	n := 0
+	for _, p := range d.parts {
+		if p.err != nil {
+			return fmt.Errorf("bad response from the instance: %w", p.err)
+		}
+		n += len(p.jobs)
+	}
+	all := make([]api.JobSummary, 0, n)
+	for _, p := range d.parts {
+		all = append(all, p.jobs...)
+	}
+	*list = all
+	return nil
+}
+
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
@@ -176,8 +247,8 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 // encode makes the request line of a call. Params are encoded once and
 // put in the line as they are: json.Marshal would scan and copy them a
 // second time as a json.RawMessage.
-func (s *socket) encode(method string, params any) ([]byte, error) {
-	line, err := json.Marshal(api.Call{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds()})
+func (s *socket) encode(method string, params any, parts bool) ([]byte, error) {
+	line, err := json.Marshal(api.Call{Method: method, Job: s.claim, AsScheduler: s.asScheduler, Timeout: s.timeout.Seconds(), Parts: parts})
 	if err != nil {
 		return nil, err
 	}

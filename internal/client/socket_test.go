@@ -7,6 +7,8 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +124,48 @@ func TestSocketRefused(t *testing.T) {
 	_, err := s.Stats(context.Background())
 	if err == nil || err.Error() != "too many connections from uid 65534 (256 open); try again later" {
 		t.Errorf("Stats = %v", err)
+	}
+}
+
+// A listing asks for parts; the parts and the final line's result are
+// the list, in order, signs of life between them.
+func TestSocketParts(t *testing.T) {
+	s := fakeServer(t, true, func(c net.Conn, req *api.Call) {
+		if req.Method != api.Jobs.Name {
+			send(c, api.Reply{Result: json.RawMessage(`{"total":1}`), Final: true})
+			return
+		}
+		if !req.Parts {
+			t.Errorf("a listing's request does not ask for parts: %+v", req)
+		}
+		c.Write(api.AppendPartLine(nil, []byte(`[{"id":1},{"id":2}]`)))
+		send(c, api.Reply{Working: true})
+		c.Write(api.AppendPartLine(nil, []byte(`[{"id":3}]`)))
+		send(c, api.Reply{Result: json.RawMessage(`[{"id":4},{"id":5}]`), Final: true})
+	})
+	list, err := s.Jobs(context.Background(), api.JobsQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, j := range list {
+		ids = append(ids, int(j.ID))
+	}
+	if want := []int{1, 2, 3, 4, 5}; !slices.Equal(ids, want) {
+		t.Errorf("Jobs = %v, want %v", ids, want)
+	}
+	if st, err := s.Stats(context.Background()); err != nil || st.Total != 1 {
+		t.Errorf("Stats = %+v, %v", st, err)
+	}
+}
+
+// A part that does not decode is a bad response, not a shorter list.
+func TestSocketBadPart(t *testing.T) {
+	s := fakeServer(t, true, func(c net.Conn, req *api.Call) {
+		c.Write(api.AppendPartLine(nil, []byte(`[{"id":"x"}]`)))
+		send(c, api.Reply{Result: json.RawMessage(`[{"id":4}]`), Final: true})
+	})
+	if list, err := s.Jobs(context.Background(), api.JobsQuery{}); err == nil || !strings.Contains(err.Error(), "bad response") {
+		t.Errorf("Jobs = %d jobs, %v; want a bad response", len(list), err)
 	}
 }

@@ -15,10 +15,13 @@ package gcpace
 
 import (
 	"context"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync"
+	"sync/atomic"
 )
 
 // Headroom is how far the heap may grow past its live part between two
@@ -45,18 +48,27 @@ func Start(ctx context.Context) {
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	p.apply()
 	p.arm()
+	active.Store(p)
 }
+
+// active is the pacer Start started, which Burst tells.
+var active atomic.Pointer[pacer]
 
 type pacer struct {
 	ctx    context.Context
-	set    int
 	limit  bool // set the memory limit: $GOMEMLIMIT is not set
+	mu     sync.Mutex
+	set    int
+	bursts int // Bursts under way: the limit is lifted
 	sample []metrics.Sample
 }
 
-// apply sets the percent for the live heap the last collection found.
-// It runs on the finalizer goroutine, one call at a time.
+// apply sets the percent for the live heap the last collection found,
+// and the limit unless a Burst is under way. It runs on the finalizer
+// goroutine, and at a Burst's end.
 func (p *pacer) apply() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	metrics.Read(p.sample)
 	if p.sample[0].Value.Kind() != metrics.KindUint64 {
 		return
@@ -66,8 +78,37 @@ func (p *pacer) apply() {
 		p.set = pct
 		debug.SetGCPercent(pct)
 	}
-	if p.limit {
+	if p.limit && p.bursts == 0 {
 		debug.SetMemoryLimit(Limit(live))
+	}
+}
+
+// Burst lifts the memory limit until the function it returns is called
+// (then the limit is the live heap's again), for a request whose garbage
+// is of the order of the live heap: a listing of 100,000 jobs decodes and
+// encodes again every summary, more than the limit leaves above
+// fluxsched's 150 MB of pending jobs, and under the limit the collector
+// ran over and over and gave the memory back only to fault it in again,
+// 30% of fluxsched's CPU for the listing. The percent still paces the
+// collector, so a burst's heap grows by what is live, as Go's default
+// lets it. Without Start, or with $GOMEMLIMIT set, it does nothing.
+func Burst() (end func()) {
+	p := active.Load()
+	if p == nil || !p.limit || p.ctx.Err() != nil {
+		return func() {}
+	}
+	p.mu.Lock()
+	p.bursts++
+	debug.SetMemoryLimit(math.MaxInt64)
+	p.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			p.bursts--
+			p.mu.Unlock()
+			p.apply()
+		})
 	}
 }
 

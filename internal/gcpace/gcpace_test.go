@@ -111,3 +111,42 @@ func TestStartKeepsGOMEMLIMIT(t *testing.T) {
 	}
 	runtime.KeepAlive(keep)
 }
+
+// A Burst lifts the memory limit, through collections, until the last
+// one under way ends; then the limit is the live heap's again.
+func TestBurst(t *testing.T) {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("$GOGC or $GOMEMLIMIT is set: Start leaves that to them")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	Start(ctx)
+	runtime.GC()
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	end1 := Burst()
+	end2 := Burst()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizer's apply
+	}
+	if got := limit(); got != math.MaxInt64 {
+		t.Errorf("during two bursts and collections: limit %d, want none", got)
+	}
+	end1()
+	end1() // a second call changes nothing
+	if got := limit(); got != math.MaxInt64 {
+		t.Errorf("one burst of two ended: limit %d, want none", got)
+	}
+	end2()
+	if got := limit(); got == math.MaxInt64 || got > Limit(1<<30) {
+		t.Errorf("both bursts ended: limit %d, want the live heap's", got)
+	}
+	cancel()
+	end := Burst()
+	defer end()
+	if got := limit(); got == math.MaxInt64 {
+		t.Errorf("a burst after the pacer stopped lifted the limit")
+	}
+}

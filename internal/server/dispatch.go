@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/eventlog"
+	"github.com/fluxq/fluxq/internal/gcpace"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/state"
 	"github.com/fluxq/fluxq/internal/store"
@@ -101,6 +102,11 @@ func (s *Server) answer(ctx context.Context, who peer, req api.Call, w *writer) 
 	}
 	c := &caller{peer: who, call: req, as: state.Caller{UID: who.uid, Owner: owner, JobsDir: s.JobsDir, RemoteOutput: s.Output != nil}}
 	if r, ok := state.ReaderOf(spec.Name); ok {
+		if spec.Name == api.Jobs.Name {
+			// A listing's garbage is of the order of the live heap,
+			// from its read to the last line sent.
+			defer gcpace.Burst()()
+		}
 		var v any
 		err := s.Store.View(func(tx *store.Tx) error {
 			var err error

@@ -202,6 +202,7 @@ func (s *Server) serveConn(ctx context.Context, cn *conn) {
 		w.fail(fmt.Errorf("bad request: %w", err))
 		return
 	}
+	w.parts = req.Parts
 	if size >= freeAfter {
 		defer s.freeSoon()
 	}
@@ -226,6 +227,8 @@ type writer struct {
 	mu    sync.Mutex
 	conn  net.Conn
 	final bool // the final line is written: nothing follows it
+	// parts: the caller takes a long listing in parts (api.Call.Parts).
+	parts bool
 }
 
 // send writes one line; a caller that does not take it within
@@ -259,6 +262,10 @@ func (w *writer) fail(err error) {
 }
 
 func (w *writer) result(v any) {
+	if list, ok := v.([]api.JobSummary); ok && w.parts && len(list) > listChunk {
+		w.resultInParts(list)
+		return
+	}
 	// The line json.Encoder would make of Response{Result: v, Final:
 	// true}, without scanning the result again: a listing of 100,000
 	// jobs is tens of megabytes.
@@ -272,8 +279,63 @@ func (w *writer) result(v any) {
 	w.sendLine(line, true)
 }
 
-// listChunk is how many jobs of a long listing one goroutine encodes.
+// listChunk is how many jobs of a long listing one goroutine encodes,
+// and how many a part of it carries.
 const listChunk = 8192
+
+// resultInParts sends a long listing as api.Call.Parts says: a part line
+// for each chunk but the last, then the final line with the last. The
+// chunks are encoded on every core and each is sent as soon as those
+// before it are, so the caller decodes the first while the rest are
+// encoded; no line of the whole listing is made.
+func (w *writer) resultInParts(list []api.JobSummary) {
+	n := (len(list) + listChunk - 1) / listChunk
+	chunks := make([][]byte, n)
+	errs := make([]error, n)
+	ready := make([]chan struct{}, n)
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	stop := make(chan struct{})
+	defer close(stop) // a caller gone: the workers stop at their next chunk
+	for range min(runtime.GOMAXPROCS(0), n) {
+		go func() {
+			for i := range next {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				part := list[i*listChunk : min(len(list), (i+1)*listChunk)]
+				chunks[i], errs[i] = gojson.Marshal(part)
+				close(ready[i])
+			}
+		}()
+	}
+	for i := range n {
+		<-ready[i]
+		if errs[i] != nil {
+			w.fail(errs[i])
+			return
+		}
+		var line []byte
+		if i < n-1 {
+			line = api.AppendPartLine(make([]byte, 0, len(chunks[i])+16), chunks[i])
+		} else {
+			line = append(make([]byte, 0, len(chunks[i])+32), `{"result":`...)
+			line = append(append(line, chunks[i]...), ",\"final\":true}\n"...)
+		}
+		chunks[i] = nil
+		if w.sendLine(line, i == n-1) != nil {
+			return
+		}
+	}
+}
 
 // appendResult appends v's JSON to dst, with the faster encoder: a
 // listing of 100,000 jobs took encoding/json 0.17 s of fluxsched's CPU

@@ -69,14 +69,11 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		}
 		ids = q.IDs
 	} else {
-		err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
-			raws = append(raws, get(store.JobSummary))
+		// In place: they are decoded before the transaction ends.
+		tx.ForEachJobSummary(func(id uint64, summary []byte) {
+			raws = append(raws, summary)
 			ids = append(ids, fluid.ID(id))
-			return true, nil
 		})
-		if err != nil {
-			return nil, err
-		}
 	}
 	all, bad := decodeSummaries(raws, ids)
 	for _, i := range bad {

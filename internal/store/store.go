@@ -532,6 +532,22 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 	return nil
 }
 
+// ForEachJobSummary calls fn with each job's summary, in id order, where
+// it lies in the store, not copied (nil when the job has none, or one
+// that fails its sum). A summary stays valid until the read transaction
+// ends (in a read-write one, until its next write): a listing reads all
+// of them, then decodes them on every core, and keeps no byte of them
+// (100,000 copies were 40 MB of a listing's garbage).
+func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) {
+	jobs := t.tx.Bucket(bucketJobs)
+	c := jobs.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if b := jobs.Bucket(k); b != nil {
+			fn(binary.BigEndian.Uint64(k), checkedSummary(b))
+		}
+	}
+}
+
 // DeleteJob removes a job's whole record (RFC 21 invalidate, or a purge).
 func (t *Tx) DeleteJob(id uint64) error {
 	if err := t.tx.Bucket(bucketJobs).DeleteBucket(u64(id)); err != nil {

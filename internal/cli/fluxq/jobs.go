@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -388,6 +390,14 @@ func (e *env) jobsList(now time.Time, withQueue bool) output.List[*api.JobSummar
 			}
 			return doc
 		},
+		DocKey: "jobs",
+		DocList: func(items []*api.JobSummary) any {
+			js := make([]jobJSON, len(items))
+			for i, s := range items {
+				js[i] = e.toJSON(s, now)
+			}
+			return js
+		},
 		Item:     func(s *api.JobSummary) any { return e.toJSON(s, now) },
 		Shape:    jobJSON{},
 		Fields:   e.jobFields(now),
@@ -481,6 +491,7 @@ func (e *env) jobs(c *cli.Context) error {
 		return err
 	}
 	defer cl.Close()
+	defer listingGC()()
 	list, err := cl.Jobs(c.Context, q)
 	if err != nil {
 		return e.whichUnknown(c, cl, q, err)
@@ -493,6 +504,24 @@ func (e *env) jobs(c *cli.Context) error {
 		items = append(items, s)
 	}
 	return output.PrintList(p, e.jobsList(e.now(), withQueue), items)
+}
+
+// listingGCPercent is the collector's pace while fluxq jobs reads and
+// prints: what it allocates (the summaries, their JSON, the rows) is
+// nearly all live until it exits, so Go's default collected it over and
+// over for little: a third of the CPU of a listing of 100,000 jobs
+// through the socket, in a profile. With it (and the listing in parts),
+// that listing's peak is 238 MB, against 215 before (bench/listings.sh).
+const listingGCPercent = 400
+
+// listingGC sets listingGCPercent, unless $GOGC says otherwise; call the
+// result to put the pace back.
+func listingGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(listingGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // statsOnly is flux jobs --stats-only: the counts of every user's jobs

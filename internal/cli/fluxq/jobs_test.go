@@ -257,6 +257,20 @@ func TestJobsJSONAsEncodingJSON(t *testing.T) {
 	copy(list, testJobs)
 	list[5].Usage = &execproto.Usage{UserCPU: 0.0005, SysCPU: 1.25, MaxRSS: 1 << 20}
 	list[6].Command, list[6].Cwd = []string{"sh", "-c", "exit 1 <&>"}, "/tmp/a b"
+	testJobsJSON(t, list)
+	// Long enough to be written in chunks (output.WriteJSONList).
+	var long []api.JobSummary
+	for len(long) < 2*4096+3 {
+		for _, j := range list {
+			j.ID += fluid.ID(len(long) * 1000)
+			long = append(long, j)
+		}
+	}
+	testJobsJSON(t, long)
+}
+
+func testJobsJSON(t *testing.T, list []api.JobSummary) {
+	t.Helper()
 	fc := &fakeClient{jobs: list}
 	got := runFluxq(t, fc, "", "jobs", "-a", "--json")
 	e := &env{getenv: func(string) string { return "" }, users: map[uint32]string{1000: "alice", 1001: "bob"}}
@@ -271,6 +285,6 @@ func TestJobsJSONAsEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Code != 0 || got.Stdout != want.String() {
-		t.Errorf("jobs -a --json = %d %q\nencoding/json: %q", got.Code, got.Stdout, want.String())
+		t.Errorf("%d jobs: jobs -a --json = %d %.300q\nencoding/json: %.300q", len(list), got.Code, got.Stdout, want.String())
 	}
 }

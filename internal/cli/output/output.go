@@ -147,6 +147,13 @@ type List[T any] struct {
 	Order []string
 	// Doc builds the --json document from the items.
 	Doc func(items []T) any
+	// DocKey and DocList, when set, write the --json document instead of
+	// Doc, for a document that is one list of the items under one key
+	// ({"DocKey":[...]}): DocList gives the list of a run of the items,
+	// and the runs are encoded on every core (WriteJSONList). The bytes
+	// are Doc's document's.
+	DocKey  string
+	DocList func(items []T) any
 	// Item is one item as --json shows it; a template runs over its fields.
 	Item func(item T) any
 	// Fields are the fields a Flux format may name besides Item's (and
@@ -179,6 +186,9 @@ const Default = "default"
 // each item unless the template ends with one). `-o help` lists the
 // presets.
 func PrintList[T any](p *Printer, l List[T], items []T) error {
+	if p.JSON && l.DocList != nil {
+		return WriteJSONList(p.Out, l.DocKey, items, l.DocList)
+	}
 	if p.JSON {
 		return WriteJSON(p.Out, l.Doc(items))
 	}

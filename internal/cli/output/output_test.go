@@ -374,3 +374,41 @@ func TestWriteJSONAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteJSONListAsWriteJSON: a list document written in chunks on
+// every core is the bytes WriteJSON writes of it whole, at every length
+// around a chunk's, with the values of TestWriteJSONAsEncodingJSON.
+func TestWriteJSONListAsWriteJSON(t *testing.T) {
+	type item struct {
+		F float64        `json:"f"`
+		S string         `json:"s"`
+		M map[string]any `json:"m"`
+		P *int           `json:"p"`
+	}
+	strs := []string{"", "a<b>&c", "\u2028\u2029", "bad\xff", "\x00\x1f", "日本", `"\/`}
+	r := rand.New(rand.NewPCG(28, 3))
+	all := make([]item, 3*jsonChunk+5)
+	for i := range all {
+		s := strs[r.IntN(len(strs))] + strs[r.IntN(len(strs))]
+		all[i] = item{F: r.Float64() * 1e9, S: s, M: map[string]any{s: i, "sched": map[string]any{"reason_pending": s}}}
+		if r.IntN(2) == 0 {
+			all[i].P = &i
+		}
+	}
+	type doc struct {
+		Items []item `json:"items"`
+	}
+	for _, n := range []int{0, 1, jsonChunk - 1, jsonChunk, jsonChunk + 1, 2 * jsonChunk, len(all)} {
+		items := all[:n]
+		var want, got bytes.Buffer
+		if err := WriteJSON(&want, doc{Items: append([]item{}, items...)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSONList(&got, "items", items, func(run []item) any { return run }); err != nil {
+			t.Fatal(err)
+		}
+		if want.String() != got.String() {
+			t.Errorf("%d items: WriteJSONList differs from WriteJSON (%d bytes, want %d)", n, got.Len(), want.Len())
+		}
+	}
+}
