@@ -496,6 +496,7 @@ func (s *simulation) pump(tx *store.Tx) error {
 	for {
 		out := s.jm.Take()
 		if len(out.Sched) == 0 && len(out.Exec) == 0 {
+			s.jm.Recycle(out)
 			return nil
 		}
 		for _, m := range out.Sched {
@@ -518,6 +519,7 @@ func (s *simulation) pump(tx *store.Tx) error {
 				return err
 			}
 		}
+		s.jm.Recycle(out)
 	}
 }
 
