@@ -168,6 +168,11 @@ type Scheduler struct {
 	eligible idset.Set         // the ranks plan covers
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
+	// lastPass and lastWalks are the last pass begun and its walks, made
+	// again by the next begin (one pass and a walk a queue are otherwise
+	// made for every pass): nothing keeps them once the pass is not cur.
+	lastPass  *pass
+	lastWalks []walk
 	// lookAtAll makes a pass look at every job it would pass over
 	// (next): for tests, which compare the two.
 	lookAtAll bool
