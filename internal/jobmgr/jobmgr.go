@@ -139,8 +139,8 @@ type Manager struct {
 	// spare holds the slices of an outbox handed back (Recycle), for the
 	// next Take's outbox to fill.
 	spare Outbox
-	dirty    bool // the SCHED queue needs another scheduling pass
-	down     idset.Set
+	dirty bool // the SCHED queue needs another scheduling pass
+	down  idset.Set
 
 	// perUser counts the active jobs of each user (see ActiveOf), kept
 	// with active; nil until the first job.
