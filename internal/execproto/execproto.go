@@ -12,6 +12,7 @@ package execproto
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -23,7 +24,31 @@ import (
 const TopicHello = "job-manager.exec-hello"
 
 // Topic returns the topic of a method of the named exec service.
-func Topic(service, method string) string { return service + "." + method }
+// The topics of the services seen are kept (up to maxTopics), so that the
+// job manager's messages, one or more for every job, do not each make one.
+func Topic(service, method string) string {
+	k := [2]string{service, method}
+	topics.mu.RLock()
+	t, ok := topics.m[k]
+	topics.mu.RUnlock()
+	if ok {
+		return t
+	}
+	t = service + "." + method
+	topics.mu.Lock()
+	if len(topics.m) < maxTopics {
+		topics.m[k] = t
+	}
+	topics.mu.Unlock()
+	return t
+}
+
+const maxTopics = 256
+
+var topics = struct {
+	mu sync.RWMutex
+	m  map[[2]string]string
+}{m: map[[2]string]string{}}
 
 // Methods of an exec service.
 const (
