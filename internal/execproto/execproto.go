@@ -220,7 +220,7 @@ func NewResponse(service string, id fluid.ID, typ string, data any) (wire.Messag
 
 // DecodeHello reads an exec-hello request.
 func DecodeHello(m wire.Message) (Hello, error) {
-	h, err := wire.DecodeTyped[Hello](m, "service")
+	h, err := wire.DecodeTyped[Hello](m, keysHello...)
 	if err != nil {
 		return h, err
 	}
@@ -232,7 +232,7 @@ func DecodeHello(m wire.Message) (Hello, error) {
 
 // DecodeStart reads a start request.
 func DecodeStart(m wire.Message) (Start, error) {
-	return wire.DecodeTyped[Start](m, "id", "userid", "jobspec", "reattach")
+	return wire.DecodeTyped[Start](m, keysStart...)
 }
 
 // DecodeResponse reads a start response and its data by type, returning
@@ -243,7 +243,7 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 			return r, d, checkData(m.Topic, d)
 		}
 	}
-	r, err := wire.DecodeTyped[Response](m, "id", "type", "data")
+	r, err := wire.DecodeTyped[Response](m, keysResponse...)
 	if err != nil {
 		return r, nil, err
 	}
@@ -346,3 +346,11 @@ type HostDrain struct {
 	Drain  bool   `json:"drain"`
 	Reason string `json:"reason,omitempty"`
 }
+
+// The keys each message must have, made once: a variadic list at each
+// call is an allocation for every message decoded.
+var (
+	keysHello    = []string{"service"}
+	keysStart    = []string{"id", "userid", "jobspec", "reattach"}
+	keysResponse = []string{"id", "type", "data"}
+)
