@@ -119,7 +119,10 @@ func New(nodes []Node) *R {
 			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
 		}
 	}
-	slices.SortStableFunc(ns, func(a, b node) int { return cmpUint(a.rank, b.rank) })
+	byRank := func(a, b node) int { return cmpUint(a.rank, b.rank) }
+	if !slices.IsSortedFunc(ns, byRank) { // a pool's views come in rank order
+		slices.SortStableFunc(ns, byRank)
+	}
 	out := ns[:0]
 	for _, n := range ns {
 		if k := len(out) - 1; k >= 0 && out[k].rank == n.rank {
