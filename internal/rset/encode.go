@@ -297,31 +297,29 @@ func (r *R) encodeNodelist() (*string, error) {
 // shows as "rank0/".
 func (r *R) String() string {
 	var b strings.Builder
-	for i, g := range r.groups(false) {
+	gs := r.groups(false)
+	b.Grow(32 * len(gs))
+	for i, g := range gs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString("rank")
-		b.WriteString(idset.FromRanges(g.ranks).Bracketed())
+		// A group's ranks are ascending and merged, as a set's are.
+		idset.WriteRangesBracketed(&b, g.ranks)
 		b.WriteByte('/')
 		// flux-core lists core first, then the others by name.
 		first := true
-		write := func(k child) {
-			if !first {
-				b.WriteByte(',')
-			}
-			first = false
-			b.WriteString(k.name)
-			b.WriteString(k.ids.Bracketed())
-		}
-		for _, k := range g.kids {
-			if k.name == CoreKey {
-				write(k)
-			}
-		}
-		for _, k := range g.kids {
-			if k.name != CoreKey {
-				write(k)
+		for pass := range 2 {
+			for _, k := range g.kids {
+				if (k.name == CoreKey) != (pass == 0) {
+					continue
+				}
+				if !first {
+					b.WriteByte(',')
+				}
+				first = false
+				b.WriteString(k.name)
+				k.ids.WriteBracketed(&b)
 			}
 		}
 	}
