@@ -185,7 +185,10 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	recs := make([]*Record, len(reqs))
 	each(len(reqs), func(i int) {
 		req := reqs[i]
-		rec := &Record{Job: &job.Job{ID: ids[i]}, Spec: SpecOf(specs[i]), Raw: canons[i]}
+		// The record and its job in one allocation: they live as long.
+		both := &recordJob{j: job.Job{ID: ids[i]}}
+		both.rec = Record{Job: &both.j, Spec: SpecOf(specs[i]), Raw: canons[i]}
+		rec := &both.rec
 		if !stored {
 			rec.Parsed = specs[i]
 		}
@@ -263,6 +266,12 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		}
 	}
 	return ids, recs, nil
+}
+
+// recordJob is a new job's Record and the Job it points to, made together.
+type recordJob struct {
+	rec Record
+	j   job.Job
 }
 
 // requestState is what submit gathers for one request of a batch.
