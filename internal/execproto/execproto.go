@@ -12,6 +12,7 @@ package execproto
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	json "github.com/goccy/go-json"
 
@@ -23,7 +24,31 @@ import (
 const TopicHello = "job-manager.exec-hello"
 
 // Topic returns the topic of a method of the named exec service.
-func Topic(service, method string) string { return service + "." + method }
+// The topics of the services seen are kept (up to maxTopics), so that the
+// job manager's messages, one or more for every job, do not each make one.
+func Topic(service, method string) string {
+	k := [2]string{service, method}
+	topics.mu.RLock()
+	t, ok := topics.m[k]
+	topics.mu.RUnlock()
+	if ok {
+		return t
+	}
+	t = service + "." + method
+	topics.mu.Lock()
+	if len(topics.m) < maxTopics {
+		topics.m[k] = t
+	}
+	topics.mu.Unlock()
+	return t
+}
+
+const maxTopics = 256
+
+var topics = struct {
+	mu sync.RWMutex
+	m  map[[2]string]string
+}{m: map[[2]string]string{}}
 
 // Methods of an exec service.
 const (
@@ -195,7 +220,7 @@ func NewResponse(service string, id fluid.ID, typ string, data any) (wire.Messag
 
 // DecodeHello reads an exec-hello request.
 func DecodeHello(m wire.Message) (Hello, error) {
-	h, err := wire.DecodeTyped[Hello](m, "service")
+	h, err := wire.DecodeTyped[Hello](m, keysHello...)
 	if err != nil {
 		return h, err
 	}
@@ -207,7 +232,7 @@ func DecodeHello(m wire.Message) (Hello, error) {
 
 // DecodeStart reads a start request.
 func DecodeStart(m wire.Message) (Start, error) {
-	return wire.DecodeTyped[Start](m, "id", "userid", "jobspec", "reattach")
+	return wire.DecodeTyped[Start](m, keysStart...)
 }
 
 // DecodeResponse reads a start response and its data by type, returning
@@ -218,7 +243,7 @@ func DecodeResponse(m wire.Message) (Response, any, error) {
 			return r, d, checkData(m.Topic, d)
 		}
 	}
-	r, err := wire.DecodeTyped[Response](m, "id", "type", "data")
+	r, err := wire.DecodeTyped[Response](m, keysResponse...)
 	if err != nil {
 		return r, nil, err
 	}
@@ -321,3 +346,11 @@ type HostDrain struct {
 	Drain  bool   `json:"drain"`
 	Reason string `json:"reason,omitempty"`
 }
+
+// The keys each message must have, made once: a variadic list at each
+// call is an allocation for every message decoded.
+var (
+	keysHello    = []string{"service"}
+	keysStart    = []string{"id", "userid", "jobspec", "reattach"}
+	keysResponse = []string{"id", "type", "data"}
+)

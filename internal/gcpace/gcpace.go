@@ -40,11 +40,20 @@ const Headroom = 16 << 20
 // grow to many times the headroom: bench/rss.sh's fluxsched measured
 // either about 60 or about 86 MB, depending on whether a one-second tick
 // happened to fall inside the burst.
-func Start(ctx context.Context) {
+func Start(ctx context.Context) { start(ctx, os.Getenv("GOMEMLIMIT") == "") }
+
+// StartPercent is Start without the memory limit: for a process whose
+// live heap only grows until it ends (fluxsched sim, which keeps every
+// job's record), where a limit of half the live heap again would collect
+// more often than Go's default once the heap is large, and returning
+// memory early buys nothing.
+func StartPercent(ctx context.Context) { start(ctx, false) }
+
+func start(ctx context.Context, limit bool) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	p := &pacer{ctx: ctx, set: 100, limit: os.Getenv("GOMEMLIMIT") == "",
+	p := &pacer{ctx: ctx, set: 100, limit: limit,
 		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
 	p.apply()
 	p.arm()

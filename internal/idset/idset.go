@@ -277,6 +277,25 @@ func (s Set) Bracketed() string {
 	return b.String()
 }
 
+// WriteBracketed writes Bracketed's text to b.
+func (s Set) WriteBracketed(b *strings.Builder) { writeBracketed(b, s.rs) }
+
+// WriteRangesBracketed writes to b what FromRanges(rs).Bracketed() would
+// return, without making the set, for ranges already as a Set holds them:
+// ascending, none empty, none overlapping or adjacent.
+func WriteRangesBracketed(b *strings.Builder, rs []Range) { writeBracketed(b, rs) }
+
+func writeBracketed(b *strings.Builder, rs []Range) {
+	s := Set{rs: rs}
+	if len(rs) == 0 || (len(rs) == 1 && rs[0].First == rs[0].Last) {
+		s.appendTo(b)
+		return
+	}
+	b.WriteByte('[')
+	s.appendTo(b)
+	b.WriteByte(']')
+}
+
 // Count returns the number of ids in the set.
 func (s Set) Count() int {
 	n := 0

@@ -408,3 +408,18 @@ func TestFromSortedRanges(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteBracketedIsBracketed(t *testing.T) {
+	for _, text := range []string{"", "7", "0-3", "0-3,5", "1,3,5-9,100"} {
+		s, err := Parse(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a, b strings.Builder
+		s.WriteBracketed(&a)
+		WriteRangesBracketed(&b, s.Ranges())
+		if want := s.Bracketed(); a.String() != want || b.String() != want {
+			t.Errorf("%q: WriteBracketed %q, WriteRangesBracketed %q, Bracketed %q", text, a.String(), b.String(), want)
+		}
+	}
+}

@@ -136,8 +136,11 @@ type Manager struct {
 	// schedTag is the matchtag of the last request sent to the scheduler.
 	schedTag uint32
 	out      Outbox
-	dirty    bool // the SCHED queue needs another scheduling pass
-	down     idset.Set
+	// spare holds the slices of an outbox handed back (Recycle), for the
+	// next Take's outbox to fill.
+	spare Outbox
+	dirty bool // the SCHED queue needs another scheduling pass
+	down  idset.Set
 
 	// perUser counts the active jobs of each user (see ActiveOf), kept
 	// with active; nil until the first job.
@@ -239,7 +242,8 @@ func New(cfg Config) *Manager {
 // Take returns and clears the outbox.
 func (m *Manager) Take() Outbox {
 	out := m.out
-	m.out = Outbox{}
+	m.out = Outbox{Sched: m.spare.Sched, Exec: m.spare.Exec, Changed: m.spare.Changed}
+	m.spare = Outbox{}
 	if len(out.acks) > 0 && m.exec.up {
 		topic, ack := execproto.Topic(m.exec.service, execproto.MethodAck), execproto.Ack{IDs: out.acks}
 		if m.cfg.Typed {
@@ -250,6 +254,16 @@ func (m *Manager) Take() Outbox {
 	}
 	out.acks = nil
 	return out
+}
+
+// Recycle hands back an outbox Take returned, once the caller is done
+// with it (nothing of it may be used after): the next turns fill its
+// slices again rather than growing new ones, which a loop that takes an
+// outbox for every message (fluxsched sim's) would make by the million.
+func (m *Manager) Recycle(out Outbox) {
+	clear(out.Sched) // let go of the messages
+	clear(out.Exec)
+	m.spare = Outbox{Sched: out.Sched[:0], Exec: out.Exec[:0], Changed: out.Changed[:0]}
 }
 
 // TakeSched returns the messages for the scheduler the turn has made so

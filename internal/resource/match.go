@@ -151,7 +151,7 @@ func (p *Pool) matchFast(req Request, policy Policy, caps map[uint]Cap) (*rset.R
 	p.scratch = idx[:0]
 	var r *rset.R
 	if left == 0 {
-		r = rset.New(views).WithNSlots(req.NSlots) // New copies the views
+		r = rset.NewWithNSlots(views, req.NSlots) // New copies the views
 	}
 	clear(views) // what they point to is the grant's, not the pool's
 	p.scratchViews = views[:0]
@@ -202,7 +202,7 @@ func (p *Pool) matchSlow(req Request, policy Policy, caps map[uint]Cap) (*rset.R
 			}
 		}
 	}
-	return rset.New(views).WithNSlots(req.NSlots), true
+	return rset.NewWithNSlots(views, req.NSlots), true
 }
 
 // candidate is a node that can take part of a request now.

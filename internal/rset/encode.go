@@ -24,9 +24,12 @@ type group struct {
 // for memory).
 func (r *R) groups(withMem bool) []group {
 	var gs []group
-	index := map[string]int{}
+	// Until there are linearGroups groups a node's is looked for among
+	// them, as sameKids compares (a grant's R is commonly one or two, and
+	// the maps were most of what String made); then by key.
+	var index map[string]int
 	// Nodes decoded from one entry share a kids slice: key it once.
-	memo := map[*child]string{}
+	var memo map[*child]string
 	prev := -1 // the previous node's group
 	var prevNode node
 	for _, n := range r.nodeList() {
@@ -42,26 +45,34 @@ func (r *R) groups(withMem bool) []group {
 			prevNode = n
 			continue
 		}
-		var key string
-		if len(n.kids) > 0 {
-			k, ok := memo[&n.kids[0]]
-			if !ok {
-				k = kidsKey(n.kids)
-				memo[&n.kids[0]] = k
-			}
-			key = k
-		}
 		mem := uint64(0)
-		if withMem && n.mem != 0 {
-			// '#' is in no idset string, so the key stays unambiguous;
-			// memory-less ranks keep exactly the key they had before.
+		if withMem {
 			mem = n.mem
-			key += "#" + strconv.FormatUint(n.mem, 10)
 		}
-		gi, ok := index[key]
-		if !ok {
+		gi := -1
+		if index == nil && len(gs) >= linearGroups {
+			index, memo = map[string]int{}, map[*child]string{}
+			for i := range gs {
+				index[groupKey(gs[i].kids, gs[i].mem, memo)] = i
+			}
+		}
+		if index == nil {
+			for i := range gs {
+				if gs[i].mem == mem && sameKids(gs[i].kids, n.kids) {
+					gi = i
+					break
+				}
+			}
+		} else {
+			key := groupKey(n.kids, mem, memo)
+			if i, ok := index[key]; ok {
+				gi = i
+			} else {
+				index[key] = len(gs)
+			}
+		}
+		if gi < 0 {
 			gi = len(gs)
-			index[key] = gi
 			gs = append(gs, group{kids: n.kids, mem: mem})
 		}
 		g := &gs[gi]
@@ -73,6 +84,31 @@ func (r *R) groups(withMem bool) []group {
 		prev, prevNode = gi, n
 	}
 	return gs
+}
+
+// linearGroups is how many groups groups compares a node with, one by
+// one, before it keys them.
+const linearGroups = 8
+
+// groupKey is the key of a group of kids and mem (0 for none, or when
+// memory is not told apart): equal exactly when sameKids and the memory
+// are.
+func groupKey(kids []child, mem uint64, memo map[*child]string) string {
+	var key string
+	if len(kids) > 0 {
+		k, ok := memo[&kids[0]]
+		if !ok {
+			k = kidsKey(kids)
+			memo[&kids[0]] = k
+		}
+		key = k
+	}
+	if mem != 0 {
+		// '#' is in no idset string, so the key stays unambiguous;
+		// memory-less ranks keep exactly the key they had before.
+		key += "#" + strconv.FormatUint(mem, 10)
+	}
+	return key
 }
 
 // sameKids reports whether two child lists are equal, names and ids, so
@@ -297,31 +333,29 @@ func (r *R) encodeNodelist() (*string, error) {
 // shows as "rank0/".
 func (r *R) String() string {
 	var b strings.Builder
-	for i, g := range r.groups(false) {
+	gs := r.groups(false)
+	b.Grow(32 * len(gs))
+	for i, g := range gs {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		b.WriteString("rank")
-		b.WriteString(idset.FromRanges(g.ranks).Bracketed())
+		// A group's ranks are ascending and merged, as a set's are.
+		idset.WriteRangesBracketed(&b, g.ranks)
 		b.WriteByte('/')
 		// flux-core lists core first, then the others by name.
 		first := true
-		write := func(k child) {
-			if !first {
-				b.WriteByte(',')
-			}
-			first = false
-			b.WriteString(k.name)
-			b.WriteString(k.ids.Bracketed())
-		}
-		for _, k := range g.kids {
-			if k.name == CoreKey {
-				write(k)
-			}
-		}
-		for _, k := range g.kids {
-			if k.name != CoreKey {
-				write(k)
+		for pass := range 2 {
+			for _, k := range g.kids {
+				if (k.name == CoreKey) != (pass == 0) {
+					continue
+				}
+				if !first {
+					b.WriteByte(',')
+				}
+				first = false
+				b.WriteString(k.name)
+				k.ids.WriteBracketed(&b)
 			}
 		}
 	}

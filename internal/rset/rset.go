@@ -96,11 +96,21 @@ type child struct {
 func New(nodes []Node) *R {
 	ns := make([]node, 0, len(nodes))
 	props := map[string][]idset.Range{}
+	// The children of views without Extra (all a pool makes) share one
+	// array, each node its own part of it, rather than one array a node:
+	// a grant of many nodes is then two allocations, not one a node.
+	buf := make([]child, 0, plainKids(nodes))
 	for _, v := range nodes {
 		if v.Rank > idset.MaxID {
 			continue
 		}
-		n := node{rank: v.Rank, host: v.Hostname, kids: kidsOf(v), mem: v.Memory}
+		var kids []child
+		if len(v.Extra) == 0 {
+			kids, buf = plainKidsOf(v, buf)
+		} else {
+			kids = kidsOf(v)
+		}
+		n := node{rank: v.Rank, host: v.Hostname, kids: kids, mem: v.Memory}
 		if n.empty() && n.mem == 0 {
 			continue
 		}
@@ -109,7 +119,10 @@ func New(nodes []Node) *R {
 			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
 		}
 	}
-	slices.SortStableFunc(ns, func(a, b node) int { return cmpUint(a.rank, b.rank) })
+	byRank := func(a, b node) int { return cmpUint(a.rank, b.rank) }
+	if !slices.IsSortedFunc(ns, byRank) { // a pool's views come in rank order
+		slices.SortStableFunc(ns, byRank)
+	}
 	out := ns[:0]
 	for _, n := range ns {
 		if k := len(out) - 1; k >= 0 && out[k].rank == n.rank {
@@ -131,6 +144,48 @@ func New(nodes []Node) *R {
 		}
 		r.props[p] = idset.FromRanges(rs)
 	}
+	return r
+}
+
+// plainKids counts the children of the views without Extra: a core set
+// and a GPU set each, when not empty.
+func plainKids(nodes []Node) int {
+	n := 0
+	for i := range nodes {
+		if v := &nodes[i]; len(v.Extra) == 0 {
+			if !v.Cores.IsEmpty() {
+				n++
+			}
+			if !v.GPUs.IsEmpty() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// plainKidsOf is kidsOf for a view without Extra, its children appended
+// to buf; the slice returned is capped at its own length, so that nothing
+// appended to it could reach the next node's.
+func plainKidsOf(v Node, buf []child) (kids, rest []child) {
+	at := len(buf)
+	if !v.Cores.IsEmpty() {
+		buf = append(buf, child{CoreKey, v.Cores})
+	}
+	if !v.GPUs.IsEmpty() {
+		buf = append(buf, child{GPUKey, v.GPUs})
+	}
+	if len(buf) == at {
+		return nil, buf
+	}
+	return buf[at:len(buf):len(buf)], buf
+}
+
+// NewWithNSlots is New(nodes).WithNSlots(n) without the copy: the R a
+// scheduler grants.
+func NewWithNSlots(nodes []Node, n int) *R {
+	r := New(nodes)
+	r.nslots = max(n, 0)
 	return r
 }
 

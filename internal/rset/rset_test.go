@@ -602,3 +602,38 @@ func TestParseMaxRanks(t *testing.T) {
 		t.Errorf("MarshalJSON (-want +got):\n%s", diff)
 	}
 }
+
+// TestGroupsManyKinds holds groups' one-by-one search and its keyed one
+// (past linearGroups kinds of node) to the same entries: ranks of a
+// kind, interleaved with others, end in one entry, and the R reads back.
+func TestGroupsManyKinds(t *testing.T) {
+	for _, kinds := range []int{1, 3, linearGroups, linearGroups + 1, 3 * linearGroups} {
+		var views []Node
+		for rank := range uint(4 * kinds) {
+			k := rank % uint(kinds)
+			views = append(views, Node{Rank: rank, Cores: idset.Of(0, k+1), Memory: uint64(1+rank%2) << 30})
+		}
+		r := New(views)
+		for _, withMem := range []bool{false, true} {
+			gs := r.groups(withMem)
+			want := kinds
+			if withMem && kinds%2 == 1 {
+				want = 2 * kinds // memory alternates by rank, kind by rank % kinds
+			}
+			if len(gs) != want {
+				t.Errorf("%d kinds, memory %v: %d groups, want %d", kinds, withMem, len(gs), want)
+			}
+		}
+		b, err := r.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !back.Equal(r) {
+			t.Errorf("%d kinds: %s reads back as %s", kinds, b, back)
+		}
+	}
+}

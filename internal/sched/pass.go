@@ -373,11 +373,20 @@ func (s *Scheduler) begin(now float64) {
 		}
 	}
 	s.planned = s.planned[:0]
-	ps := &pass{now: now, settled: s.unsettled}
-	for name, tree := range s.queues {
-		ps.queues = append(ps.queues, &walk{name: name, q: tree, policy: s.policyOf(name), stale: true})
+	ps := s.lastPass
+	if ps == nil {
+		ps = &pass{}
 	}
-	s.cur = ps
+	*ps = pass{now: now, settled: s.unsettled, queues: ps.queues[:0]}
+	walks := s.lastWalks[:0]
+	for name, tree := range s.queues {
+		walks = append(walks, walk{name: name, q: tree, policy: s.policyOf(name), stale: true})
+	}
+	clear(ps.queues[:cap(ps.queues)]) // the last pass's, if walks moved
+	for i := range walks {
+		ps.queues = append(ps.queues, &walks[i])
+	}
+	s.cur, s.lastPass, s.lastWalks = ps, ps, walks
 }
 
 // consider decides one job's fate in the pass and returns the response to

@@ -168,6 +168,11 @@ type Scheduler struct {
 	eligible idset.Set         // the ranks plan covers
 	allElig  bool              // every rank is eligible
 	cur      *pass             // the pass in progress, if any
+	// lastPass and lastWalks are the last pass begun and its walks, made
+	// again by the next begin (one pass and a walk a queue are otherwise
+	// made for every pass): nothing keeps them once the pass is not cur.
+	lastPass  *pass
+	lastWalks []walk
 	// lookAtAll makes a pass look at every job it would pass over
 	// (next): for tests, which compare the two.
 	lookAtAll bool
@@ -586,12 +591,26 @@ func waitingValue(reason string, est float64, clear bool) map[string]any {
 // granted is the SUCCESS annotation: the summary, and null for the keys a
 // waiting job had (RFC 27: null deletes).
 func granted(summary string) json.RawMessage {
-	q, _ := json.Marshal(summary) // a string always marshals
-	b := make([]byte, 0, 80+len(q))
+	b := make([]byte, 0, 82+len(summary))
 	b = append(b, `{"sched":{"resource_summary":`...)
-	b = append(b, q...)
+	b = appendJSONString(b, summary)
 	b = append(b, `,"reason_pending":null,"t_estimate":null}}`...)
 	return b
+}
+
+// appendJSONString appends s as a JSON string: as it is, quoted, when it
+// is plain ASCII that needs no escape (a summary always is: rank and
+// child names, idsets), else as encoding it gives.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // waiting is the ANNOTATE annotation of a job waiting for reason: with its

@@ -158,7 +158,7 @@ type Prioritize struct {
 
 // DecodeHelloJob reads and checks one hello response.
 func DecodeHelloJob(m wire.Message) (HelloJob, error) {
-	h, err := wire.DecodeTyped[HelloJob](m, "id", "priority", "userid", "t_submit")
+	h, err := wire.DecodeTyped[HelloJob](m, keysHelloJob...)
 	if err != nil {
 		return h, err
 	}
@@ -167,7 +167,7 @@ func DecodeHelloJob(m wire.Message) (HelloJob, error) {
 
 // DecodeReady reads and checks a sched-ready request.
 func DecodeReady(m wire.Message) (Ready, error) {
-	r, err := wire.DecodeTyped[Ready](m, "mode")
+	r, err := wire.DecodeTyped[Ready](m, keysReady...)
 	if err != nil {
 		return r, err
 	}
@@ -188,12 +188,12 @@ func DecodeReady(m wire.Message) (Ready, error) {
 
 // DecodeReadyResponse reads the sched-ready response.
 func DecodeReadyResponse(m wire.Message) (ReadyResponse, error) {
-	return wire.DecodeTyped[ReadyResponse](m, "count")
+	return wire.DecodeTyped[ReadyResponse](m, keysReadyResponse...)
 }
 
 // DecodeAlloc reads and checks a sched.alloc request.
 func DecodeAlloc(m wire.Message) (Alloc, error) {
-	a, err := wire.DecodeTyped[Alloc](m, "id", "priority", "userid", "jobspec")
+	a, err := wire.DecodeTyped[Alloc](m, keysAlloc...)
 	if err != nil {
 		return a, err
 	}
@@ -203,7 +203,7 @@ func DecodeAlloc(m wire.Message) (Alloc, error) {
 // DecodeAllocResponse reads and checks a sched.alloc response by RFC 27's
 // per-type rules.
 func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
-	r, err := wire.DecodeTyped[AllocResponse](m, "id", "type")
+	r, err := wire.DecodeTyped[AllocResponse](m, keysAllocResponse...)
 	if err != nil {
 		return r, err
 	}
@@ -241,12 +241,12 @@ func DecodeAllocResponse(m wire.Message) (AllocResponse, error) {
 
 // DecodeJobID reads sched.cancel, sched.free and the sched.free response.
 func DecodeJobID(m wire.Message) (JobID, error) {
-	return wire.DecodeTyped[JobID](m, "id")
+	return wire.DecodeTyped[JobID](m, keysJobID...)
 }
 
 // DecodePrioritize reads a sched.prioritize request.
 func DecodePrioritize(m wire.Message) (Prioritize, error) {
-	p, err := wire.DecodeTyped[Prioritize](m, "jobs")
+	p, err := wire.DecodeTyped[Prioritize](m, keysPrioritize...)
 	if err != nil {
 		return p, err
 	}
@@ -294,3 +294,15 @@ func RefusedJob(m wire.Message) (fluid.ID, bool) {
 	}
 	return fluid.ID(id), true
 }
+
+// The keys each message must have, made once: a variadic list at each
+// call is an allocation for every message decoded.
+var (
+	keysHelloJob      = []string{"id", "priority", "userid", "t_submit"}
+	keysReady         = []string{"mode"}
+	keysReadyResponse = []string{"count"}
+	keysAlloc         = []string{"id", "priority", "userid", "jobspec"}
+	keysAllocResponse = []string{"id", "type"}
+	keysJobID         = []string{"id"}
+	keysPrioritize    = []string{"jobs"}
+)

@@ -19,6 +19,7 @@ func BenchmarkReplay(b *testing.B) {
 	}{
 		{"hpc2n/fcfs", "../../testdata/swf/hpc2n-excerpt.swf", 120, 2, "fcfs"},
 		{"hpc2n/easy", "../../testdata/swf/hpc2n-excerpt.swf", 120, 2, "easy"},
+		{"hpc2n/conservative", "../../testdata/swf/hpc2n-excerpt.swf", 120, 2, "conservative"},
 		{"lublin/fcfs", "../../testdata/swf/lublin_256.swf", 256, 1, "fcfs"},
 		{"lublin/easy", "../../testdata/swf/lublin_256.swf", 256, 1, "easy"},
 	} {

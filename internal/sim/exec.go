@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"container/heap"
 	"fmt"
 
 	"github.com/fluxq/fluxq/internal/execproto"
@@ -43,7 +42,7 @@ func (s *simulation) exec(tx *store.Tx, m wire.Message) error {
 		j.started, j.start = true, s.now
 		s.busy += j.cores
 		s.seq++
-		heap.Push(&s.ends, end{at: s.now + min(j.run, j.requested), seq: s.seq, job: j})
+		s.ends.push(end{at: s.now + min(j.run, j.requested), seq: s.seq, job: j})
 		return s.respond(tx, j, execproto.TypeStart, nil)
 	}
 	// Exception and kill notifications need no answer: a simulated job
@@ -76,7 +75,7 @@ func (s *simulation) endsNow() bool { return s.ends.Len() > 0 && s.ends[0].at ==
 // the scheduler (no pass).
 func (s *simulation) endJobs(tx *store.Tx) error {
 	for s.endsNow() {
-		j := heap.Pop(&s.ends).(end).job
+		j := s.ends.pop().job
 		status := statusOK
 		if j.run > j.requested {
 			status = statusTimeout

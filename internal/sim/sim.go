@@ -496,6 +496,7 @@ func (s *simulation) pump(tx *store.Tx) error {
 	for {
 		out := s.jm.Take()
 		if len(out.Sched) == 0 && len(out.Exec) == 0 {
+			s.jm.Recycle(out)
 			return nil
 		}
 		for _, m := range out.Sched {
@@ -518,6 +519,7 @@ func (s *simulation) pump(tx *store.Tx) error {
 				return err
 			}
 		}
+		s.jm.Recycle(out)
 	}
 }
 
@@ -610,20 +612,55 @@ type end struct {
 	job *simJob
 }
 
+// endHeap is a min-heap of ends by (at, seq), pushed and popped as its
+// own type: container/heap's Push and Pop box each end, two allocations
+// for every job a replay starts.
 type endHeap []end
 
 func (h endHeap) Len() int { return len(h) }
-func (h endHeap) Less(i, j int) bool {
+
+func (h endHeap) less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
 	return h[i].seq < h[j].seq
 }
-func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(end)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *endHeap) push(e end) {
+	*h = append(*h, e)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !q.less(i, up) {
+			break
+		}
+		q[i], q[up] = q[up], q[i]
+		i = up
+	}
+}
+
+// pop removes and returns the earliest end; h must not be empty.
+func (h *endHeap) pop() end {
+	q := *h
+	n := len(q) - 1
+	top := q[0]
+	q[0] = q[n]
+	q[n] = end{}
+	q = q[:n]
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && q.less(r, c) {
+			c = r
+		}
+		if !q.less(c, i) {
+			break
+		}
+		q[i], q[c] = q[c], q[i]
+		i = c
+	}
+	*h = q
+	return top
 }

@@ -3,6 +3,7 @@ package state
 import (
 	"path"
 	"strconv"
+	"sync"
 	"unique"
 
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -122,5 +123,38 @@ func shapeOf(c jobspec.Counts, constraints []byte, targets []string, terr error)
 	if terr != nil {
 		b = append(append(b, " targets: "...), terr.Error()...)
 	}
-	return unique.Make(string(b)).Value()
+	return shapes.of(b)
+}
+
+// shapes interns the shapes shapeOf makes. Not unique.Make: its entries
+// live only while a Handle does, and a Spec keeps the string alone, so
+// after every collection each shape was made and inserted again (in a
+// replay, several allocations a job). A replay has a few hundred shapes;
+// past maxShapes new ones are not kept, and each is then its own copy.
+var shapes = shapeTable{m: map[string]string{}}
+
+const maxShapes = 1 << 16
+
+type shapeTable struct {
+	mu sync.RWMutex
+	m  map[string]string
+}
+
+// of returns b as a string, the one kept if b is a shape seen before.
+func (t *shapeTable) of(b []byte) string {
+	t.mu.RLock()
+	s, ok := t.m[string(b)] // no copy to look up
+	t.mu.RUnlock()
+	if ok {
+		return s
+	}
+	s = string(b)
+	t.mu.Lock()
+	if kept, ok := t.m[s]; ok {
+		s = kept
+	} else if len(t.m) < maxShapes {
+		t.m[s] = s
+	}
+	t.mu.Unlock()
+	return s
 }

@@ -114,8 +114,10 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	users := map[uint32]queue.User{}
 	specs := make([]*jobspec.Jobspec, len(reqs))
 	us := make([]queue.User, len(reqs))
-	deps := make([][]job.Dependency, len(reqs))
-	spawns := make([]spawned, len(reqs))
+	// What each request gathers on the way, in one array for the batch
+	// (a replay submits a few jobs at a time, and each slice made for a
+	// batch was an allocation for every job or two).
+	per := make([]requestState, len(reqs))
 	names := map[uint32]string{} // user names, looked up once per batch
 	parsed := parseAll(reqs)
 	// A request's checks come in this order: urgency, jobspec, targets,
@@ -132,7 +134,7 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		}
 		js := parsed[i].js
 		var err error
-		if spawns[i], err = target(tx, &st, js, req, names); err != nil {
+		if per[i].spawn, err = target(tx, &st, js, req, names); err != nil {
 			bad, badErr = i, err
 			break
 		}
@@ -156,7 +158,7 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 				break
 			}
 		}
-		if deps[i], err = dependencies(tx, specs[i]); err != nil {
+		if per[i].deps, err = dependencies(tx, specs[i]); err != nil {
 			bad, badErr = i, err
 			break
 		}
@@ -181,11 +183,12 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 	// core), then stored whole, in order: jobspec, eventlog and summary.
 	ts := Timestamp(now)
 	recs := make([]*Record, len(reqs))
-	values := make([]map[string][]byte, len(reqs))
-	errs := make([]error, len(reqs))
 	each(len(reqs), func(i int) {
 		req := reqs[i]
-		rec := &Record{Job: &job.Job{ID: ids[i]}, Spec: SpecOf(specs[i]), Raw: canons[i]}
+		// The record and its job in one allocation: they live as long.
+		both := &recordJob{j: job.Job{ID: ids[i]}}
+		both.rec = Record{Job: &both.j, Spec: SpecOf(specs[i]), Raw: canons[i]}
+		rec := &both.rec
 		if !stored {
 			rec.Parsed = specs[i]
 		}
@@ -198,7 +201,7 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		submit := eventlog.Event{Timestamp: ts, Name: job.EventSubmit, Context: map[string]any{
 			"urgency": req.Urgency, "userid": req.UserID, "flags": req.Flags, "version": EventlogVersion,
 		}}
-		if p := spawns[i].parent; p != 0 {
+		if p := per[i].spawn.parent; p != 0 {
 			submit.Context["parent"] = p.String()
 		}
 		if req.Again != 0 {
@@ -210,12 +213,12 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		events := []eventlog.Event{submit, {Timestamp: ts, Name: job.EventValidate}}
 		// Dependencies are recorded as the job is validated, as Flux's
 		// dependency plugins do; the job manager removes each when met.
-		for _, d := range deps[i] {
+		for _, d := range per[i].deps {
 			events = append(events, eventlog.Event{Timestamp: ts, Name: job.EventDependencyAdd, Context: map[string]any{"description": d.Description()}})
 		}
 		if !stored {
 			for _, ev := range events {
-				if errs[i] = Apply(rec, ev); errs[i] != nil {
+				if per[i].err = Apply(rec, ev); per[i].err != nil {
 					return
 				}
 			}
@@ -226,30 +229,30 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		for _, ev := range events {
 			line, err := apply(rec, ev)
 			if err != nil {
-				errs[i] = err
+				per[i].err = err
 				return
 			}
 			log = append(log, line...)
 		}
 		sum, err := summary(rec)
 		if err != nil {
-			errs[i] = err
+			per[i].err = err
 			return
 		}
 		recs[i] = rec
-		values[i] = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum, store.JobWaitable: waitable}
+		per[i].values = map[string][]byte{store.JobJobspec: canons[i], store.JobEventlog: log, store.JobSummary: sum, store.JobWaitable: waitable}
 	})
 	for i := range reqs {
-		if errs[i] != nil {
-			return nil, nil, errs[i]
+		if per[i].err != nil {
+			return nil, nil, per[i].err
 		}
 		if stored {
-			if err := tx.CreateJob(uint64(ids[i]), values[i]); err != nil {
+			if err := tx.CreateJob(uint64(ids[i]), per[i].values); err != nil {
 				return nil, nil, err
 			}
 		}
-		if spawns[i].track {
-			st.Accepted(ids[i], spawns[i].parent, spawns[i].into)
+		if per[i].spawn.track {
+			st.Accepted(ids[i], per[i].spawn.parent, per[i].spawn.into)
 		}
 	}
 	if st != nil {
@@ -263,6 +266,20 @@ func submit(tx *store.Tx, now time.Time, reqs []SubmitRequest, st *reservation.S
 		}
 	}
 	return ids, recs, nil
+}
+
+// recordJob is a new job's Record and the Job it points to, made together.
+type recordJob struct {
+	rec Record
+	j   job.Job
+}
+
+// requestState is what submit gathers for one request of a batch.
+type requestState struct {
+	spawn  spawned
+	deps   []job.Dependency
+	err    error
+	values map[string][]byte // what is stored, when it is
 }
 
 // checkActiveCap refuses a batch that would take a submitter past its

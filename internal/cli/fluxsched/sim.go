@@ -2,6 +2,7 @@ package fluxsched
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/gcpace"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/rset"
@@ -102,6 +105,8 @@ EXAMPLES:
 	}
 }
 
+var simPace sync.Once
+
 func simulate(c *cli.Context) error {
 	if c.Args().Present() {
 		return exitcode.UsageErrorf("sim takes no arguments (got %q)", c.Args().First())
@@ -113,6 +118,12 @@ func simulate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// The collector paced as fluxsched run's is while the heap is small
+	// (a trace of a few thousand jobs keeps a few MiB live, and by Go's
+	// default collected every few hundred jobs); a large replay's heap
+	// is paced as Go's default would.
+	// Once a process: tests run many replays in theirs.
+	simPace.Do(func() { gcpace.StartPercent(context.Background()) })
 	// docs/simulation.md, "Memory": field 10 is read when the machine's
 	// memory is given, by --memory or by the config's hosts.
 	withMemory := machine.Memory > 0
