@@ -131,9 +131,16 @@ func shapeOf(c jobspec.Counts, constraints []byte, targets []string, terr error)
 // after every collection each shape was made and inserted again (in a
 // replay, several allocations a job). A replay has a few hundred shapes;
 // past maxShapes new ones are not kept, and each is then its own copy.
+// Nor is a shape longer than maxShapeLen (constraints or targets a
+// guest wrote): what the table keeps outlives the jobs, and its bound,
+// maxShapes × maxShapeLen (8 MiB), must not be a guest's to fill with
+// long texts.
 var shapes = shapeTable{m: map[string]string{}}
 
-const maxShapes = 1 << 16
+const (
+	maxShapes   = 1 << 16
+	maxShapeLen = 128
+)
 
 type shapeTable struct {
 	mu sync.RWMutex
@@ -142,6 +149,9 @@ type shapeTable struct {
 
 // of returns b as a string, the one kept if b is a shape seen before.
 func (t *shapeTable) of(b []byte) string {
+	if len(b) > maxShapeLen {
+		return string(b)
+	}
 	t.mu.RLock()
 	s, ok := t.m[string(b)] // no copy to look up
 	t.mu.RUnlock()
