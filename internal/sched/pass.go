@@ -74,9 +74,13 @@ type held struct {
 // asPlanned is the last pass's planned start of the job place is
 // placing, taken out of the planner in its stead (startsAsPlanned):
 // the span it held there, which the job's own span must equal for the
-// planned starts after it to stay (hold).
+// planned starts after it to stay (hold). Or, with fitted, the span
+// over which place found the job's amount free in the planner as the
+// pass has made it, none of the last pass's planned starts left: a
+// span within it keeps the pass's planned starts as they are, each
+// still fitting where it is and none earlier (hold).
 type asPlanned struct {
-	ok         bool
+	ok, fitted bool
 	start, end float64
 	amount     []int64
 }
@@ -378,9 +382,9 @@ func (s *Scheduler) startsAsPlanned(ps *pass, q QueuePolicy, p *pending, dur flo
 // out, when no job took its place.
 func (s *Scheduler) unswap() {
 	if s.swap.ok {
-		s.swap = asPlanned{}
 		s.dropStale()
 	}
+	s.swap = asPlanned{}
 }
 
 // dropStale removes from the planner the last pass's planned starts that
@@ -575,8 +579,13 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	// as it starts).
 	end := ps.now + dur
 	guard := q.Kind != FCFS && end > ps.now
-	if guard && p.inDefault && !fits(s.freeDuring(ps.now, end), s.amount(p)) {
-		return nil, false
+	if guard && p.inDefault {
+		if !fits(s.freeDuring(ps.now, end), s.amount(p)) {
+			return nil, false
+		}
+		if !s.swap.ok && s.staleAt == len(s.stale) {
+			s.swap = asPlanned{fitted: true, start: ps.now, end: end, amount: s.amount(p)}
+		}
 	}
 	var caps map[uint]resource.Cap
 	if guard {
@@ -749,7 +758,9 @@ func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	}
 	h, start, amount := s.plans(r, end)
 	s.running[id] = h
-	if !swap.ok || !h.planned || swap.start != start || swap.end != end || !slices.Equal(swap.amount, amount) {
+	same := swap.ok && swap.start == start && swap.end == end
+	within := swap.fitted && s.staleAt == len(s.stale) && swap.start <= start && end <= swap.end
+	if !h.planned || !(same || within) || !slices.Equal(swap.amount, amount) {
 		s.epoch++
 	}
 }
