@@ -68,6 +68,21 @@ type walk struct {
 type held struct {
 	span    planner.SpanID
 	planned bool
+	end     float64 // the span's end, when planned
+}
+
+// asPlanned is the last pass's planned start of the job place is
+// placing, taken out of the planner in its stead (startsAsPlanned):
+// the span it held there, which the job's own span must equal for the
+// planned starts after it to stay (hold). Or, with fitted, the span
+// over which place found the job's amount free in the planner as the
+// pass has made it, none of the last pass's planned starts left: a
+// span within it keeps the pass's planned starts as they are, each
+// still fitting where it is and none earlier (hold).
+type asPlanned struct {
+	ok, fitted bool
+	start, end float64
+	amount     []int64
 }
 
 // Schedule runs a whole pass at now, the start time written into R, and
@@ -307,7 +322,7 @@ type plannedStart struct {
 func (s *Scheduler) replan(ps *pass, p *pending, dur float64) (float64, bool) {
 	if s.staleAt < len(s.stale) {
 		st := s.stale[s.staleAt]
-		if st.again && st.p == p && st.epoch == s.epoch && st.dur == dur && st.t >= ps.now {
+		if st.again && st.p == p && s.current(st, ps.now) && st.dur == dur && st.t >= ps.now {
 			s.staleAt++
 			s.planned = append(s.planned, st)
 			return st.t, true
@@ -315,6 +330,61 @@ func (s *Scheduler) replan(ps *pass, p *pending, dur float64) (float64, bool) {
 	}
 	s.dropStale()
 	return 0, false
+}
+
+// current reports whether nothing a planned start of the last passes
+// was made from has changed, as the planner reads from now on: the
+// epoch is the same, once the running jobs' spans removed since it was
+// last asked are counted. A span that ended by now (a job that ran
+// until its planned end, or was killed then) changes nothing from now
+// on, so it leaves the epoch as it is; one that would have run past now
+// changes it.
+func (s *Scheduler) current(st plannedStart, now float64) bool {
+	if s.freed {
+		s.freed = false
+		if s.freedTo > now {
+			s.epoch++
+		}
+	}
+	return st.epoch == s.epoch
+}
+
+// startsAsPlanned is place's shortcut for the next of the last pass's
+// planned starts when it is p's, for the same duration, made from what
+// the planner still holds (current), in the planner alone, and p is
+// placed as a plain job (not exclusive, not on nodes outside the
+// planner). At now, p may start: its planned start alone is taken out,
+// and the rest stay (asPlanned; hold puts them back in force if p's
+// span is the one taken out, else the epoch drops them). After now, p
+// cannot start: the planner, as it was when that start was made, had no
+// room for p's time from any instant before it, now included; ok is
+// false and place refuses p without reading the planner. Else handled
+// is false, and place drops the rest as before.
+func (s *Scheduler) startsAsPlanned(ps *pass, q QueuePolicy, p *pending, dur float64) (handled, ok bool) {
+	if q.Kind == FCFS || s.staleAt >= len(s.stale) || p.req.Exclusive || (p.onDefault && !p.inDefault) || !p.inDefault {
+		return false, false
+	}
+	st := s.stale[s.staleAt]
+	end := ps.now + dur
+	if !st.again || st.p != p || st.dur != dur || st.t < ps.now || !(end > ps.now) || !s.current(st, ps.now) {
+		return false, false
+	}
+	if st.t > ps.now {
+		return true, false
+	}
+	_ = s.plan.Remove(st.id) // the last pass added it
+	s.staleAt++
+	s.swap = asPlanned{ok: true, start: st.t, end: max(st.t+dur, math.Nextafter(st.t, math.Inf(1))), amount: s.amount(p)}
+	return true, true
+}
+
+// unswap drops the planned starts after the one startsAsPlanned took
+// out, when no job took its place.
+func (s *Scheduler) unswap() {
+	if s.swap.ok {
+		s.dropStale()
+	}
+	s.swap = asPlanned{}
 }
 
 // dropStale removes from the planner the last pass's planned starts that
@@ -411,8 +481,10 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		}
 		if r, ok := s.place(ps, w, p, dur); ok {
 			resp := s.grant(p, r, ps.now)
+			s.unswap() // not granted: the planner lacks p's planned start
 			return &resp
 		}
+		s.unswap()
 		if p.req.MemPerSlot > 0 {
 			why = s.memoryShort(p, q.Match)
 		}
@@ -493,8 +565,13 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 		return nil, false
 	}
 	// It may start now: what follows reads the planner as this pass has
-	// made it, without the last pass's planned starts.
-	s.dropStale()
+	// made it, without the last pass's planned starts (or, when p is the
+	// next of them, with those after p: startsAsPlanned).
+	if handled, ok := s.startsAsPlanned(ps, q, p, dur); !handled {
+		s.dropStale()
+	} else if !ok {
+		return nil, false
+	}
 	// Backfilling policies start a job only if it also fits the planner
 	// for its whole time, and on claimed nodes only what the claims
 	// leave, so that nothing a planned start counts on is taken.
@@ -502,8 +579,13 @@ func (s *Scheduler) place(ps *pass, w *walk, p *pending, dur float64) (*rset.R, 
 	// as it starts).
 	end := ps.now + dur
 	guard := q.Kind != FCFS && end > ps.now
-	if guard && p.inDefault && !fits(s.freeDuring(ps.now, end), s.amount(p)) {
-		return nil, false
+	if guard && p.inDefault {
+		if !fits(s.freeDuring(ps.now, end), s.amount(p)) {
+			return nil, false
+		}
+		if !s.swap.ok && s.staleAt == len(s.stale) {
+			s.swap = asPlanned{fitted: true, start: ps.now, end: end, amount: s.amount(p)}
+		}
 	}
 	var caps map[uint]resource.Cap
 	if guard {
@@ -658,34 +740,46 @@ func fits(free, amount []int64) bool {
 // hold records that a job holds r, and its span in the planner: from R's
 // start until end, or until R expires when end is 0 (forever without an
 // expiration).
+//
+// The job's span changes what planned starts are made from (the epoch),
+// unless it is exactly the planned start place took out for it
+// (startsAsPlanned): the planner is then as it was.
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
-	s.epoch++
+	swap := s.swap
+	s.swap = asPlanned{}
 	end = plannedEnd(r, end)
 	if s.rel != nil {
 		s.addReleases(id, r, end)
 	}
 	if s.plan == nil || s.planAt != s.layout {
+		s.epoch++
 		s.running[id] = held{} // the next pass rebuilds the planner, with this job
 		return
 	}
-	s.running[id] = s.plans(r, end)
+	h, start, amount := s.plans(r, end)
+	s.running[id] = h
+	same := swap.ok && swap.start == start && swap.end == end
+	within := swap.fitted && s.staleAt == len(s.stale) && swap.start <= start && end <= swap.end
+	if !h.planned || !(same || within) || !slices.Equal(swap.amount, amount) {
+		s.epoch++
+	}
 }
 
 // plans adds a running job's span to the planner, until its planned end
-// (see hold).
-func (s *Scheduler) plans(r *rset.R, end float64) held {
+// (see hold), and returns it with the span's start and amounts.
+func (s *Scheduler) plans(r *rset.R, end float64) (held, float64, []int64) {
 	if !s.allElig {
 		r = r.SelectRanks(s.eligible)
 	}
 	amount := s.kinds(r)
 	if !slices.ContainsFunc(amount, func(n int64) bool { return n != 0 }) {
-		return held{}
+		return held{}, 0, nil
 	}
 	start := min(r.StartTime(), end)
 	// A running job is recorded as it is, even over a planned start it was
 	// not counted against (an fcfs queue's, or a job replayed at hello).
 	span, err := s.plan.AddUnchecked(start, end, amount)
-	return held{span: span, planned: err == nil}
+	return held{span: span, planned: err == nil, end: end}, start, amount
 }
 
 // rebuild makes the planner anew over the cores and GPUs of the up nodes
@@ -716,6 +810,6 @@ func (s *Scheduler) rebuild() {
 	}
 	for id := range s.running {
 		r := s.pool.Allocated(id)
-		s.running[id] = s.plans(r, plannedEnd(r, 0))
+		s.running[id], _, _ = s.plans(r, plannedEnd(r, 0))
 	}
 }

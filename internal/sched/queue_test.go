@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -106,6 +107,9 @@ func TestQueueAgainstSlice(t *testing.T) {
 // and makes every planned start anew sends (lookAtAll, noReplan), under
 // every policy, several queues at once, queue depths, constraints,
 // memory, priorities, cancels, frees, down ranks and paused passes.
+// With atEnd, jobs end at their planned end, as in a replay, so that
+// planned starts are kept over starts and ends (startsAsPlanned,
+// current), in one queue of the policy named.
 func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -113,12 +117,17 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 		depth  int
 		memory bool
 		rounds int
+		atEnd  string
 	}{
-		{"unbounded", 1, 0, false, 400},
-		{"unbounded-2", 2, 0, false, 400},
-		{"depth-3", 3, 3, false, 400},
-		{"memory", 4, 0, true, 400},
-		{"memory-depth-5", 5, 5, true, 300},
+		{"at-end-conservative", 1, 0, false, 400, "cons"},
+		{"at-end-conservative-2", 6, 0, false, 400, "cons"},
+		{"at-end-hybrid", 2, 0, false, 400, "hyb"},
+		{"at-end-memory", 4, 0, true, 300, "cons"},
+		{"unbounded", 1, 0, false, 400, ""},
+		{"unbounded-2", 2, 0, false, 400, ""},
+		{"depth-3", 3, 3, false, 400, ""},
+		{"memory", 4, 0, true, 400, ""},
+		{"memory-depth-5", 5, 5, true, 300, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(tc.seed, 7))
@@ -149,6 +158,11 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 			if tc.seed%2 == 0 {
 				queues = []string{"easy"} // one queue, the simulator's case
 			}
+			if tc.atEnd != "" {
+				queues = []string{tc.atEnd}
+			}
+			ends := map[fluid.ID]float64{} // with atEnd: each job's planned end
+			durs := map[fluid.ID]float64{}
 			now := 1000.0
 			id := fluid.ID(0)
 			var pending, running []fluid.ID
@@ -195,8 +209,24 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 						return out
 					})
 					pending = append(pending, id)
+					durs[id] = o.Duration
 				}
 				switch r := rng.IntN(20); {
+				case tc.atEnd != "" && r >= 4 && r < 14:
+					// Every job whose planned end has come ends, most
+					// often exactly then, as in a replay (and now and
+					// then one ends early, below).
+					running = slices.DeleteFunc(running, func(j fluid.ID) bool {
+						if ends[j] > now {
+							return false
+						}
+						for _, s := range scheds {
+							if _, err := s.Free(j); err != nil {
+								t.Fatal(err)
+							}
+						}
+						return true
+					})
 				case r < 8 && len(running) > 0:
 					i := rng.IntN(len(running))
 					for _, s := range scheds {
@@ -227,6 +257,16 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 					}
 				}
 				now += float64(rng.IntN(60))
+				if tc.atEnd != "" && rng.IntN(2) == 0 {
+					// To the next planned end, so that jobs end then.
+					next := math.Inf(1)
+					for _, j := range running {
+						next = min(next, ends[j])
+					}
+					if next > now && !math.IsInf(next, 1) {
+						now = next
+					}
+				}
 				// A pass, in Steps of a random budget at one time: passed
 				// over jobs count toward no budget, so the two pause at
 				// different jobs, and only the whole pass compares.
@@ -243,6 +283,10 @@ func TestPassOverAgreesWithLookingAtAll(t *testing.T) {
 						var jid uint64
 						fmt.Sscan(f[0], &jid)
 						running = append(running, fluid.ID(jid))
+						ends[fluid.ID(jid)] = math.Inf(1)
+						if d := durs[fluid.ID(jid)]; d > 0 {
+							ends[fluid.ID(jid)] = now + d
+						}
 					}
 				}
 				pending = slices.DeleteFunc(pending, func(p fluid.ID) bool { _, ok := scheds[0].byID[p]; return !ok })

@@ -192,6 +192,11 @@ type Scheduler struct {
 	// besides the pass's own: a running job's span added or removed
 	// (hold, Free), the planner rebuilt, the order restarted.
 	epoch uint64
+	// freed: running jobs' spans were removed since current last
+	// looked, the last of them ending at freedTo.
+	freed   bool
+	freedTo float64
+	swap    asPlanned // see startsAsPlanned
 	// eligCored counts the planner's nodes that have a core: a job whose
 	// feasible set is that large is planned as if unconstrained.
 	eligCored int
@@ -497,8 +502,14 @@ func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 		delete(s.running, id)
 		if h.planned && s.plan != nil && s.planAt == s.layout {
 			_ = s.plan.Remove(h.span) // the span was added with the job
+			// Whether it changes the epoch depends on when the planner
+			// is next read (current).
+			if !s.freed || h.end > s.freedTo {
+				s.freed, s.freedTo = true, h.end
+			}
+		} else {
+			s.epoch++
 		}
-		s.epoch++
 	}
 	return resp, s.pool.Release(id, nil)
 }

@@ -22,6 +22,7 @@ func BenchmarkReplay(b *testing.B) {
 		{"hpc2n/conservative", "../../testdata/swf/hpc2n-excerpt.swf", 120, 2, "conservative"},
 		{"lublin/fcfs", "../../testdata/swf/lublin_256.swf", 256, 1, "fcfs"},
 		{"lublin/easy", "../../testdata/swf/lublin_256.swf", 256, 1, "easy"},
+		{"lublin/conservative", "../../testdata/swf/lublin_256.swf", 256, 1, "conservative"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			jobs := readTrace(b, c.trace)
