@@ -14,7 +14,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/exec"
+	"github.com/fluxq/fluxq/internal/inorder"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/loop"
 	"github.com/fluxq/fluxq/internal/peercred"
@@ -290,50 +290,26 @@ const listChunk = 8192
 // encoded; no line of the whole listing is made.
 func (w *writer) resultInParts(list []api.JobSummary) {
 	n := (len(list) + listChunk - 1) / listChunk
-	chunks := make([][]byte, n)
-	errs := make([]error, n)
-	ready := make([]chan struct{}, n)
-	for i := range ready {
-		ready[i] = make(chan struct{})
-	}
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	stop := make(chan struct{})
-	defer close(stop) // a caller gone: the workers stop at their next chunk
-	for range min(runtime.GOMAXPROCS(0), n) {
-		go func() {
-			for i := range next {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				part := list[i*listChunk : min(len(list), (i+1)*listChunk)]
-				chunks[i], errs[i] = gojson.Marshal(part)
-				close(ready[i])
-			}
-		}()
-	}
-	for i := range n {
-		<-ready[i]
-		if errs[i] != nil {
-			w.fail(errs[i])
-			return
-		}
+	// A caller gone: sendLine's error stops the workers at their next chunk.
+	sendFailed := false
+	err := inorder.Each(n, func(i int) ([]byte, error) {
+		return gojson.Marshal(list[i*listChunk : min(len(list), (i+1)*listChunk)])
+	}, func(i int, chunk []byte) error {
 		var line []byte
 		if i < n-1 {
-			line = api.AppendPartLine(make([]byte, 0, len(chunks[i])+16), chunks[i])
+			line = api.AppendPartLine(make([]byte, 0, len(chunk)+16), chunk)
 		} else {
-			line = append(make([]byte, 0, len(chunks[i])+32), `{"result":`...)
-			line = append(append(line, chunks[i]...), ",\"final\":true}\n"...)
+			line = append(make([]byte, 0, len(chunk)+32), `{"result":`...)
+			line = append(append(line, chunk...), ",\"final\":true}\n"...)
 		}
-		chunks[i] = nil
-		if w.sendLine(line, i == n-1) != nil {
-			return
+		if err := w.sendLine(line, i == n-1); err != nil {
+			sendFailed = true
+			return err
 		}
+		return nil
+	})
+	if err != nil && !sendFailed {
+		w.fail(err) // an encoding's; a caller that is gone is told nothing
 	}
 }
 
@@ -348,34 +324,18 @@ func appendResult(dst []byte, v any) ([]byte, error) {
 		b, err := gojson.Marshal(v)
 		return append(dst, b...), err
 	}
-	chunks := make([][]byte, (len(list)+listChunk-1)/listChunk)
-	errs := make([]error, len(chunks))
-	next := make(chan int, len(chunks))
-	for i := range chunks {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(chunks)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				part := list[i*listChunk : min(len(list), (i+1)*listChunk)]
-				chunks[i], errs[i] = gojson.Marshal(part)
-			}
-		}()
-	}
-	wg.Wait()
 	dst = append(dst, '[')
-	for i, c := range chunks {
-		if errs[i] != nil {
-			return dst, errs[i]
-		}
+	err := inorder.Each((len(list)+listChunk-1)/listChunk, func(i int) ([]byte, error) {
+		return gojson.Marshal(list[i*listChunk : min(len(list), (i+1)*listChunk)])
+	}, func(i int, c []byte) error {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, c[1:len(c)-1]...) // without the chunk's brackets
+		return nil
+	})
+	if err != nil {
+		return dst, err
 	}
 	return append(dst, ']'), nil
 }

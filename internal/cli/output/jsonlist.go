@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"runtime"
 
 	gojson "github.com/goccy/go-json"
+
+	"github.com/fluxq/fluxq/internal/inorder"
 )
 
 // jsonChunk is how many items of a --json list one goroutine encodes.
@@ -22,42 +23,12 @@ func WriteJSONList[T any](w io.Writer, key string, items []T, chunk func([]T) an
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString(`{"` + key + `":`)
 	n := max(1, (len(items)+jsonChunk-1)/jsonChunk)
-	out := make([][]byte, n)
-	errs := make([]error, n)
-	ready := make([]chan struct{}, n)
-	for i := range ready {
-		ready[i] = make(chan struct{})
-	}
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	stop := make(chan struct{})
-	defer close(stop)
-	for range min(runtime.GOMAXPROCS(0), n) {
-		go func() {
-			for i := range next {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				part := items[min(len(items), i*jsonChunk):min(len(items), (i+1)*jsonChunk)]
-				out[i], errs[i] = gojson.MarshalWithOption(chunk(part), gojson.DisableHTMLEscape())
-				close(ready[i])
-			}
-		}()
-	}
-	for i := range n {
-		<-ready[i]
-		if errs[i] != nil {
-			return fmt.Errorf("encoding JSON: %w", errs[i])
-		}
-		b := out[i]
-		out[i] = nil
+	err := inorder.Each(n, func(i int) ([]byte, error) {
+		part := items[min(len(items), i*jsonChunk):min(len(items), (i+1)*jsonChunk)]
+		return gojson.MarshalWithOption(chunk(part), gojson.DisableHTMLEscape())
+	}, func(i int, b []byte) error {
 		if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
-			return fmt.Errorf("encoding JSON: a chunk of %q is not a list", key)
+			return fmt.Errorf("a chunk of %q is not a list", key)
 		}
 		switch {
 		case n == 1:
@@ -71,6 +42,10 @@ func WriteJSONList[T any](w io.Writer, key string, items []T, chunk func([]T) an
 			bw.WriteByte(',')
 			bw.Write(b[1 : len(b)-1])
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("encoding JSON: %w", err)
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()
