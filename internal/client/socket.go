@@ -125,7 +125,7 @@ func (s *socket) roundTrip(ctx context.Context, x *exchange) error {
 		if err := resp.Err(); err != nil {
 			return err
 		}
-		if parts != nil && parts.n > 0 {
+		if parts != nil && len(parts.parts) > 0 {
 			if len(resp.Result) > 0 {
 				parts.add(resp.Result)
 			}
@@ -178,7 +178,6 @@ func (e *NoAnswerError) Is(target error) bool { return target == ErrUnavailable 
 // partDecoder decodes the parts of a listing as they arrive, each on a
 // goroutine of its own (at most one a core), in order once joined.
 type partDecoder struct {
-	n     int
 	wg    sync.WaitGroup
 	sem   chan struct{}
 	parts []*decodedPart
@@ -196,7 +195,6 @@ func (d *partDecoder) add(part []byte) {
 	}
 	p := &decodedPart{}
 	d.parts = append(d.parts, p)
-	d.n++
 	d.wg.Add(1)
 	d.sem <- struct{}{}
 	go func() {

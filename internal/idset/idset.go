@@ -266,14 +266,9 @@ func (s Set) appendTo(b *strings.Builder) {
 // Bracketed is String with surrounding brackets when the set holds more
 // than one id, as hostlists want: "[0-3,5]", but "7" and "".
 func (s Set) Bracketed() string {
-	if len(s.rs) == 0 || (len(s.rs) == 1 && s.rs[0].First == s.rs[0].Last) {
-		return s.String()
-	}
 	var b strings.Builder
 	b.Grow(len(s.rs)*12 + 2)
-	b.WriteByte('[')
-	s.appendTo(&b)
-	b.WriteByte(']')
+	writeBracketed(&b, s.rs)
 	return b.String()
 }
 

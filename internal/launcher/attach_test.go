@@ -43,30 +43,15 @@ func TestCheckRequest(t *testing.T) {
 // forward copies requests line by line to the agent's socket and stops,
 // with why, at the first line that is not one.
 func TestForward(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	c, agent := agentSocket(t)
 	got := make(chan string, 1)
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		b, _ := io.ReadAll(c)
+		b, _ := io.ReadAll(agent)
 		got <- string(b)
 	}()
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	in := `{"topic":"agent.hello","type":"request"}` + "\n\n" + `{"topic":"agent.ack","type":"request","payload":{"ids":[]}}` + "\n" +
 		`{"topic":"state.purge","type":"request"}` + "\n" + `{"topic":"agent.stop","type":"request"}` + "\n"
-	err = forward(strings.NewReader(in), c)
+	err := forward(strings.NewReader(in), c)
 	if err == nil || !strings.Contains(err.Error(), `carries only its protocol: line 4: request "state.purge" is not a request of the exec agent's`) {
 		t.Errorf("forward = %v", err)
 	}
@@ -86,21 +71,10 @@ func TestForward(t *testing.T) {
 // reaches the agent before the next is sent, a line sent in two pieces
 // once its end comes, and a burst arrives whole and in order.
 func TestForwardHoldsNothing(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "s.sock")
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	c, agent := agentSocket(t)
 	lines := make(chan string, 16)
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		r := bufio.NewReader(c)
+		r := bufio.NewReader(agent)
 		for {
 			l, err := r.ReadString('\n')
 			if err != nil {
@@ -110,10 +84,6 @@ func TestForwardHoldsNothing(t *testing.T) {
 			lines <- l
 		}
 	}()
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- forward(pr, c); c.CloseWrite() }()
@@ -143,6 +113,28 @@ func TestForwardHoldsNothing(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("forward = %v", err)
 	}
+}
+
+// agentSocket stands for an agent's socket: the bridge's end (c) and the
+// agent's (agent), both closed when the test ends.
+func agentSocket(t *testing.T) (c *net.UnixConn, agent net.Conn) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err = net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent, err = ln.Accept() // the dial has queued it
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(); agent.Close() })
+	return c, agent
 }
 
 func TestReadLineBound(t *testing.T) {

@@ -3,7 +3,6 @@ package resource
 import (
 	"slices"
 
-	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/rset"
 )
 
@@ -257,11 +256,8 @@ func rank(cands []candidate, policy Policy) {
 // order), and their memory, k x MemPerSlot, which is what the job's R
 // records as granted there.
 func (n *poolNode) take(k int, req *Request) rset.Node {
-	return n.view(firstN(n.freeCores, k*req.CoresPerSlot), firstN(n.freeGPUs, k*req.GPUsPerSlot), uint64(k)*req.MemPerSlot)
+	return n.view(n.freeCores.FirstN(k*req.CoresPerSlot), n.freeGPUs.FirstN(k*req.GPUsPerSlot), uint64(k)*req.MemPerSlot)
 }
-
-// firstN returns the n smallest ids of s (all of s if it has fewer).
-func firstN(s idset.Set, n int) idset.Set { return s.FirstN(n) }
 
 // perNode is the slot count each node gets with a node count.
 func (r Request) perNode() int {
