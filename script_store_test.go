@@ -19,12 +19,15 @@ import (
 // truncate cuts the file: to a size, to half its pages in use, or to one
 // page short of them. flip changes bytes of a page in use (bbolt keeps
 // no checksum of its pages): SPOT is root (the root bucket's page id),
-// jobs-branch (the first child of the jobs bucket's branch page),
-// jobs-leaf-type, jobs-leaf-count, jobs-leaf-key (the first key of the
-// last leaf made smaller than its branch key), job-page-id (a job's own
-// page), job-page-elem (an element of it pointing past the page),
-// resources (the resources bucket's page), job-summary (the userid in a
-// job's stored summary, root's 0 made 7). The store must be free.
+// eventlog-branch (the first child of job/eventlog's branch page),
+// eventlog-leaf-type, eventlog-leaf-count, eventlog-leaf-key (the first
+// key of the last leaf made smaller than its branch key),
+// jobspec-page-id (the first leaf of job/jobspec; it prints "N jobs",
+// the jobspecs the page holds),
+// summary-page-elem (an element of job/summary's last leaf pointing past
+// the page), resources (the resources bucket's page), job-summary (the
+// userid in a job's stored summary, root's 0 made 7). The store must be
+// free.
 func storeDamage() int {
 	if len(os.Args) != 4 {
 		fmt.Fprintln(os.Stderr, "usage: storedamage FILE truncate SIZE | flip SPOT")
@@ -61,10 +64,25 @@ func damage(path, op, arg string) error {
 	if err != nil {
 		return err
 	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// count is the number of elements of the page at offset at.
+	count := func(at int64) int {
+		b := make([]byte, 2)
+		if _, err := f.ReadAt(b, at+10); err != nil {
+			return -1
+		}
+		return int(binary.NativeEndian.Uint16(b))
+	}
+	// find is the offset of the first (or last) leaf or branch page of
+	// bucket.
 	find := func(leaf bool, bucket string, last bool) (int64, error) {
 		var found int64 = -1
 		for _, p := range pages {
-			if p.Leaf == leaf && (p.Bucket == bucket || (bucket == "job" && len(p.Bucket) > 12 && p.Bucket[:12] == "bucket jobs/")) {
+			if p.Leaf == leaf && p.Bucket == bucket {
 				found = int64(p.ID)
 				if !last {
 					break
@@ -76,11 +94,6 @@ func damage(path, op, arg string) error {
 		}
 		return found * psz, nil
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	put := func(at int64, b []byte) error { _, err := f.WriteAt(b, at); return err }
 	u64 := func(v uint64) []byte { return binary.NativeEndian.AppendUint64(nil, v) }
 	u16 := func(v uint16) []byte { return binary.NativeEndian.AppendUint16(nil, v) }
@@ -90,22 +103,22 @@ func damage(path, op, arg string) error {
 		if at, err = find(true, "the root bucket", false); err == nil {
 			err = put(at, u64(uint64(at/psz)+1))
 		}
-	case "jobs-branch":
-		if at, err = find(false, "bucket jobs", false); err == nil {
+	case "eventlog-branch":
+		if at, err = find(false, "bucket job/eventlog", false); err == nil {
 			err = put(at+16+8, u64(uint64(rep.Pages)+1000))
 		}
-	case "jobs-leaf-type":
-		if at, err = find(true, "bucket jobs", false); err == nil {
+	case "eventlog-leaf-type":
+		if at, err = find(true, "bucket job/eventlog", false); err == nil {
 			err = put(at+8, u16(0x10))
 		}
-	case "jobs-leaf-count":
-		if at, err = find(true, "bucket jobs", false); err == nil {
+	case "eventlog-leaf-count":
+		if at, err = find(true, "bucket job/eventlog", false); err == nil {
 			err = put(at+10, u16(0x7fff))
 		}
-	case "jobs-leaf-key":
+	case "eventlog-leaf-key":
 		// The first key of the last leaf: zeroed, below the key its
 		// branch leads to it by.
-		if at, err = find(true, "bucket jobs", true); err == nil {
+		if at, err = find(true, "bucket job/eventlog", true); err == nil {
 			b := make([]byte, 16)
 			if _, err = f.ReadAt(b, at+16); err == nil {
 				pos := int64(binary.NativeEndian.Uint32(b[4:]))
@@ -113,18 +126,20 @@ func damage(path, op, arg string) error {
 				err = put(at+16+pos, make([]byte, ksize))
 			}
 		}
-	case "job-page-id":
-		if at, err = find(true, "job", false); err == nil {
+	case "jobspec-page-id":
+		if at, err = find(true, "bucket job/jobspec", false); err == nil {
+			// The jobs it holds, which the script finds lost.
+			fmt.Printf("%d jobs\n", count(at))
 			err = put(at, u64(uint64(at/psz)+7))
 		}
-	case "job-page-elem":
-		if at, err = find(true, "job", true); err == nil {
+	case "summary-page-elem":
+		if at, err = find(true, "bucket job/summary", true); err == nil {
 			err = put(at+16+4, binary.NativeEndian.AppendUint32(nil, uint32(psz*4)))
 		}
 	case "job-summary":
 		// A digit of the first job's userid in its stored summary: the
 		// page reads, the JSON decodes, and the job is someone else's.
-		if at, err = find(true, "job", false); err == nil {
+		if at, err = find(true, "bucket job/summary", false); err == nil {
 			b := make([]byte, psz)
 			if _, err = f.ReadAt(b, at); err == nil {
 				i := bytes.Index(b, []byte(`"userid":0,"queue"`))

@@ -19,7 +19,9 @@
 #
 # BASE=REV (a git revision, e.g. main) builds that revision's binaries
 # too and runs each measure with both, interleaved (base, this, base,
-# this ...), each on its own copy of the same store: the before and after
+# this ...), each on its own copy of the same store (built by the base;
+# this tree's copy opened once first, which migrates it if this tree's
+# schema is newer, and prints how long that took): the before and after
 # of one run, side by side, with the ratio. The outputs of both are
 # compared byte for byte (cmp) on the same store; a difference fails.
 # Writes bench/results/listings.json. Stops every process it started, by
@@ -78,29 +80,47 @@ timed() {
 # rss_of TIMED: the peak resident memory of a timed run, in MB.
 rss_of() { awk -v c="$1" 'BEGIN { split(c, a, " "); printf "%.0f", a[3] / 1024 }'; }
 
-# 1. The store, built once with this tree's binaries.
+# 1. The store, built once with the base's binaries when there is a base
+# (an older schema than this tree's is migrated by this tree's fluxsched
+# when it first opens a copy: masterof[new]), else with this tree's.
+first=${sides[0]}
 master=$tmp/master
 export FLUXQ_STATE_DIR=$master
 agent_dirs+=("$master")
 echo "listings: building a store of $jobs pending jobs"
-"$bin/fluxsched" run >"$tmp/master.log" 2>&1 &
+"${binof[$first]}/fluxsched" run >"$tmp/master.log" 2>&1 &
 pid=$!
 wait_socket
-"$bin/fluxq" submit --quiet --cc 1-150 true
-"$bin/fluxq" submit --quiet --cc 1-30 false
-"$bin/fluxq" submit --quiet --cc 1-4 -t 1s sleep 5
-"$bin/fluxq" submit --quiet --cc 1-2 sh -c 'kill -9 $$'
-"$bin/fluxq" wait --all >/dev/null 2>&1 || true
+"${binof[$first]}/fluxq" submit --quiet --cc 1-150 true
+"${binof[$first]}/fluxq" submit --quiet --cc 1-30 false
+"${binof[$first]}/fluxq" submit --quiet --cc 1-4 -t 1s sleep 5
+"${binof[$first]}/fluxq" submit --quiet --cc 1-2 sh -c 'kill -9 $$'
+"${binof[$first]}/fluxq" wait --all >/dev/null 2>&1 || true
 stop_sched "$master"
-"$bin/fluxres" drain 0 bench
+"${binof[$first]}/fluxres" drain 0 bench
 t0=$(now)
-"$bin/fluxq" submit --quiet --cc "1-$jobs" true
+"${binof[$first]}/fluxq" submit --quiet --cc "1-$jobs" true
 t1=$(now)
 echo "listings: submitted $jobs jobs in $(secs "$t0" "$t1") s (no fluxsched); taking them up"
-start_sched new "$master"
+start_sched "$first" "$master"
 stop_sched "$master"
 unset FLUXQ_STATE_DIR
-total=$("$bin/fluxq" --state-dir "$master" stats --json | sed -n 's/.*"total":\([0-9]*\).*/\1/p')
+declare -A masterof=([$first]=$master)
+if [ -n "$base" ]; then
+	# This tree's copy: opened once by this tree's fluxsched, which
+	# moves it to its schema if need be (the time it takes is printed).
+	masterof[new]=$tmp/master-new
+	agent_dirs+=("$tmp/master-new")
+	rm -rf "$tmp/master-new"
+	mkdir -p "$tmp/master-new"
+	cp "$master/fluxq.db" "$tmp/master-new/"
+	t0=$(now)
+	start_sched new "$tmp/master-new"
+	t1=$(now)
+	stop_sched "$tmp/master-new"
+	echo "listings: this tree's first start on the base's store (a migration if the schema moved): $(secs "$t0" "$t1") s"
+fi
+total=$("${binof[$first]}/fluxq" --state-dir "$master" stats --json | sed -n 's/.*"total":\([0-9]*\).*/\1/p')
 echo "listings: $total jobs in the store ($(du -m "$master/fluxq.db" | cut -f1) MB)"
 
 # copy SRC DST: a copy of a stopped instance's store, alone.
@@ -113,7 +133,7 @@ med() { printf '%s\n' $1 | median; }
 
 # 2. Listings through the socket: one fluxsched per side, each on its
 # own copy of the store, both idle while the other lists.
-for s in "${sides[@]}"; do copy "$master" "$tmp/run-$s"; done
+for s in "${sides[@]}"; do copy "${masterof[$s]}" "$tmp/run-$s"; done
 declare -A spid
 for s in "${sides[@]}"; do
 	start_sched "$s" "$tmp/run-$s"
@@ -148,7 +168,7 @@ for r in $(seq "$rounds"); do
 			args=(jobs -a)
 			[ "$what" = json ] && args+=(--json)
 			t0=$(now)
-			c=$(FLUXQ_STATE_DIR=$master timed "$tmp/out-direct-$what-$s" "${binof[$s]}/fluxq" "${args[@]}")
+			c=$(FLUXQ_STATE_DIR=${masterof[$s]} timed "$tmp/out-direct-$what-$s" "${binof[$s]}/fluxq" "${args[@]}")
 			t1=$(now)
 			record "direct.$what" "$s" "$(secs "$t0" "$t1")" "$(awk -v c="$c" 'BEGIN { split(c, a, " "); printf "%.2f", a[1] + a[2] }')" "$(rss_of "$c")"
 		done
@@ -161,7 +181,7 @@ done
 for r in $(seq "$rounds"); do
 	for s in "${sides[@]}"; do
 		d=$tmp/cancel-$s
-		copy "$master" "$d"
+		copy "${masterof[$s]}" "$d"
 		agent_dirs+=("$d")
 		start_sched "$s" "$d"
 		c0=$(cpu_ticks "$pid")
@@ -175,7 +195,7 @@ for r in $(seq "$rounds"); do
 		stop_sched "$d"
 		[ "${left:-0}" -eq 0 ] || { echo "listings: $left jobs still pending after cancel --all ($s)" >&2; exit 1; }
 
-		copy "$master" "$d"
+		copy "${masterof[$s]}" "$d"
 		t0=$(now)
 		c=$(FLUXQ_STATE_DIR=$d timed "$tmp/out-cancel-direct-$s" "${binof[$s]}/fluxq" cancel --all)
 		t1=$(now)

@@ -361,11 +361,30 @@ func merge(cur, bk *store.Salvaged, owner uint32, now time.Time, out *Recovery) 
 	jobs := &store.Node{Buckets: map[string]*store.Node{}}
 	root.Names = append(root.Names, []byte("jobs"))
 	root.Buckets["jobs"] = jobs
-	curJobs, bkJobs := cur.Jobs(), bkRoot.Bucket([]byte("jobs"))
+	curJobs := cur.Jobs()
+	var bkJobs *store.Node
+	if bk != nil {
+		bkJobs = bk.Jobs()
+	}
 	lostJobs := map[uint64]string{}
 	for _, l := range cur.Losses {
 		if id := l.JobID(); id != 0 {
 			lostJobs[id] = l.What
+		}
+	}
+	// A loss in job/ (schema 3) is of one kind of record, for the jobs
+	// whose ids its pages could hold: each such job lost that record.
+	if curJobs != nil {
+		for _, name := range curJobs.Names {
+			if len(name) != 8 {
+				continue
+			}
+			id := binary.BigEndian.Uint64(name)
+			for _, l := range cur.Losses {
+				if _, ok := lostJobs[id]; !ok && l.Covers(id) {
+					lostJobs[id] = fmt.Sprintf("its %s: %s", l.Record(), l.What)
+				}
+			}
 		}
 	}
 	// Jobs only the backup has are taken when the damaged file lost
@@ -380,7 +399,7 @@ func merge(cur, bk *store.Salvaged, owner uint32, now time.Time, out *Recovery) 
 		if c := curJobs.Bucket(key); c != nil {
 			if lost, ok := lostJobs[id]; ok {
 				why = lost
-			} else if vals, err := state.Restore(fid, values(c), false, owner, now, out.BackupTime); err == nil {
+			} else if vals, err := state.Restore(fid, values(fid, c, out), false, owner, now, out.BackupTime); err == nil {
 				addJob(jobs, key, vals)
 				continue
 			} else {
@@ -388,7 +407,7 @@ func merge(cur, bk *store.Salvaged, owner uint32, now time.Time, out *Recovery) 
 			}
 		}
 		if b := bkJobs.Bucket(key); b != nil {
-			vals, err := state.Restore(fid, values(b), true, owner, now, out.BackupTime)
+			vals, err := state.Restore(fid, values(fid, b, out), true, owner, now, out.BackupTime)
 			if err == nil {
 				addJob(jobs, key, vals)
 				out.FromBackup++
@@ -447,12 +466,19 @@ func unionIDs(cur, bk *store.Node, withBackup bool) []uint64 {
 	return ids
 }
 
-func values(n *store.Node) map[string][]byte {
-	out := make(map[string][]byte, len(n.Keys))
+// values is a salvaged job's records by key. A key no job has (a name
+// damaged on its page, which still read) cannot be stored: it is left
+// out, and said so.
+func values(fid fluid.ID, n *store.Node, out *Recovery) map[string][]byte {
+	vals := make(map[string][]byte, len(n.Keys))
 	for i, k := range n.Keys {
-		out[string(k)] = n.Values[i]
+		if !store.IsJobRecord(string(k)) {
+			out.Lines = append(out.Lines, fmt.Sprintf("job %s: its record %q is not one fluxq knows: left out", fid, k))
+			continue
+		}
+		vals[string(k)] = n.Values[i]
 	}
-	return out
+	return vals
 }
 
 func addJob(jobs *store.Node, key []byte, vals map[string][]byte) {

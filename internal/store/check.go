@@ -285,8 +285,9 @@ type walker struct {
 	// with the path of buckets it is in (Salvage).
 	visit func(path [][]byte, k, v []byte, bucket bool)
 	// lost, when set, is told of each subtree that could not be read,
-	// with the bucket path it belongs to (Salvage).
-	lost func(path [][]byte, what string)
+	// with the bucket path it belongs to and the keys it could hold,
+	// from lo up to hi (nil: unbounded) (Salvage).
+	lost func(path [][]byte, lo, hi []byte, what string)
 	// onPage, when set, is told of each page of the tree read (Pages).
 	onPage func(id uint64, leaf bool, path [][]byte)
 }
@@ -509,7 +510,7 @@ func (w *walker) tree(id uint64, lo, hi []byte, path [][]byte) []byte {
 	if err != nil {
 		w.rep.problem("%s: %v", where(path), err)
 		if w.lost != nil {
-			w.lost(path, err.Error())
+			w.lost(path, lo, hi, err.Error())
 		}
 		return nil
 	}
@@ -523,7 +524,7 @@ func (w *walker) tree(id uint64, lo, hi []byte, path [][]byte) []byte {
 	if n == 0 || pageHeaderSize+n*elemSize > len(p) {
 		w.rep.problem("%s: branch page %d counts %d elements", where(path), id, n)
 		if w.lost != nil {
-			w.lost(path, fmt.Sprintf("branch page %d is damaged", id))
+			w.lost(path, lo, hi, fmt.Sprintf("branch page %d is damaged", id))
 		}
 		return nil
 	}
@@ -538,7 +539,7 @@ func (w *walker) tree(id uint64, lo, hi []byte, path [][]byte) []byte {
 		if pos < 0 || ksize <= 0 || e+pos+ksize > len(p) || e+pos+ksize < e {
 			w.rep.problem("%s: branch page %d: element %d points outside the page", where(path), id, i)
 			if w.lost != nil {
-				w.lost(path, fmt.Sprintf("branch page %d is damaged", id))
+				w.lost(path, lo, hi, fmt.Sprintf("branch page %d is damaged", id))
 			}
 			return nil
 		}
@@ -546,7 +547,7 @@ func (w *walker) tree(id uint64, lo, hi []byte, path [][]byte) []byte {
 		if (len(kids) > 0 && bytes.Compare(kids[len(kids)-1].key, k) >= 0) || (i == 0 && lo != nil && bytes.Compare(k, lo) < 0) || (hi != nil && bytes.Compare(k, hi) >= 0) {
 			w.rep.problem("%s: branch page %d: key %d is out of order", where(path), id, i)
 			if w.lost != nil {
-				w.lost(path, fmt.Sprintf("branch page %d is damaged", id))
+				w.lost(path, lo, hi, fmt.Sprintf("branch page %d is damaged", id))
 			}
 			return nil
 		}
@@ -575,14 +576,14 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 	if len(p) < pageHeaderSize {
 		w.rep.problem("%s: %s is too short", where(path), name)
 		if w.lost != nil {
-			w.lost(path, name+" is damaged")
+			w.lost(path, lo, hi, name+" is damaged")
 		}
 		return nil
 	}
 	if flags := ne.Uint16(p[8:]); id == 0 && flags != flagLeaf {
 		w.rep.problem("%s: %s has type %#x, not a leaf page", where(path), name, flags)
 		if w.lost != nil {
-			w.lost(path, name+" is damaged")
+			w.lost(path, lo, hi, name+" is damaged")
 		}
 		return nil
 	}
@@ -590,7 +591,7 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 	if pageHeaderSize+n*elemSize > len(p) {
 		w.rep.problem("%s: %s counts %d elements, more than it holds", where(path), name, n)
 		if w.lost != nil {
-			w.lost(path, name+" is damaged")
+			w.lost(path, lo, hi, name+" is damaged")
 		}
 		return nil
 	}
@@ -603,7 +604,7 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 		if pos < 0 || ksize <= 0 || vsize < 0 || end > len(p) || end < e || flags&^leafBucket != 0 {
 			w.rep.problem("%s: %s: element %d points outside the page", where(path), name, i)
 			if w.lost != nil {
-				w.lost(path, name+" is damaged")
+				w.lost(path, lo, hi, name+" is damaged")
 			}
 			return last
 		}
@@ -612,7 +613,7 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 		if (last != nil && bytes.Compare(last, k) >= 0) || (lo != nil && bytes.Compare(k, lo) < 0) || (hi != nil && bytes.Compare(k, hi) >= 0) {
 			w.rep.problem("%s: %s: key %d is out of order", where(path), name, i)
 			if w.lost != nil {
-				w.lost(path, name+" is damaged")
+				w.lost(path, lo, hi, name+" is damaged")
 			}
 			return last
 		}
@@ -621,13 +622,14 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 			if w.visit != nil {
 				w.visit(path, k, v, false)
 			}
+			w.rep.countID(path)
 			continue
 		}
 		sub := append(append(make([][]byte, 0, len(path)+1), path...), last)
 		if vsize < 16 {
 			w.rep.problem("%s: its bucket header is %d bytes", where(sub), vsize)
 			if w.lost != nil {
-				w.lost(sub, "its bucket header is damaged")
+				w.lost(sub, nil, nil, "its bucket header is damaged")
 			}
 			continue
 		}
@@ -644,9 +646,17 @@ func (w *walker) leaf(p []byte, id uint64, lo, hi []byte, path [][]byte) []byte 
 	return last
 }
 
-// countJob counts a bucket found in jobs/: one job.
+// countJob counts a bucket found in jobs/: one job of schema 2 (or of
+// one whose move to schema 3 stopped half way).
 func (r *Report) countJob(path [][]byte) {
 	if len(path) == 1 && bytes.Equal(path[0], bucketJobs) {
+		r.Jobs++
+	}
+}
+
+// countID counts a key of job/ids: one job of schema 3.
+func (r *Report) countID(path [][]byte) {
+	if len(path) == 2 && bytes.Equal(path[0], bucketJob) && string(path[1]) == kindIDsName {
 		r.Jobs++
 	}
 }

@@ -82,10 +82,10 @@ func TestDamagedStoreRefused(t *testing.T) {
 	}
 	var leaf, branch uint64
 	for _, p := range pages {
-		if p.Leaf && leaf == 0 && p.Bucket == "bucket jobs" {
+		if p.Leaf && leaf == 0 && p.Bucket == "bucket job/ids" {
 			leaf = p.ID
 		}
-		if !p.Leaf && branch == 0 {
+		if !p.Leaf && branch == 0 && p.Bucket == "bucket job/ids" {
 			branch = p.ID
 		}
 	}

@@ -139,36 +139,41 @@ func BenchmarkCancelLayout(b *testing.B) {
 }
 
 // cancelRealStore makes BenchmarkCancelLayout's cancel on every pending
-// job of the store at path: 209 bytes appended to its eventlog (an
-// exception and a clean), its summary and sum written again.
+// job of the store at path, through Tx (the layout of this schema; the
+// store is migrated first if it is older): 209 bytes appended to its
+// eventlog (an exception and a clean), its summary and sum written again.
 func cancelRealStore(b *testing.B, path string) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{InitialMmapSize: initialMmap})
+	s, err := Open(path, Options{Timeout: time.Second})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer db.Close()
+	defer s.Close()
 	more := bytes.Repeat([]byte("x"), 209)
 	var st bolt.TxStats
 	n := 0
 	t0 := time.Now()
-	err = db.Update(func(tx *bolt.Tx) error {
-		tx.OnCommit(func() { st = tx.Stats() })
-		jobs := tx.Bucket(bucketJobs)
-		return jobs.ForEach(func(k, _ []byte) error {
-			jb := jobs.Bucket(k)
-			if jb == nil || !bytes.Contains(jb.Get([]byte(JobSummary)), []byte(`"state":"SCHED"`)) {
-				return nil
+	err = s.Update(func(tx *Tx) error {
+		tx.tx.OnCommit(func() { st = tx.tx.Stats() })
+		var pending []uint64
+		tx.ForEachJobSummary(func(id uint64, sum []byte) {
+			if bytes.Contains(sum, []byte(`"state":"SCHED"`)) {
+				pending = append(pending, id)
 			}
-			n++
-			sum := bytes.Clone(jb.Get([]byte(JobSummary)))
-			if err := jb.Put([]byte(JobEventlog), append(bytes.Clone(jb.Get([]byte(JobEventlog))), more...)); err != nil {
-				return err
-			}
-			if err := jb.Put([]byte(JobSummarySum), SummarySum(sum)); err != nil {
-				return err
-			}
-			return jb.Put([]byte(JobSummary), sum)
 		})
+		for _, id := range pending {
+			n++
+			sum, err := tx.JobValue(id, JobSummary)
+			if err != nil {
+				return err
+			}
+			if err := tx.AppendJobValue(id, JobEventlog, more); err != nil {
+				return err
+			}
+			if err := tx.PutJobValue(id, JobSummary, sum); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		b.Fatal(err)

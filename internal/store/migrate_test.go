@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -73,9 +74,9 @@ func bucketAt(tx *bolt.Tx, path string, create bool) *bolt.Bucket {
 	return b
 }
 
-// A schema 1 store opens as schema 2: every record it held is there as
-// it was, readable through Tx, and the buckets of node reservations are
-// made empty beside them.
+// A schema 1 store opens as schema 3: every record it held is there as
+// it was (a job's records moved to job/<kind>/<id>), readable through
+// Tx, and the buckets of node reservations are made empty beside them.
 func TestMigrateSchema1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fluxq.db")
 	db, err := bolt.Open(path, 0o600, nil)
@@ -103,7 +104,24 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatalf("opening a schema 1 store: %v", err)
 	}
 	err = s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketJobs) != nil {
+			t.Error("jobs/ is still there after the move to schema 3")
+		}
+		if tx.Bucket(bucketMeta).Get(keyMigrating) != nil {
+			t.Error("meta/migrating is still there after the move to schema 3")
+		}
 		for bucket, kv := range schema1 {
+			if id, ok := strings.CutPrefix(bucket, "jobs/"); ok {
+				if v := tx.Bucket(bucketJob).Bucket([]byte(kindIDsName)).Get([]byte(id)); !bytes.Equal(v, present) {
+					t.Errorf("job %x: ids = %q", id, v)
+				}
+				for k, v := range kv {
+					if got := tx.Bucket(bucketJob).Bucket([]byte(k)).Get([]byte(id)); !bytes.Equal(got, v) {
+						t.Errorf("job/%s/%x = %q, want %q", k, id, got, v)
+					}
+				}
+				continue
+			}
 			b := bucketAt(tx, bucket, false)
 			if b == nil {
 				t.Errorf("bucket %q is gone", bucket)
@@ -112,7 +130,7 @@ func TestMigrateSchema1(t *testing.T) {
 			for k, v := range kv {
 				want := v
 				if bucket == "meta" && k == "schema" {
-					want = u64(2)
+					want = u64(3)
 				}
 				if got := b.Get([]byte(k)); !bytes.Equal(got, want) {
 					t.Errorf("%q/%q = %q, want %q", bucket, k, got, want)
@@ -163,4 +181,139 @@ func TestMigrateSchema1(t *testing.T) {
 		t.Fatalf("opening the migrated store again: %v", err)
 	}
 	s.Close()
+}
+
+// schema2 writes a store as the code of schema 2 left it, with n jobs in
+// jobs/<id>/ (ids 1..n), each with a jobspec, an eventlog, a summary
+// and its sum.
+func schema2(t *testing.T, path string, n int) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, m := range migrations[:2] {
+			if err := m(tx, time.UnixMilli(1700000000000)); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, u64(2))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for from := 1; from <= n; from += 5000 {
+		err := db.Update(func(tx *bolt.Tx) error {
+			for id := from; id < from+5000 && id <= n; id++ {
+				b, err := tx.Bucket(bucketJobs).CreateBucket(u64(uint64(id)))
+				if err != nil {
+					return err
+				}
+				sum := []byte(`{"id":` + strconv.Itoa(id) + `}`)
+				for k, v := range map[string][]byte{JobJobspec: []byte(`{"j":` + strconv.Itoa(id) + `}`), JobEventlog: []byte("{}\n"), JobSummary: sum, JobSummarySum: SummarySum(sum)} {
+					if err := b.Put([]byte(k), v); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A schema 2 store moves to schema 3 a batch of jobs to a transaction:
+// stopped after the first batch, it holds every job once, in one layout
+// or the other (the check counts them all); an open read-only refuses it,
+// saying what to do; an older fluxq would refuse it (meta says 3); and
+// the next open read-write finishes the move, every job's records as
+// they were.
+func TestMigrateSchema2Resumes(t *testing.T) {
+	const n = migrateBatch + 2500
+	path := filepath.Join(t.TempDir(), "fluxq.db")
+	schema2(t, path, n)
+	// The move's first transactions, as Open makes them, then a stop.
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		if err := migrations[2](tx, time.Now()); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySchema, u64(3))
+	})
+	if err == nil {
+		err = db.Update(func(tx *bolt.Tx) error {
+			done, err := moveJobs(tx)
+			if err == nil && done {
+				t.Error("the first batch moved every job")
+			}
+			return err
+		})
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := CheckFile(path, true)
+	if err != nil || !rep.OK() || rep.Jobs != n {
+		t.Fatalf("check of the half-moved store: %v, %v, %d jobs, want %d", err, rep.Problems, rep.Jobs, n)
+	}
+	if _, err := Open(path, Options{ReadOnly: true, Timeout: time.Second}); err == nil || !strings.Contains(err.Error(), "open it read-write once") {
+		t.Errorf("read-only open of a half-moved store: %v", err)
+	}
+	s, err := Open(path, Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("finishing the move: %v", err)
+	}
+	defer s.Close()
+	seen := 0
+	err = s.View(func(tx *Tx) error {
+		return tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
+			seen++
+			if id != uint64(seen) || string(get(JobJobspec)) != `{"j":`+strconv.Itoa(seen)+`}` || string(get(JobSummary)) != `{"id":`+strconv.Itoa(seen)+`}` || string(get(JobEventlog)) != "{}\n" {
+				t.Fatalf("job %d (the %dth): jobspec %q, summary %q", id, seen, get(JobJobspec), get(JobSummary))
+			}
+			return true, nil
+		})
+	})
+	if err != nil || seen != n {
+		t.Fatalf("%d jobs after the move (%v), want %d", seen, err, n)
+	}
+	s.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketJobs) != nil || tx.Bucket(bucketMeta).Get(keyMigrating) != nil {
+			t.Error("jobs/ or meta/migrating is left after the move")
+		}
+		return nil
+	})
+}
+
+// A record no job has, in a schema 2 job bucket, stops the move rather
+// than be dropped, and the store is left as it was.
+func TestMigrateRefusesUnknownRecord(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fluxq.db")
+	schema2(t, path, 3)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketJobs).Bucket(u64(2)).Put([]byte("color"), []byte("blue"))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{Timeout: time.Second}); err == nil || !strings.Contains(err.Error(), `record "color"`) {
+		t.Fatalf("moving a job with an unknown record: %v", err)
+	}
+	// Nothing of the batch moved: the next try meets the same job.
+	if _, err := Open(path, Options{Timeout: time.Second}); err == nil || !strings.Contains(err.Error(), `job 2: record "color"`) {
+		t.Fatalf("second try: %v", err)
+	}
 }

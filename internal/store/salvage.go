@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -60,10 +61,14 @@ type Loss struct {
 	Path  [][]byte // the bucket it belongs to
 	Where string   // the bucket, as a report names it
 	What  string   // what was wrong
+	// Lo and Hi bound the keys the lost part could hold, from Lo up to
+	// Hi (nil: unbounded): which jobs lost a record of job/<kind>.
+	Lo, Hi []byte
 }
 
-// JobID is the job a loss belongs to (inside jobs/<id>/), else 0: a loss
-// of jobs/ itself loses jobs whose ids are not known.
+// JobID is the job a loss belongs to (inside schema 2's jobs/<id>/), else
+// 0: a loss of jobs/ itself loses jobs whose ids are not known, and a loss
+// in schema 3's job/ is of a kind of record, for the jobs it Covers.
 func (l Loss) JobID() uint64 {
 	if len(l.Path) >= 2 && bytes.Equal(l.Path[0], bucketJobs) && len(l.Path[1]) == 8 {
 		return binary.BigEndian.Uint64(l.Path[1])
@@ -71,15 +76,86 @@ func (l Loss) JobID() uint64 {
 	return 0
 }
 
+// Record is the kind of job record a loss inside job/ is of ("eventlog",
+// "ids", ...; "" for a loss of job/ itself or elsewhere).
+func (l Loss) Record() string {
+	if len(l.Path) == 2 && bytes.Equal(l.Path[0], bucketJob) {
+		return string(l.Path[1])
+	}
+	return ""
+}
+
+// Covers reports whether job id may have lost a record in the loss: a
+// loss in job/ (any kind, or job/ itself) whose key bounds hold the id.
+func (l Loss) Covers(id uint64) bool {
+	if len(l.Path) == 0 || !bytes.Equal(l.Path[0], bucketJob) {
+		return false
+	}
+	if len(l.Path) == 1 {
+		return true
+	}
+	k := u64(id)
+	return (l.Lo == nil || bytes.Compare(k, l.Lo) >= 0) && (l.Hi == nil || bytes.Compare(k, l.Hi) < 0)
+}
+
 // Salvaged is what could be read from a store file, damaged or not.
 type Salvaged struct {
 	Report *Report
 	Root   *Node
 	Losses []Loss
+	jobs   *Node
 }
 
-// Jobs is the jobs bucket as read, or nil.
-func (s *Salvaged) Jobs() *Node { return s.Root.Bucket(bucketJobs) }
+// Jobs is the job records as read, one bucket a job named by its id
+// (uint64 BE) with its records as keys, in id order, whatever the
+// layout of the file (schema 3's job/<kind>/<id>, schema 2's jobs/<id>/,
+// or both, in a file whose move between them stopped half way); nil when
+// the file has neither. Damaged when part of either could not be read.
+func (s *Salvaged) Jobs() *Node { return s.jobs }
+
+// IsJobRecord reports whether key names a record a job has (JobJobspec,
+// JobEventlog, ...): a store can hold no other (Write).
+func IsJobRecord(key string) bool {
+	_, ok := kindOf(key)
+	return ok
+}
+
+// assemble makes the jobs' view (Jobs) from the tree as read.
+func (s *Salvaged) assemble() {
+	nested, flat := s.Root.Bucket(bucketJobs), s.Root.Bucket(bucketJob)
+	if nested == nil && flat == nil {
+		return
+	}
+	jobs := &Node{Buckets: map[string]*Node{}}
+	if nested != nil {
+		jobs.Damaged = nested.Damaged
+		for _, name := range nested.Names {
+			jobs.Names = append(jobs.Names, name)
+			jobs.Buckets[string(name)] = nested.Buckets[string(name)]
+		}
+	}
+	if flat != nil {
+		jobs.Damaged = jobs.Damaged || flat.Damaged
+		for _, kind := range flat.Names {
+			n := flat.Buckets[string(kind)]
+			jobs.Damaged = jobs.Damaged || n.Damaged || len(n.Names) > 0
+			for i, id := range n.Keys {
+				j := jobs.Buckets[string(id)]
+				if j == nil {
+					j = &Node{}
+					jobs.Buckets[string(id)] = j
+					jobs.Names = append(jobs.Names, id)
+				}
+				if string(kind) != kindIDsName {
+					j.Keys = append(j.Keys, kind)
+					j.Values = append(j.Values, n.Values[i])
+				}
+			}
+		}
+	}
+	slices.SortFunc(jobs.Names, bytes.Compare)
+	s.jobs = jobs
+}
 
 // Salvage reads every key and value of the store file at path that can
 // be read, by the same walk as CheckFile's, skipping the pages that
@@ -118,13 +194,13 @@ func Salvage(path string) (*Salvaged, error) {
 		n.Keys = append(n.Keys, bytes.Clone(k))
 		n.Values = append(n.Values, bytes.Clone(v))
 	}
-	w.lost = func(path [][]byte, what string) {
+	w.lost = func(path [][]byte, lo, hi []byte, what string) {
 		find(path).Damaged = true
 		p := make([][]byte, len(path))
 		for i := range path {
 			p[i] = bytes.Clone(path[i])
 		}
-		out.Losses = append(out.Losses, Loss{Path: p, Where: where(path), What: what})
+		out.Losses = append(out.Losses, Loss{Path: p, Where: where(path), What: what, Lo: bytes.Clone(lo), Hi: bytes.Clone(hi)})
 	}
 	err = func() (err error) {
 		defer guard(path, &err)()
@@ -132,13 +208,17 @@ func Salvage(path string) (*Salvaged, error) {
 		w.walk(nil)
 		return nil
 	}()
+	out.assemble()
 	return out, err
 }
 
 // Write makes a new store at path from a salvaged tree (the file must not
-// exist), its buckets and values as they are, a batch of jobs to a
-// transaction, and syncs it. Recovery writes the tree it has put
-// together this way, then checks the result like any store.
+// exist), its buckets and values as they are, but for the jobs: root's
+// bucket "jobs" holds them as Salvaged.Jobs gives them, a bucket a job,
+// and they are written as this schema lays them out, 10,000 jobs to a
+// transaction, so a million of them never make one huge commit; meta
+// says this schema. It syncs the file. Recovery writes the tree it has
+// put together this way, then checks the result like any store.
 func Write(path string, root *Node) error {
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s: %w", path, ErrExists)
@@ -148,22 +228,28 @@ func Write(path string, root *Node) error {
 		return err
 	}
 	defer db.Close()
-	// Every bucket but the jobs in one transaction; the jobs 10,000 to a
-	// transaction, so a million of them never make one huge commit.
 	err = db.Update(func(tx *bolt.Tx) error {
 		for i, name := range root.Names {
+			if bytes.Equal(name, bucketJobs) || bytes.Equal(name, bucketJob) {
+				continue
+			}
 			b, err := tx.CreateBucket(name)
 			if err != nil {
 				return err
 			}
-			if bytes.Equal(name, bucketJobs) {
-				continue
-			}
 			if err := fill(b, root.Buckets[string(root.Names[i])]); err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
+			if bytes.Equal(name, bucketMeta) {
+				if err := b.Put(keySchema, u64(SchemaVersion)); err != nil {
+					return err
+				}
+				if err := b.Delete(keyMigrating); err != nil {
+					return err
+				}
+			}
 		}
-		return nil
+		return createJobBuckets(tx)
 	})
 	if err != nil {
 		return err
@@ -172,16 +258,26 @@ func Write(path string, root *Node) error {
 	if jobs == nil {
 		return nil
 	}
-	for at := 0; at < len(jobs.Names); at += 10_000 {
+	for at := 0; at < len(jobs.Names); at += migrateBatch {
 		err := db.Update(func(tx *bolt.Tx) error {
-			jb := tx.Bucket(bucketJobs)
-			for _, name := range jobs.Names[at:min(at+10_000, len(jobs.Names))] {
-				b, err := jb.CreateBucket(name)
-				if err != nil {
+			t := &Tx{tx: tx}
+			for _, name := range jobs.Names[at:min(at+migrateBatch, len(jobs.Names))] {
+				if len(name) != 8 {
+					return fmt.Errorf("jobs/%q is not a job id", name)
+				}
+				if err := t.kindBucket(kindIDs).Put(name, present); err != nil {
 					return err
 				}
-				if err := fill(b, jobs.Buckets[string(name)]); err != nil {
-					return err
+				n := jobs.Buckets[string(name)]
+				for i, k := range n.Keys {
+					kd, ok := kindOf(string(k))
+					if !ok {
+						return fmt.Errorf("job %d: no record %q in a job", binary.BigEndian.Uint64(name), k)
+					}
+					// As it is: a summary comes with its sum, or none.
+					if err := t.kindBucket(kd).Put(name, n.Values[i]); err != nil {
+						return err
+					}
 				}
 			}
 			return nil

@@ -1,7 +1,7 @@
 // Package store is fluxq's state on disk: one bbolt file that the loop holds
 // while it runs and the CLIs open directly while it does not.
 //
-// The bucket tree, schema version 2 (SchemaVersion). Keys written uint64 BE
+// The bucket tree, schema version 3 (SchemaVersion). Keys written uint64 BE
 // are big-endian, so a cursor walks them in order. docs/architecture.md
 // ("The bucket tree") holds a copy of it, and TestBucketTreeDrawn holds
 // both to the buckets and keys this package writes:
@@ -16,27 +16,32 @@
 //	    reservation-config  JSON        the [reservation] table as the loop last loaded it
 //	    boot-id             string      the machine's boot under which the loop last took up
 //	                                    the jobs (absent: never; see "Why unsynced launches")
-//	jobs/
-//	    <id uint64 BE>/                 one bucket per job; FLUIDs lead with time, so
-//	        jobspec                     a cursor walks jobs in submit order
-//	        eventlog                    RFC 18 lines, only ever appended (event
+//	    migrating           0x01        the jobs of schema 2's jobs/<id>/ are being moved
+//	                                    to job/ (schema 3): absent once all are
+//	job/                                (schema 3) the job records: a bucket per kind
+//	                                    of record, each keyed by job id; FLUIDs lead
+//	                                    with time, so a cursor walks jobs in submit
+//	                                    order (jobs.go: why not a bucket per job)
+//	    ids/<id uint64 BE>              0x01: the job exists
+//	    jobspec/<id uint64 BE>          the jobspec, canonical JSON
+//	    eventlog/<id uint64 BE>         RFC 18 lines, only ever appended (event
 //	                                    names: internal/job/events.go)
-//	        R                           R v1 JSON, once allocated
-//	        summary                     the listing record, kept beside the eventlog
+//	    R/<id uint64 BE>                R v1 JSON, once allocated
+//	    summary/<id uint64 BE>          the listing record, kept with the eventlog
 //	                                    it is derived from, in the same transaction
 //	                                    (api.JobSummary: state and result by name,
 //	                                    returncode Flux's, as flux jobs prints it;
 //	                                    listings recompute it from waitstatus)
-//	        summary-crc                 uint32 BE CRC-32C of summary, written with it; a
+//	    summary-crc/<id uint64 BE>      uint32 BE CRC-32C of summary, written with it; a
 //	                                    summary that fails it reads as absent, and is
 //	                                    made again from the eventlog (no migration:
 //	                                    a summary without one is read as it is)
-//	        usage                       what its processes consumed (CPU, peak memory),
+//	    usage/<id uint64 BE>            what its processes consumed (CPU, peak memory),
 //	                                    JSON, from its finish
-//	        waitable                    0x01 from submission until a wait reports the job
+//	    waitable/<id uint64 BE>         0x01 from submission until a wait reports the job
 //	                                    (Flux's waitable zombie; no migration: a job stored
 //	                                    before it has none, and no wait reports it again)
-//	        resubmitted                 the jobs fluxq resubmit made from it, JSON array of
+//	    resubmitted/<id uint64 BE>      the jobs fluxq resubmit made from it, JSON array of
 //	                                    job ids, in order (no migration: absent is none)
 //	queues/
 //	    <name>                          queue state JSON (enabled, started, reasons);
@@ -69,7 +74,7 @@ import (
 )
 
 // SchemaVersion is the layout this code reads and writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Errors callers map to exit codes and messages.
 var (
@@ -85,7 +90,6 @@ var (
 
 var (
 	bucketMeta      = []byte("meta")
-	bucketJobs      = []byte("jobs")
 	bucketQueues    = []byte("queues")
 	bucketResources = []byte("resources")
 	bucketDrain     = []byte("drain")
@@ -102,6 +106,11 @@ var (
 	keyLastAlloc = []byte("last-alloc")
 	keyResConfig = []byte("reservation-config")
 	keyBootID    = []byte("boot-id")
+	// keyMigrating is set from the first transaction of the move to
+	// schema 3 until the last: meta/schema says 3 all along (so an older
+	// fluxq refuses the half-moved file), and an open read-write resumes
+	// the move where it stopped.
+	keyMigrating = []byte("migrating")
 )
 
 // Job record keys.
@@ -136,24 +145,6 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // SummarySum is the stored sum of a summary (JobSummarySum).
 func SummarySum(summary []byte) []byte {
 	return binary.BigEndian.AppendUint32(nil, crc32.Checksum(summary, castagnoli))
-}
-
-// checkedSummary is the summary of a job bucket, or nil when it fails
-// its sum.
-func checkedSummary(b *bolt.Bucket) []byte {
-	v := b.Get([]byte(JobSummary))
-	if sum := b.Get([]byte(JobSummarySum)); v != nil && sum != nil && !bytes.Equal(sum, SummarySum(v)) {
-		return nil
-	}
-	return v
-}
-
-// jobGet is a value of a job bucket, the summary checked.
-func jobGet(b *bolt.Bucket, key string) []byte {
-	if key == JobSummary {
-		return checkedSummary(b)
-	}
-	return b.Get([]byte(key))
 }
 
 // Options tune Open.
@@ -224,6 +215,15 @@ var migrations = []func(tx *bolt.Tx, now time.Time) error{
 			}
 		}
 		return nil
+	},
+	// 2 -> 3: the job records by kind (jobs.go). This makes job/ and
+	// marks the move begun; the jobs themselves move in transactions of
+	// their own (moveJobs), after this one.
+	func(tx *bolt.Tx, now time.Time) error {
+		if err := createJobBuckets(tx); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyMigrating, []byte{1})
 	},
 }
 
@@ -299,9 +299,11 @@ func openError(path string, err error) error {
 
 func (s *Store) migrate(now time.Time, readOnly bool) error {
 	var version uint64
+	var moving bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if meta := tx.Bucket(bucketMeta); meta != nil {
 			version = getU64(meta, keySchema)
+			moving = meta.Get(keyMigrating) != nil
 		}
 		return nil
 	})
@@ -311,29 +313,59 @@ func (s *Store) migrate(now time.Time, readOnly bool) error {
 	switch {
 	case version > SchemaVersion:
 		return fmt.Errorf("store schema version %d is newer than this fluxq understands (%d)", version, SchemaVersion)
-	case version == SchemaVersion:
+	case version == SchemaVersion && !moving:
 		return s.verify()
+	case readOnly && moving:
+		return fmt.Errorf("the store's move to schema version %d stopped half way; open it read-write once (start fluxsched) to finish it", SchemaVersion)
 	case readOnly:
 		return fmt.Errorf("store schema version %d needs an upgrade to %d; open it read-write once", version, SchemaVersion)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		for v := version; v < SchemaVersion; v++ {
-			if err := migrations[v](tx, now); err != nil {
-				return fmt.Errorf("migrating store schema %d to %d: %w", v, v+1, err)
+	if version < SchemaVersion {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			for v := version; v < SchemaVersion; v++ {
+				if err := migrations[v](tx, now); err != nil {
+					return fmt.Errorf("migrating store schema %d to %d: %w", v, v+1, err)
+				}
 			}
+			return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
+		})
+		if err != nil {
+			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keySchema, u64(SchemaVersion))
-	})
+	}
+	// The jobs of schema 2, a batch to a transaction; the last one ends
+	// the move.
+	for done := false; !done; {
+		err := s.db.Update(func(tx *bolt.Tx) error {
+			var err error
+			if done, err = moveJobs(tx); err != nil || !done {
+				return err
+			}
+			return tx.Bucket(bucketMeta).Delete(keyMigrating)
+		})
+		if err != nil {
+			return fmt.Errorf("migrating store schema 2 to 3: moving the jobs: %w", err)
+		}
+	}
+	return s.verify()
 }
 
 // verify checks that the buckets every Tx method relies on exist, so a
 // damaged file is reported once here instead of failing deep in a command.
 func (s *Store) verify() error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketJobs, bucketQueues, bucketResources, bucketRes, bucketToolEv} {
+		for _, name := range [][]byte{bucketMeta, bucketJob, bucketQueues, bucketResources, bucketRes, bucketToolEv} {
 			if tx.Bucket(name) == nil {
 				return fmt.Errorf("%w: bucket %q is missing", ErrCorrupt, name)
 			}
+		}
+		for _, name := range kindNames {
+			if tx.Bucket(bucketJob).Bucket([]byte(name)) == nil {
+				return fmt.Errorf("%w: bucket \"job/%s\" is missing", ErrCorrupt, name)
+			}
+		}
+		if tx.Bucket(bucketJobs) != nil {
+			return fmt.Errorf("%w: bucket \"jobs\" of schema 2 is still there", ErrCorrupt)
 		}
 		for _, name := range [][]byte{bucketDrain, bucketSpares} {
 			if tx.Bucket(bucketResources).Bucket(name) == nil {
@@ -397,7 +429,8 @@ func (s *Store) View(fn func(*Tx) error) (err error) {
 
 // Tx is one transaction over the store.
 type Tx struct {
-	tx *bolt.Tx
+	tx    *bolt.Tx
+	kinds [nKinds]*bolt.Bucket // job/'s buckets, once looked up (kindBucket)
 }
 
 // Writable reports whether the transaction may write.
@@ -425,139 +458,6 @@ func (t *Tx) BootID() string { return string(t.tx.Bucket(bucketMeta).Get(keyBoot
 
 // PutBootID records the boot under which the jobs are taken up.
 func (t *Tx) PutBootID(id string) error { return t.tx.Bucket(bucketMeta).Put(keyBootID, []byte(id)) }
-
-// CreateJob makes the record for a new job with its first values.
-func (t *Tx) CreateJob(id uint64, values map[string][]byte) error {
-	jobs := t.tx.Bucket(bucketJobs)
-	if jobs.Bucket(u64(id)) != nil {
-		return fmt.Errorf("job %d: %w", id, ErrExists)
-	}
-	b, err := jobs.CreateBucket(u64(id))
-	if err != nil {
-		return fmt.Errorf("job %d: %w", id, err)
-	}
-	for k, v := range values {
-		if err := b.Put([]byte(k), v); err != nil {
-			return fmt.Errorf("job %d: %s: %w", id, k, err)
-		}
-		if k == JobSummary {
-			if err := b.Put([]byte(JobSummarySum), SummarySum(v)); err != nil {
-				return fmt.Errorf("job %d: %s: %w", id, k, err)
-			}
-		}
-	}
-	return nil
-}
-
-// HasJob reports whether the job exists.
-func (t *Tx) HasJob(id uint64) bool { return t.tx.Bucket(bucketJobs).Bucket(u64(id)) != nil }
-
-// JobValue returns a copy of one value of a job's record; ErrNotFound when
-// the job does not exist, nil when the job has no such value.
-func (t *Tx) JobValue(id uint64, key string) ([]byte, error) {
-	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
-	if b == nil {
-		return nil, fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	return clone(jobGet(b, key)), nil
-}
-
-// InJobValue calls fn with one value of a job's record where it lies in
-// the store, not copied: fn must keep no part of it, since it is valid
-// only until fn returns. For a read that looks at a value of many jobs
-// and keeps none of them (a listing's judgement of each pending job's
-// jobspec: 100,000 copies of its environment were a tenth of a listing).
-// ErrNotFound when the job does not exist; fn sees nil when the job has
-// no such value.
-func (t *Tx) InJobValue(id uint64, key string, fn func(v []byte)) error {
-	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
-	if b == nil {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	fn(jobGet(b, key))
-	return nil
-}
-
-// PutJobValue sets one value of an existing job's record.
-func (t *Tx) PutJobValue(id uint64, key string, value []byte) error {
-	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
-	if b == nil {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	if key == JobSummary {
-		if err := b.Put([]byte(JobSummarySum), SummarySum(value)); err != nil {
-			return err
-		}
-	}
-	return b.Put([]byte(key), value)
-}
-
-// DeleteJobValue removes one value of an existing job's record.
-func (t *Tx) DeleteJobValue(id uint64, key string) error {
-	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
-	if b == nil {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	return b.Delete([]byte(key))
-}
-
-// AppendJobValue appends to one value of an existing job's record (the
-// eventlog: RFC 18 logs are only ever appended).
-func (t *Tx) AppendJobValue(id uint64, key string, more []byte) error {
-	b := t.tx.Bucket(bucketJobs).Bucket(u64(id))
-	if b == nil {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	old := b.Get([]byte(key))
-	v := make([]byte, 0, len(old)+len(more))
-	v = append(append(v, old...), more...)
-	return b.Put([]byte(key), v)
-}
-
-// ForEachJob calls fn for each job in id (submit) order, starting at the
-// first id >= from, until fn returns false or an error.
-func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []byte) (bool, error)) error {
-	c := t.tx.Bucket(bucketJobs).Cursor()
-	for k, _ := c.Seek(u64(from)); k != nil; k, _ = c.Next() {
-		b := t.tx.Bucket(bucketJobs).Bucket(k)
-		if b == nil {
-			continue
-		}
-		get := func(key string) []byte { return clone(jobGet(b, key)) }
-		more, err := fn(binary.BigEndian.Uint64(k), get)
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// ForEachJobSummary calls fn with each job's summary, in id order, where
-// it lies in the store, not copied (nil when the job has none, or one
-// that fails its sum). A summary stays valid until the read transaction
-// ends (in a read-write one, until its next write): a listing reads all
-// of them, then decodes them on every core, and keeps no byte of them
-// (100,000 copies were 40 MB of a listing's garbage).
-func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) {
-	jobs := t.tx.Bucket(bucketJobs)
-	c := jobs.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		if b := jobs.Bucket(k); b != nil {
-			fn(binary.BigEndian.Uint64(k), checkedSummary(b))
-		}
-	}
-}
-
-// DeleteJob removes a job's whole record (RFC 21 invalidate, or a purge).
-func (t *Tx) DeleteJob(id uint64) error {
-	if err := t.tx.Bucket(bucketJobs).DeleteBucket(u64(id)); err != nil {
-		if errors.Is(err, berrors.ErrBucketNotFound) {
-			return fmt.Errorf("job %d: %w", id, ErrNotFound)
-		}
-		return err
-	}
-	return nil
-}
 
 // QueueConfig returns a copy of the saved queue configuration, or nil.
 func (t *Tx) QueueConfig() []byte { return clone(t.tx.Bucket(bucketMeta).Get(keyQueues)) }

@@ -177,8 +177,11 @@ func writeEveryRecord(t *testing.T, s *Store) {
 				return err
 			}
 		}
-		_, err := tx.AppendToolEvent("alice", []byte(`{}`))
-		return err
+		if _, err := tx.AppendToolEvent("alice", []byte(`{}`)); err != nil {
+			return err
+		}
+		// As a move to schema 3 under way has it (migrate).
+		return tx.tx.Bucket(bucketMeta).Put(keyMigrating, []byte{1})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +234,7 @@ func TestBucketTreeDrawn(t *testing.T) {
 	if want := u64(SchemaVersion); !bytes.Equal(schema, want) {
 		t.Errorf("schema = %x, want %x", schema, want)
 	}
-	if !strings.Contains(fmt.Sprint(doc), "(schema 2)") || SchemaVersion != 2 {
-		t.Errorf("the tree is drawn for schema 2; the code is at %d", SchemaVersion)
+	if !strings.Contains(fmt.Sprint(doc), "(schema 3)") || SchemaVersion != 3 {
+		t.Errorf("the tree is drawn for schema 3; the code is at %d", SchemaVersion)
 	}
 }
