@@ -29,8 +29,9 @@ import (
 type Records interface {
 	// Append applies ev to rec's job and records it (state.Append).
 	Append(tx *store.Tx, rec *ops.Record, ev eventlog.Event) error
-	// SaveSummary records rec's listing summary (state.SaveSummary).
-	SaveSummary(tx *store.Tx, rec *ops.Record) error
+	// SaveSummaries records the listing summaries of recs
+	// (state.SaveSummaries).
+	SaveSummaries(tx *store.Tx, recs []*ops.Record) error
 	// PutR records the job's R before its alloc event, and sets rec.R
 	// and rec.RawR (state.PutR); a sink whose exec service reads no R
 	// and whose scheduler never says hello again may leave RawR unset.
@@ -73,8 +74,8 @@ func (storeRecords) Append(tx *store.Tx, rec *ops.Record, ev eventlog.Event) err
 	return ops.Append(tx, rec, ev)
 }
 
-func (storeRecords) SaveSummary(tx *store.Tx, rec *ops.Record) error {
-	return ops.SaveSummary(tx, rec)
+func (storeRecords) SaveSummaries(tx *store.Tx, recs []*ops.Record) error {
+	return ops.SaveSummaries(tx, recs)
 }
 
 func (storeRecords) PutR(tx *store.Tx, rec *ops.Record, r *rset.R) error {

@@ -22,11 +22,18 @@ func (m *Manager) DeferSummaries() {
 // SaveSummaries stores the summaries of the jobs changed since it was
 // last called (with DeferSummaries).
 func (m *Manager) SaveSummaries(tx *store.Tx) error {
+	if len(m.staleIDs) == 0 {
+		return nil
+	}
+	recs := make([]*ops.Record, len(m.staleIDs))
 	for i, id := range m.staleIDs {
-		if err := m.records.SaveSummary(tx, m.stale[id]); err != nil {
-			m.staleIDs = m.staleIDs[i:]
-			return err
-		}
+		recs[i] = m.stale[id]
+	}
+	// On an error every one stays stale: saved again, they are the same.
+	if err := m.records.SaveSummaries(tx, recs); err != nil {
+		return err
+	}
+	for _, id := range m.staleIDs {
 		delete(m.stale, id)
 	}
 	m.staleIDs = m.staleIDs[:0]
@@ -43,5 +50,5 @@ func (m *Manager) saveSummary(tx *store.Tx, e *entry) error {
 		m.stale[e.id()] = e.rec
 		return nil
 	}
-	return m.records.SaveSummary(tx, e.rec)
+	return m.records.SaveSummaries(tx, []*ops.Record{e.rec})
 }

@@ -77,7 +77,7 @@ func (k *sink) Append(_ *store.Tx, rec *state.Record, ev eventlog.Event) error {
 	return nil
 }
 
-func (k *sink) SaveSummary(*store.Tx, *state.Record) error { return nil }
+func (k *sink) SaveSummaries(*store.Tx, []*state.Record) error { return nil }
 
 // PutR keeps the job's R as a value, without its JSON (rec.RawR): that is
 // for a live exec service's start request and for replaying the job to a

@@ -18,6 +18,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/fluxq/fluxq/internal/api"
+	"github.com/fluxq/fluxq/internal/inorder"
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -270,6 +271,45 @@ func SaveSummary(tx *store.Tx, rec *Record) error {
 		return err
 	}
 	return tx.PutJobValue(uint64(rec.Job.ID), store.JobSummary, b)
+}
+
+// summaryPiece is how many summaries SaveSummaries encodes to a piece of
+// work on one core.
+const summaryPiece = 2048
+
+// SaveSummaries stores the listing summaries of recs, as SaveSummary
+// each, in order; many are encoded on every core (inorder) while they
+// are stored one after another: a cancel of 100,000 jobs saves 100,000
+// summaries in its turn, and encoding them was a sixth of it.
+func SaveSummaries(tx *store.Tx, recs []*Record) error {
+	if len(recs) < 2*summaryPiece {
+		for _, rec := range recs {
+			if err := SaveSummary(tx, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pieces := (len(recs) + summaryPiece - 1) / summaryPiece
+	return inorder.Each(pieces, func(i int) ([][]byte, error) {
+		part := recs[i*summaryPiece : min((i+1)*summaryPiece, len(recs))]
+		out := make([][]byte, len(part))
+		for j, rec := range part {
+			b, err := summary(rec)
+			if err != nil {
+				return nil, err
+			}
+			out[j] = b
+		}
+		return out, nil
+	}, func(i int, sums [][]byte) error {
+		for j, b := range sums {
+			if err := tx.PutJobValue(uint64(recs[i*summaryPiece+j].Job.ID), store.JobSummary, b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // summary derives rec's listing summary and encodes it.

@@ -105,3 +105,55 @@ func BenchmarkSummary(b *testing.B) {
 		}
 	}
 }
+
+// SaveSummaries stores what SaveSummary stores, job by job, whether it
+// encodes them on one core (a few) or on every core (many), and stops at
+// a job that is not in the store.
+func TestSaveSummariesAsSaveSummary(t *testing.T) {
+	for _, n := range []int{3, 2*summaryPiece + 17} {
+		st := openStore(t)
+		raw := spec(t, jobspec.Options{Command: []string{"true"}})
+		err := st.Update(func(tx *store.Tx) error {
+			reqs := make([]SubmitRequest, n)
+			for i := range reqs {
+				reqs[i] = SubmitRequest{Jobspec: raw, UserID: uint32(i), Urgency: 16}
+			}
+			ids, recs, err := Submit(tx, time.Now(), reqs, nil)
+			if err != nil {
+				return err
+			}
+			want := make([][]byte, n)
+			for i, rec := range recs {
+				// Each job made different, so a summary stored under
+				// another's id shows.
+				if err := Append(tx, rec, eventlog.Event{Timestamp: 1764196464.25 + float64(i), Name: job.EventDepend}); err != nil {
+					return err
+				}
+				if want[i], err = summary(rec); err != nil {
+					return err
+				}
+			}
+			if err := SaveSummaries(tx, recs); err != nil {
+				return err
+			}
+			for i, id := range ids {
+				got, err := tx.JobValue(uint64(id), store.JobSummary)
+				if err != nil {
+					return err
+				}
+				if string(got) != string(want[i]) {
+					t.Fatalf("%d jobs: job %d's stored summary %s, want %s", n, i, got, want[i])
+				}
+			}
+			gone := *recs[n-1]
+			gone.Job = &job.Job{ID: ids[n-1] + 1}
+			if err := SaveSummaries(tx, append(recs, &gone)); err == nil {
+				t.Errorf("%d jobs: saving the summary of a job not in the store: no error", n)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
