@@ -22,6 +22,10 @@ var (
 	// Cancel raises a cancel exception on each job; the result has one
 	// error per id, nil where it worked.
 	Cancel = Method[CancelParams, CancelResult, None]{Spec{Name: "cancel", Access: Anyone}}
+	// CancelAll raises a cancel exception on every active job a query
+	// selects, in one turn; a job the caller may not cancel is a failure
+	// of its own (a guest's --all -u all).
+	CancelAll = Method[CancelAllParams, CancelAllResult, None]{Spec{Name: "cancel-all", Access: Anyone}}
 	// Purge removes inactive jobs from the instance: their records and
 	// their job folders (flux job purge). Guests purge their own only.
 	Purge = Method[PurgeParams, PurgeResult, None]{Spec{Name: "purge", Access: Anyone}}
@@ -86,7 +90,7 @@ var (
 
 // Table is every entry, in the order above.
 var Table = []Spec{
-	Submit.Spec, Jobs.Spec, Job.Spec, JobOutput.Spec, Cancel.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Resubmit.Spec, Stats.Spec,
+	Submit.Spec, Jobs.Spec, Job.Spec, JobOutput.Spec, Cancel.Spec, CancelAll.Spec, Purge.Spec, Urgency.Spec, Update.Spec, Events.Spec, Wait.Spec, WaitAll.Spec, Reap.Spec, Resubmit.Spec, Stats.Spec,
 	Resources.Spec, Drain.Spec, Undrain.Spec,
 	Queues.Spec, ChangeQueues.Spec, WaitQueues.Spec,
 	Reserve.Spec, Reservations.Spec, ToolEvents.Spec, AddSpares.Spec, RemoveNodes.Spec,

@@ -50,6 +50,32 @@ type CancelParams struct {
 // CancelResult has one entry per id of a cancel: nil when it worked.
 type CancelResult []*Error
 
+// CancelAllParams cancel every active job a query selects (flux cancel
+// --all, whose job manager selects them itself: raiseall), chosen and
+// cancelled in one turn: no job submitted between a listing and the
+// cancel is missed or taken, and 100,000 jobs' summaries are neither
+// listed to the caller nor their ids sent back. Query's States are of
+// the active states; its IDs, Results and Count are not used.
+type CancelAllParams struct {
+	Query  JobsQuery `json:"query"`
+	Note   string    `json:"note"`
+	DryRun bool      `json:"dry_run,omitempty"` // count them, cancel nothing
+}
+
+// CancelAllResult is what a CancelAll did: how many jobs it selected, and
+// each of them it could not cancel, with its owner and why, in id order.
+type CancelAllResult struct {
+	Matched int             `json:"matched"`
+	Failed  []CancelFailure `json:"failed,omitempty"`
+}
+
+// CancelFailure is a job a CancelAll selected and could not cancel.
+type CancelFailure struct {
+	ID     fluid.ID `json:"id"`
+	UserID uint32   `json:"userid"`
+	Error  *Error   `json:"error"`
+}
+
 // PurgeParams select inactive jobs to purge (flux job purge). Without IDs,
 // the oldest inactive jobs (by the time each became inactive) beyond
 // AgeLimit or NumLimit, at most Batch of them in one request; with IDs,

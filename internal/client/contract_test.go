@@ -349,6 +349,22 @@ func contractCases(t *testing.T) []contractCase {
 				t.Errorf("cancel = %+v", got)
 			}
 		})},
+		// The other job (renamed by the update above) is the one active
+		// job of that name: counted, not cancelled (a dry run).
+		{"cancel-all/dry-run", api.CancelAll.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			return Call(ctx, c, api.CancelAll, api.CancelAllParams{Query: api.JobsQuery{Name: "renamed"}, DryRun: true}, nil)
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.(api.CancelAllResult); got.Matched != 1 || len(got.Failed) != 0 {
+				t.Errorf("cancel-all -n = %+v, want 1 matched", got)
+			}
+		})},
+		{"cancel-all/none", api.CancelAll.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
+			return Call(ctx, c, api.CancelAll, api.CancelAllParams{Query: api.JobsQuery{Name: "no such job"}, Note: "contract"}, nil)
+		}, succeeds(func(t *testing.T, r any) {
+			if got := r.(api.CancelAllResult); got.Matched != 0 || len(got.Failed) != 0 {
+				t.Errorf("cancel-all of none = %+v", got)
+			}
+		})},
 		{"wait", api.Wait.Spec, func(ctx context.Context, c Client, f *fixture) (any, error) {
 			s, err := c.Wait(ctx, f.held)
 			if err != nil {

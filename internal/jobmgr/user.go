@@ -1,6 +1,9 @@
 package jobmgr
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
@@ -45,6 +48,31 @@ func (m *Manager) find(tx *store.Tx, id fluid.ID) (*entry, error) {
 // (flux cancel).
 func (m *Manager) Cancel(tx *store.Tx, id fluid.ID, uid uint32, note string) error {
 	return m.Raise(tx, id, uid, "cancel", 0, note)
+}
+
+// Selection is a job Selected chose: its id and owner.
+type Selection struct {
+	ID     fluid.ID
+	UserID uint32
+}
+
+// Selected lists the active jobs want takes, in id (submit) order: what
+// a cancel of many selects, from memory (api.CancelAll, flux-core's
+// raiseall). want sees as much of each job as a query reads (its id,
+// owner, state, name and queue, as its summary would say them), in one
+// summary reused for every job.
+func (m *Manager) Selected(want func(*api.JobSummary) bool) []Selection {
+	var out []Selection
+	var s api.JobSummary
+	for _, e := range m.active {
+		j := e.j()
+		s.ID, s.UserID, s.State, s.Name, s.Queue = j.ID, j.UserID, j.State, ops.JobName(e.rec), e.rec.Spec.Queue
+		if want(&s) {
+			out = append(out, Selection{ID: j.ID, UserID: j.UserID})
+		}
+	}
+	slices.SortFunc(out, func(a, b Selection) int { return cmp.Compare(a.ID, b.ID) })
+	return out
 }
 
 // Raise posts an exception on a job for uid; severity 0 ends it.

@@ -120,6 +120,9 @@ func (s *Server) answer(ctx context.Context, who peer, req api.Call, w *writer) 
 		return nil
 	}
 	if wr, ok := writes.Of(spec.Name); ok {
+		if wr.Bursts() {
+			defer gcpace.Burst()()
+		}
 		return s.write(ctx, c, wr, req.Params, w)
 	}
 	h, ok := handlers[spec.Name]

@@ -22,10 +22,10 @@ import (
 // The read-only operations, shared by the direct path and the server: they
 // only read the store, so both run them on a snapshot.
 
-// ListJobs answers a api.JobsQuery for uid. Every filter is applied here,
-// before the count: a count taken first and narrowed after (as the name
-// once was, in the client) prints fewer rows than asked for, or none.
-func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, error) {
+// Selects is the filter of a api.JobsQuery for uid, but for its Count:
+// whether it takes a job, as its summary says (the listing), or as the
+// job manager holds it (a cancel of many, api.CancelAll).
+func Selects(uid uint32, q api.JobsQuery) func(s *api.JobSummary) bool {
 	states := q.States
 	switch {
 	case states == 0 && len(q.Results) > 0:
@@ -35,7 +35,7 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 	case len(q.Results) > 0:
 		states |= job.Inactive
 	}
-	want := func(s *api.JobSummary) bool {
+	return func(s *api.JobSummary) bool {
 		if s.State&states == 0 {
 			return false
 		}
@@ -57,6 +57,13 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		}
 		return len(q.Queues) == 0 || slices.Contains(q.Queues, s.Queue)
 	}
+}
+
+// ListJobs answers a api.JobsQuery for uid. Every filter is applied here,
+// before the count: a count taken first and narrowed after (as the name
+// once was, in the client) prints fewer rows than asked for, or none.
+func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, error) {
+	want := Selects(uid, q)
 	var raws [][]byte
 	var ids []fluid.ID
 	if len(q.IDs) > 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobmgr"
 	"github.com/fluxq/fluxq/internal/launcher"
 	"github.com/fluxq/fluxq/internal/state"
@@ -22,6 +23,7 @@ func init() {
 	write(api.Submit, Write{identify: ifClaimed}, submit)
 	write(api.Resubmit, Write{identify: ifClaimed}, resubmit)
 	write(api.Cancel, Write{loads: true}, cancel)
+	write(api.CancelAll, Write{loads: true, many: true}, cancelAll)
 	write(api.Purge, Write{loads: true}, purge)
 	write(api.Urgency, Write{loads: true}, func(t *Turn, p api.UrgencyParams) (api.None, error) {
 		return api.None{}, t.JM.Urgency(t.Tx, p.ID, t.Caller.UID, p.Urgency)
@@ -146,27 +148,73 @@ func admit(t *Turn, reqs []state.SubmitRequest) ([]fluid.ID, error) {
 // the cancel stands, and the next fluxsched collects the ends).
 func cancel(t *Turn, p api.CancelParams) (api.CancelResult, error) {
 	out := make(api.CancelResult, len(p.IDs))
-	var running []fluid.ID
+	c := canceller{t: t}
 	for i, id := range p.IDs {
-		// Whether its processes may run, asked before the cancel ends
-		// the job: of a pending one, from its summary alone.
-		mayRun := t.JM.Offline() && state.MayRun(t.Tx, id)
-		if err := t.JM.Cancel(t.Tx, id, t.Caller.UID, p.Note); err != nil {
+		if err := c.cancel(id, p.Note); err != nil {
 			out[i] = api.Encode(err)
-		} else if mayRun {
-			running = append(running, id)
 		}
 	}
-	if len(running) > 0 {
-		dir := t.Caller.StateDir
-		t.Then(func(ctx context.Context) error {
-			if err := launcher.Cancel(ctx, dir, running); err != nil {
-				return fmt.Errorf("asking the exec agents to stop cancelled jobs: %w", err)
-			}
-			return nil
-		})
-	}
+	c.done()
 	return out, nil
+}
+
+// cancelAll cancels every active job a query selects, chosen from the job
+// manager's memory in the same turn (flux cancel --all's raiseall); each
+// one the caller may not cancel is a failure of its own, with its owner.
+func cancelAll(t *Turn, p api.CancelAllParams) (api.CancelAllResult, error) {
+	q := p.Query
+	q.IDs, q.Results, q.Count = nil, nil, 0
+	q.States &= job.Active
+	if q.States == 0 {
+		q.States = job.Active
+	}
+	jobs := t.JM.Selected(state.Selects(t.Caller.UID, q))
+	out := api.CancelAllResult{Matched: len(jobs)}
+	if p.DryRun {
+		return out, nil
+	}
+	c := canceller{t: t}
+	for _, s := range jobs {
+		if err := c.cancel(s.ID, p.Note); err != nil {
+			out.Failed = append(out.Failed, api.CancelFailure{ID: s.ID, UserID: s.UserID, Error: api.Encode(err)})
+		}
+	}
+	c.done()
+	return out, nil
+}
+
+// canceller cancels jobs of one turn, one by one, and with no loop has the
+// exec agents stop the processes of those that may run, once committed.
+type canceller struct {
+	t       *Turn
+	running []fluid.ID
+}
+
+func (c *canceller) cancel(id fluid.ID, note string) error {
+	t := c.t
+	// Whether its processes may run, asked before the cancel ends the
+	// job: of a pending one, from its summary alone.
+	mayRun := t.JM.Offline() && state.MayRun(t.Tx, id)
+	if err := t.JM.Cancel(t.Tx, id, t.Caller.UID, note); err != nil {
+		return err
+	}
+	if mayRun {
+		c.running = append(c.running, id)
+	}
+	return nil
+}
+
+func (c *canceller) done() {
+	if len(c.running) == 0 {
+		return
+	}
+	dir, running := c.t.Caller.StateDir, c.running
+	c.t.Then(func(ctx context.Context) error {
+		if err := launcher.Cancel(ctx, dir, running); err != nil {
+			return fmt.Errorf("asking the exec agents to stop cancelled jobs: %w", err)
+		}
+		return nil
+	})
 }
 
 // purge removes inactive jobs; their folders go once that is committed,

@@ -89,6 +89,9 @@ type Write struct {
 	loads bool
 	// loop: only a running instance can answer (its scheduler decides).
 	loop bool
+	// many: the entry may change every active job in one turn, whose
+	// garbage is of the order of the live heap (Bursts).
+	many bool
 	bind func(params func(any) error) (func(*Turn) (any, error), error)
 }
 
@@ -102,6 +105,13 @@ func (w *Write) Identifies(claimed bool) bool {
 // NeedsLoop says that only a running instance answers the entry: the
 // direct path refuses it (api.ErrNeedsInstance).
 func (w *Write) NeedsLoop() bool { return w.loop }
+
+// Bursts says that the entry may change every active job in one turn (a
+// cancel of them all), making garbage of the order of the live heap: the
+// server lifts the collector's memory limit while it runs (gcpace.Burst),
+// as for a listing. Under the limit a cancel of 100,000 pending jobs
+// spent as much CPU collecting as cancelling.
+func (w *Write) Bursts() bool { return w.many }
 
 // Bind decodes the request's parameters (params fills a pointer to the
 // entry's parameter type) and returns the write to run in a turn. The

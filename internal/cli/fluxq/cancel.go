@@ -9,7 +9,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/cli/exitcode"
-	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/client"
 	"github.com/fluxq/fluxq/internal/job"
 )
 
@@ -131,51 +131,43 @@ func (e *env) cancelAll(c *cli.Context) error {
 		}
 		q.UserID = &uid
 	}
+	q.Name = c.String(flagName)
 	cl, err := e.connect(c)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	jobs, err := cl.Jobs(c.Context, q)
+	// Chosen and cancelled by the instance in one turn, as flux cancel
+	// --all's raiseall: no listing of every job comes here, no ids go
+	// back, and no job submitted meanwhile is missed or taken.
+	res, err := client.Call(c.Context, cl, api.CancelAll, api.CancelAllParams{Query: q, Note: c.String("message"), DryRun: c.Bool("dry-run")}, nil)
 	if err != nil {
 		return err
 	}
-	jobs = matchName(c, jobs)
-	if len(jobs) == 0 {
+	if res.Matched == 0 {
 		if !c.Bool("quiet") {
 			notef(c, msgMatchedNone)
 		}
 		return nil
 	}
 	if c.Bool("dry-run") {
-		notef(c, "Would cancel %s", plural(len(jobs), "job"))
+		notef(c, "Would cancel %s", plural(res.Matched, "job"))
 		return nil
-	}
-	ids := make([]fluid.ID, len(jobs))
-	for i := range jobs {
-		ids[i] = jobs[i].ID
-	}
-	errs, err := cl.Cancel(c.Context, ids, c.String("message"))
-	if err != nil {
-		return err
 	}
 	// The count is of what was canceled, and each job that was not is
 	// named with why, as a cancel by ID does: a guest's --all -u all
 	// matches other users' jobs, which it may list but not cancel, and a
 	// count of every match would tell it that they were canceled.
-	failed := 0
-	for i, err := range errs {
-		if err == nil {
-			continue
-		}
-		failed++
+	for _, f := range res.Failed {
+		err := api.Decode(f.Error)
 		if errors.Is(err, api.ErrPermission) {
-			notef(c, "%s: %v: it belongs to %s", e.fmtID(ids[i]), err, e.userName(jobs[i].UserID))
+			notef(c, "%s: %v: it belongs to %s", e.fmtID(f.ID), err, e.userName(f.UserID))
 		} else {
-			notef(c, "%s: %v", e.fmtID(ids[i]), err)
+			notef(c, "%s: %v", e.fmtID(f.ID), err)
 		}
 	}
-	notef(c, "Canceled %s (%s)", plural(len(ids)-failed, "job"), plural(failed, "error"))
+	failed := len(res.Failed)
+	notef(c, "Canceled %s (%s)", plural(res.Matched-failed, "job"), plural(failed, "error"))
 	if failed > 0 {
 		return exitcode.Silent(exitcode.Failed)
 	}

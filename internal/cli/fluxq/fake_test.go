@@ -130,6 +130,26 @@ func (f *fakeClient) Serve(ctx context.Context, spec api.Spec, params any, each 
 	if spec.Name == api.Reap.Name {
 		return []fluid.ID(nil), nil // nothing ended before the wait
 	}
+	if spec.Name == api.CancelAll.Name {
+		// As the instance does: the jobs its listing would give, each
+		// cancelled, a refusal a failure with its owner.
+		p := params.(api.CancelAllParams)
+		f.mu.Lock()
+		f.queries = append(f.queries, p.Query)
+		jobs := slices.Clone(f.jobs)
+		f.mu.Unlock()
+		res := api.CancelAllResult{Matched: len(jobs)}
+		if p.DryRun {
+			return res, nil
+		}
+		for _, s := range jobs {
+			errs, _ := f.Cancel(ctx, []fluid.ID{s.ID}, p.Note)
+			if errs[0] != nil {
+				res.Failed = append(res.Failed, api.CancelFailure{ID: s.ID, UserID: s.UserID, Error: api.Encode(errs[0])})
+			}
+		}
+		return res, nil
+	}
 	if spec.Name != api.WaitAll.Name {
 		return nil, fmt.Errorf("%s: not served by the fake", spec.Name)
 	}
