@@ -743,7 +743,12 @@ func fits(free, amount []int64) bool {
 //
 // The job's span changes what planned starts are made from (the epoch),
 // unless it is exactly the planned start place took out for it
-// (startsAsPlanned): the planner is then as it was.
+// (startsAsPlanned): the planner is then as it was. Or unless place
+// found the job's amount free for its whole time with none of the last
+// pass's planned starts left (asPlanned.fitted): each planned start of
+// this pass still fits where it is, and none could be earlier.
+// TestStartAsPlannedShorterThanPlanned holds the epoch moving for a
+// swap that is not fitted and not the same span.
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	swap := s.swap
 	s.swap = asPlanned{}
@@ -759,8 +764,14 @@ func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	h, start, amount := s.plans(r, end)
 	s.running[id] = h
 	same := swap.ok && swap.start == start && swap.end == end
-	within := swap.fitted && s.staleAt == len(s.stale) && swap.start <= start && end <= swap.end
-	if !h.planned || !(same || within) || !slices.Equal(swap.amount, amount) {
+	// A fitted swap needs no check of the span or of the planned starts
+	// left: place made it only with none of the last pass's left, over
+	// [now, now + duration), or [now, forever) without a duration, and
+	// grant calls hold at once (nothing between drops or takes a planned
+	// start) with R starting now and ending at now + duration, or at its
+	// expiration, which is no later. Outside a pass (hello) there is no
+	// swap: consider clears it after every job (unswap).
+	if !h.planned || !(same || swap.fitted) || !slices.Equal(swap.amount, amount) {
 		s.epoch++
 	}
 }
