@@ -350,6 +350,14 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 	return nil
 }
 
+// Holds reports whether job id holds anything: Allocated(id) is not
+// empty. No R is made for a job that holds nothing, as Allocated makes
+// one, which the scheduler asked for every request it was sent.
+func (p *Pool) Holds(id fluid.ID) bool {
+	_, ok := p.jobs[id] // a job whose R would be empty is not kept
+	return ok
+}
+
 // Allocated returns what job id holds (RFC 16 Allocated); empty if nothing.
 func (p *Pool) Allocated(id fluid.ID) *rset.R {
 	if r, ok := p.jobs[id]; ok {
