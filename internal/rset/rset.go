@@ -99,15 +99,20 @@ func New(nodes []Node) *R {
 	// array, each node its own part of it, rather than one array a node:
 	// a grant of many nodes is then two allocations, not one a node.
 	buf := make([]child, 0, plainKids(nodes))
-	for _, v := range nodes {
+	var last []child // the previous view's children, when it had no Extra
+	for i, v := range nodes {
+		var kids []child
+		switch {
+		case likeLast(nodes, i):
+			kids = last
+		case len(v.Extra) == 0:
+			kids, buf = plainKidsOf(v, buf)
+		default:
+			kids = kidsOf(v)
+		}
+		last = kids
 		if v.Rank > idset.MaxID {
 			continue
-		}
-		var kids []child
-		if len(v.Extra) == 0 {
-			kids, buf = plainKidsOf(v, buf)
-		} else {
-			kids = kidsOf(v)
 		}
 		n := node{rank: v.Rank, host: v.Hostname, kids: kids, mem: v.Memory}
 		if n.empty() && n.mem == 0 {
@@ -150,11 +155,12 @@ func New(nodes []Node) *R {
 }
 
 // plainKids counts the children of the views without Extra: a core set
-// and a GPU set each, when not empty.
+// and a GPU set each, when not empty, and none for a view whose sets
+// are the previous view's (likeLast), which shares its children.
 func plainKids(nodes []Node) int {
 	n := 0
 	for i := range nodes {
-		if v := &nodes[i]; len(v.Extra) == 0 {
+		if v := &nodes[i]; len(v.Extra) == 0 && !likeLast(nodes, i) {
 			if !v.Cores.IsEmpty() {
 				n++
 			}
@@ -164,6 +170,19 @@ func plainKids(nodes []Node) int {
 		}
 	}
 	return n
+}
+
+// likeLast reports whether view i and the one before it are both without
+// Extra and hold the same cores and GPUs: i's children are then the
+// ones made for the view before (kids are never changed once made). A
+// grant of many like nodes, the one core 0 of each, is so one child and
+// not one a node; that was a third of what a grant's R took.
+func likeLast(nodes []Node, i int) bool {
+	if i == 0 {
+		return false
+	}
+	v, u := &nodes[i], &nodes[i-1]
+	return len(v.Extra) == 0 && len(u.Extra) == 0 && v.Cores.Equal(u.Cores) && v.GPUs.Equal(u.GPUs)
 }
 
 // plainKidsOf is kidsOf for a view without Extra, its children appended
