@@ -290,9 +290,13 @@ func (m *Manager) freeResponse(tx *store.Tx, msg wire.Message) error {
 func (m *Manager) annotate(tx *store.Tx, e *entry, raw json.RawMessage, value map[string]any) error {
 	update := value
 	if update == nil {
-		if err := json.Unmarshal(raw, &update); err != nil {
+		// Decoded into a variable of its own: update's address taken
+		// would put every update, the typed ones too, on the heap.
+		var decoded map[string]any
+		if err := json.Unmarshal(raw, &decoded); err != nil {
 			return err
 		}
+		update = decoded
 	}
 	m.touch(e)
 	e.rec.Annotations = mergeOwned(e.rec.Annotations, update)

@@ -11,7 +11,7 @@ import (
 // as json.dumps(ensure_ascii=False) does. Absent optional keys stay absent;
 // duration is always written.
 func (j *Jobspec) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 1024)
+	b := make([]byte, 0, j.sizeHint())
 	b = append(b, `{"attributes":`...)
 	b, err := appendAttributes(b, &j.Attributes)
 	if err != nil {
@@ -31,6 +31,28 @@ func (j *Jobspec) MarshalJSON() ([]byte, error) {
 	b = append(b, `],"version":`...)
 	b = strconv.AppendInt(b, int64(j.Version), 10)
 	return append(b, '}'), nil
+}
+
+// sizeHint is about what MarshalJSON writes: its fixed part, and the
+// strings that make most of a jobspec's length (the environment, the
+// working directory, the commands, the constraints). A buffer of 1,024
+// bytes whatever the jobspec was four times what a jobspec without an
+// environment needs (each one zeroed, and kept as the job's jobspec
+// while it is active), and grew, a copy each time, for a submission's
+// whole environment.
+func (j *Jobspec) sizeHint() int {
+	n := 256
+	sys := &j.Attributes.System
+	n += len(sys.Cwd) + len(sys.Constraints)
+	for k, v := range sys.Environment {
+		n += len(k) + len(v) + 6 // quotes, colon, comma
+	}
+	for i := range j.Tasks {
+		for _, arg := range j.Tasks[i].Command {
+			n += len(arg) + 3
+		}
+	}
+	return n
 }
 
 func appendResources(b []byte, rs []Resource, depth int) ([]byte, error) {

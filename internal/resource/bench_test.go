@@ -105,3 +105,26 @@ func BenchmarkMatchFull10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAllocateReleaseWide allocates and releases a grant of 32
+// one-core nodes, as a replay of lublin_256 (256 nodes of one core) does
+// for every job: Allocate and Release look at each node twice.
+func BenchmarkAllocateReleaseWide(b *testing.B) {
+	inv, err := FromConfig([]ConfigEntry{{Hosts: "node[0-255]", Cores: "0"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := NewPool(inv)
+	r, ok := p.Match(Request{NSlots: 32, CoresPerSlot: 1}, WorstFit)
+	if !ok {
+		b.Fatal("no match")
+	}
+	for b.Loop() {
+		if err := p.Allocate(1, r); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Release(1, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -220,7 +220,9 @@ func (p *Pool) Find(c constraint.Constraint) *rset.R {
 // allocation is the union. Down ranks are accepted, so that running jobs
 // on a drained node can be replayed after a restart.
 func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
-	for v := range r.AllNodes() {
+	nn := r.NumNodes()
+	for k := range nn {
+		v := r.PartAt(k)
 		i, ok := p.indexOf(v.Rank)
 		if !ok {
 			return fmt.Errorf("rank %d is not in the inventory", v.Rank)
@@ -249,7 +251,8 @@ func (p *Pool) Allocate(id fluid.ID, r *rset.R) error {
 		// allocation of every node for nothing.
 		held = r
 	}
-	for v := range r.AllNodes() {
+	for k := range nn {
+		v := r.PartAt(k)
 		i, _ := p.indexOf(v.Rank)
 		n := &p.nodes[i]
 		p.free.remove(i, n)
@@ -297,10 +300,9 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 	}
 	var buf [8]uint64 // most releases name a few ranks: no allocation
 	mems := buf[:0]   // memory each view gives back
-	for v := range r.AllNodes() {
-		if whole {
-			break
-		}
+	nn := r.NumNodes()
+	for k := 0; k < nn && !whole; k++ {
+		v := r.PartAt(k)
 		h, ok := held.Node(v.Rank)
 		if !ok {
 			return fmt.Errorf("job %s holds nothing on rank %d", id, v.Rank)
@@ -322,8 +324,8 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		}
 		mems = append(mems, give)
 	}
-	k := 0
-	for v := range r.AllNodes() {
+	for k := range nn {
+		v := r.PartAt(k)
 		i, _ := p.indexOf(v.Rank)
 		n := &p.nodes[i]
 		p.free.remove(i, n)
@@ -335,7 +337,6 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 			n.freeMem += v.Memory
 		} else {
 			n.freeMem += mems[k]
-			k++
 		}
 		p.free.add(i, n)
 	}
@@ -347,6 +348,14 @@ func (p *Pool) Release(id fluid.ID, r *rset.R) error {
 		p.jobs[id] = left
 	}
 	return nil
+}
+
+// Holds reports whether job id holds anything: Allocated(id) is not
+// empty. No R is made for a job that holds nothing, as Allocated makes
+// one, which the scheduler asked for every request it was sent.
+func (p *Pool) Holds(id fluid.ID) bool {
+	_, ok := p.jobs[id] // a job whose R would be empty is not kept
+	return ok
 }
 
 // Allocated returns what job id holds (RFC 16 Allocated); empty if nothing.

@@ -332,6 +332,22 @@ func (r *R) encodeNodelist() (*string, error) {
 // resource_summary, which Flux's tools read. A rank holding memory alone
 // shows as "rank0/".
 func (r *R) String() string {
+	if kids, ok := r.sharedKids(); ok {
+		// Every rank holds the same children (a grant of like nodes,
+		// whose views share them: New): one group, whose ranks are r's.
+		var b strings.Builder
+		b.Grow(32)
+		b.WriteString("rank")
+		r.ranks.WriteBracketed(&b)
+		b.WriteByte('/')
+		writeKids(&b, kids)
+		return b.String()
+	}
+	return r.groupsString()
+}
+
+// groupsString is String for any R: its ranks grouped by their children.
+func (r *R) groupsString() string {
 	var b strings.Builder
 	gs := r.groups(false)
 	b.Grow(32 * len(gs))
@@ -343,23 +359,44 @@ func (r *R) String() string {
 		// A group's ranks are ascending and merged, as a set's are.
 		idset.WriteRangesBracketed(&b, g.ranks)
 		b.WriteByte('/')
-		// flux-core lists core first, then the others by name.
-		first := true
-		for pass := range 2 {
-			for _, k := range g.kids {
-				if (k.name == CoreKey) != (pass == 0) {
-					continue
-				}
-				if !first {
-					b.WriteByte(',')
-				}
-				first = false
-				b.WriteString(k.name)
-				k.ids.WriteBracketed(&b)
-			}
-		}
+		writeKids(&b, g.kids)
 	}
 	return b.String()
+}
+
+// sharedKids returns the children every node of r holds, when they are
+// one slice shared by all (not merely equal: that is groups' to find).
+func (r *R) sharedKids() ([]child, bool) {
+	ns := r.nodeList()
+	if len(ns) == 0 || len(ns[0].kids) == 0 {
+		return nil, false
+	}
+	first := ns[0].kids
+	for _, n := range ns[1:] {
+		if len(n.kids) != len(first) || &n.kids[0] != &first[0] {
+			return nil, false
+		}
+	}
+	return first, true
+}
+
+// writeKids writes a group's children as String does: flux-core lists
+// core first, then the others by name.
+func writeKids(b *strings.Builder, kids []child) {
+	first := true
+	for pass := range 2 {
+		for _, k := range kids {
+			if (k.name == CoreKey) != (pass == 0) {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			b.WriteString(k.name)
+			k.ids.WriteBracketed(b)
+		}
+	}
 }
 
 // writeString writes s as a JSON string, quickly for the plain ASCII that

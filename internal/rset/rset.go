@@ -3,7 +3,6 @@ package rset
 import (
 	"bytes"
 	"encoding/json"
-	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -95,20 +94,25 @@ type child struct {
 // alone included), and ranks above idset.MaxID, are dropped.
 func New(nodes []Node) *R {
 	ns := make([]node, 0, len(nodes))
-	props := map[string][]idset.Range{}
+	var props map[string][]idset.Range // made by the first property: a grant's views have none
 	// The children of views without Extra (all a pool makes) share one
 	// array, each node its own part of it, rather than one array a node:
 	// a grant of many nodes is then two allocations, not one a node.
 	buf := make([]child, 0, plainKids(nodes))
-	for _, v := range nodes {
+	var last []child // the previous view's children, when it had no Extra
+	for i, v := range nodes {
+		var kids []child
+		switch {
+		case likeLast(nodes, i):
+			kids = last
+		case len(v.Extra) == 0:
+			kids, buf = plainKidsOf(v, buf)
+		default:
+			kids = kidsOf(v)
+		}
+		last = kids
 		if v.Rank > idset.MaxID {
 			continue
-		}
-		var kids []child
-		if len(v.Extra) == 0 {
-			kids, buf = plainKidsOf(v, buf)
-		} else {
-			kids = kidsOf(v)
 		}
 		n := node{rank: v.Rank, host: v.Hostname, kids: kids, mem: v.Memory}
 		if n.empty() && n.mem == 0 {
@@ -116,6 +120,9 @@ func New(nodes []Node) *R {
 		}
 		ns = append(ns, n) // memory alone may join another view's children
 		for _, p := range v.Properties {
+			if props == nil {
+				props = map[string][]idset.Range{}
+			}
 			props[p] = append(props[p], idset.Range{First: v.Rank, Last: v.Rank})
 		}
 	}
@@ -148,11 +155,12 @@ func New(nodes []Node) *R {
 }
 
 // plainKids counts the children of the views without Extra: a core set
-// and a GPU set each, when not empty.
+// and a GPU set each, when not empty, and none for a view whose sets
+// are the previous view's (likeLast), which shares its children.
 func plainKids(nodes []Node) int {
 	n := 0
 	for i := range nodes {
-		if v := &nodes[i]; len(v.Extra) == 0 {
+		if v := &nodes[i]; len(v.Extra) == 0 && !likeLast(nodes, i) {
 			if !v.Cores.IsEmpty() {
 				n++
 			}
@@ -162,6 +170,19 @@ func plainKids(nodes []Node) int {
 		}
 	}
 	return n
+}
+
+// likeLast reports whether view i and the one before it are both without
+// Extra and hold the same cores and GPUs: i's children are then the
+// ones made for the view before (kids are never changed once made). A
+// grant of many like nodes, the one core 0 of each, is so one child and
+// not one a node; that was a third of what a grant's R took.
+func likeLast(nodes []Node, i int) bool {
+	if i == 0 {
+		return false
+	}
+	v, u := &nodes[i], &nodes[i-1]
+	return len(v.Extra) == 0 && len(u.Extra) == 0 && v.Cores.Equal(u.Cores) && v.GPUs.Equal(u.GPUs)
 }
 
 // plainKidsOf is kidsOf for a view without Extra, its children appended
@@ -248,7 +269,16 @@ func cmpUint(a, b uint) int {
 
 // ranksOf builds the rank set of nodes sorted by rank, one range per run.
 func ranksOf(nodes []node) idset.Set {
-	var rs []idset.Range
+	// The runs are counted first, so that the ranges take one allocation
+	// rather than one for each time append would grow them (every grant
+	// makes its R's ranks).
+	runs := 0
+	for i, n := range nodes {
+		if i == 0 || nodes[i-1].rank+1 != n.rank {
+			runs++
+		}
+	}
+	rs := make([]idset.Range, 0, runs)
 	for _, n := range nodes {
 		if k := len(rs) - 1; k >= 0 && rs[k].Last+1 == n.rank {
 			rs[k].Last = n.rank
@@ -346,18 +376,35 @@ func (r *R) Nodes() []Node {
 	return out
 }
 
-// AllNodes yields the per-rank views in rank order, as Nodes returns
-// them, without the slice: a pool's Allocate and Release look at every
-// node of every grant twice.
-func (r *R) AllNodes() iter.Seq[Node] {
-	return func(yield func(Node) bool) {
-		names := r.Properties()
-		for _, n := range r.nodeList() {
-			if !yield(r.view(n, names)) {
-				return
-			}
+// Part is what a pool counts of one rank of an R: its cores, GPUs and
+// memory, without what a Node adds (hostname, properties, other
+// children), which a grant's Allocate and Release never read.
+type Part struct {
+	Rank   uint
+	Cores  idset.Set
+	GPUs   idset.Set
+	Memory uint64
+}
+
+// NumNodes is the number of ranks r holds, for PartAt.
+func (r *R) NumNodes() int { return len(r.nodeList()) }
+
+// PartAt is the part of the i-th rank of r, in rank order (0 <=
+// i < NumNodes). A pool's Allocate and Release look at every node of
+// every grant twice: a Node's view there (its properties looked up, a
+// struct twice the size copied) was a tenth of a replay's time.
+func (r *R) PartAt(i int) Part {
+	n := &r.nodes[i]
+	p := Part{Rank: n.rank, Memory: n.mem}
+	for _, k := range n.kids {
+		switch k.name {
+		case CoreKey:
+			p.Cores = k.ids
+		case GPUKey:
+			p.GPUs = k.ids
 		}
 	}
+	return p
 }
 
 // Node returns the view of rank, or false when r does not hold it.

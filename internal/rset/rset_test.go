@@ -637,3 +637,36 @@ func TestGroupsManyKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestStringSharedKids holds String's one-group shortcut (every rank
+// holding one shared children slice, as New gives like views) to the
+// grouped form, and New to sharing the children only of like views.
+func TestStringSharedKids(t *testing.T) {
+	one := func(ids ...uint) idset.Set { return idset.Of(ids...) }
+	for _, tc := range []struct {
+		name  string
+		views []Node
+		want  string
+	}{
+		{"like", []Node{{Rank: 0, Cores: one(0)}, {Rank: 1, Cores: one(0)}, {Rank: 3, Cores: one(0)}, {Rank: 4, Cores: one(0)}}, "rank[0-1,3-4]/core0"},
+		{"one", []Node{{Rank: 7, Cores: one(1, 2)}}, "rank7/core[1-2]"},
+		{"gpus", []Node{{Rank: 0, Cores: one(0), GPUs: one(1)}, {Rank: 1, Cores: one(0), GPUs: one(1)}}, "rank[0-1]/core0,gpu1"},
+		{"unlike", []Node{{Rank: 0, Cores: one(0)}, {Rank: 1, Cores: one(1)}, {Rank: 2, Cores: one(0)}}, "rank[0,2]/core0 rank1/core1"},
+		{"gpu differs", []Node{{Rank: 0, Cores: one(0)}, {Rank: 1, Cores: one(0), GPUs: one(0)}}, "rank0/core0 rank1/core0,gpu0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(tc.views)
+			if got := r.String(); got != tc.want {
+				t.Errorf("String() = %q, want %q", got, tc.want)
+			}
+			if got := r.groupsString(); got != tc.want {
+				t.Errorf("groupsString() = %q, want %q", got, tc.want)
+			}
+			for i, v := range tc.views {
+				if got := r.PartAt(i); got.Rank != v.Rank || !got.Cores.Equal(v.Cores) || !got.GPUs.Equal(v.GPUs) {
+					t.Errorf("PartAt(%d) = %+v, want the view %+v", i, got, v)
+				}
+			}
+		})
+	}
+}

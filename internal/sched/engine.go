@@ -24,6 +24,9 @@ type Engine struct {
 	// deferred holds requests that arrived before sched-ready was
 	// answered; they are served once it is.
 	deferred []wire.Message
+	// stepped is the last Step's responses, emptied, for the next
+	// (appendStep).
+	stepped []schedproto.AllocResponse
 }
 
 type phase int
@@ -65,8 +68,12 @@ func (e *Engine) Step(now float64, budget int) ([]wire.Message, bool, error) {
 	if e.phase != serving {
 		return nil, true, nil
 	}
-	resps, done := e.s.Step(now, budget)
+	resps, done := e.s.appendStep(e.stepped[:0], now, budget)
 	out, err := e.responses(resps)
+	// The messages hold copies; what the responses point to (R,
+	// annotations) is let go of here, not when the next Step overwrites.
+	clear(resps)
+	e.stepped = resps
 	return out, done, err
 }
 

@@ -111,9 +111,16 @@ func (s *Scheduler) Busy() bool { return s.cur != nil || s.dirty }
 // policies, sessions, down ranks, nodes joining) drops it, and the next
 // Step starts again from the head. now should not go backwards.
 func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, bool) {
+	return s.appendStep(nil, now, budget)
+}
+
+// appendStep is Step with the responses appended to out: the engine
+// passes the last Step's, which it has done with, so that a pass's
+// responses are not a slice grown anew every pass.
+func (s *Scheduler) appendStep(out []schedproto.AllocResponse, now float64, budget int) ([]schedproto.AllocResponse, bool) {
 	if s.cur == nil {
 		if !s.dirty {
-			return nil, true
+			return out, true
 		}
 		s.begin(now)
 	}
@@ -122,7 +129,6 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 	for _, w := range ps.queues {
 		w.stale = true // input since the last Step may have moved heads
 	}
-	var out []schedproto.AllocResponse
 	for n := 0; budget <= 0 || n < budget; n++ {
 		w := s.next(ps)
 		if w == nil {
@@ -131,11 +137,11 @@ func (s *Scheduler) Step(now float64, budget int) ([]schedproto.AllocResponse, b
 		}
 		p := w.head
 		w.cursor, w.stale = p, true
-		r := s.consider(ps, w, p)
-		if r != nil {
-			out = append(out, *r)
+		r, ok := s.consider(ps, w, p)
+		if ok {
+			out = append(out, r)
 		}
-		if r != nil && r.Type != schedproto.Annotate {
+		if ok && r.Type != schedproto.Annotate {
 			// Granted, or denied for an R it could not write: it leaves
 			// the queue, which by itself makes no new pass due.
 			dirty := s.dirty
@@ -460,8 +466,9 @@ func (s *Scheduler) begin(now float64) {
 }
 
 // consider decides one job's fate in the pass and returns the response to
-// send for it, if any.
-func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocResponse {
+// send for it, if any (ok). By value: a pointer put every grant's
+// response on the heap, to be copied into the pass's responses.
+func (s *Scheduler) consider(ps *pass, w *walk, p *pending) (resp schedproto.AllocResponse, ok bool) {
 	q := w.policy
 	w.seen++
 	if q.QueueDepth > 0 && w.seen >= q.QueueDepth {
@@ -482,7 +489,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 		if r, ok := s.place(ps, w, p, dur); ok {
 			resp := s.grant(p, r, ps.now)
 			s.unswap() // not granted: the planner lacks p's planned start
-			return &resp
+			return resp, true
 		}
 		s.unswap()
 		if p.req.MemPerSlot > 0 {
@@ -526,7 +533,7 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	}
 	defer s.settle(ps, w)
 	if p.announced && sameWhy(p.sentWhy, why) && sameEst(p.sentEst, est) {
-		return nil
+		return schedproto.AllocResponse{}, false
 	}
 	clear := !math.IsNaN(p.sentEst) && math.IsNaN(est)
 	if !p.announced {
@@ -544,11 +551,11 @@ func (s *Scheduler) consider(ps *pass, w *walk, p *pending) *schedproto.AllocRes
 	if why != nil {
 		reason = why.Error()
 	}
-	resp := &schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
+	resp = schedproto.AllocResponse{ID: p.id, Type: schedproto.Annotate, Annotations: waiting(reason, est, clear)}
 	if s.typed {
 		resp.Annotated = waitingValue(reason, est, clear)
 	}
-	return resp
+	return resp, true
 }
 
 // place returns where p starts now, if it does.
@@ -743,7 +750,12 @@ func fits(free, amount []int64) bool {
 //
 // The job's span changes what planned starts are made from (the epoch),
 // unless it is exactly the planned start place took out for it
-// (startsAsPlanned): the planner is then as it was.
+// (startsAsPlanned): the planner is then as it was. Or unless place
+// found the job's amount free for its whole time with none of the last
+// pass's planned starts left (asPlanned.fitted): each planned start of
+// this pass still fits where it is, and none could be earlier.
+// TestStartAsPlannedShorterThanPlanned holds the epoch moving for a
+// swap that is not fitted and not the same span.
 func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	swap := s.swap
 	s.swap = asPlanned{}
@@ -759,8 +771,14 @@ func (s *Scheduler) hold(id fluid.ID, r *rset.R, end float64) {
 	h, start, amount := s.plans(r, end)
 	s.running[id] = h
 	same := swap.ok && swap.start == start && swap.end == end
-	within := swap.fitted && s.staleAt == len(s.stale) && swap.start <= start && end <= swap.end
-	if !h.planned || !(same || within) || !slices.Equal(swap.amount, amount) {
+	// A fitted swap needs no check of the span or of the planned starts
+	// left: place made it only with none of the last pass's left, over
+	// [now, now + duration), or [now, forever) without a duration, and
+	// grant calls hold at once (nothing between drops or takes a planned
+	// start) with R starting now and ending at now + duration, or at its
+	// expiration, which is no later. Outside a pass (hello) there is no
+	// swap: consider clears it after every job (unswap).
+	if !h.planned || !(same || swap.fitted) || !slices.Equal(swap.amount, amount) {
 		s.epoch++
 	}
 }

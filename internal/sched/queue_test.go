@@ -306,3 +306,75 @@ func render(resps []schedproto.AllocResponse) string {
 	}
 	return b.String()
 }
+
+// TestStartAsPlannedShorterThanPlanned holds hold's epoch rule for a job
+// that starts at its planned start but holds less than that start did:
+// a job without a duration is planned until forever, and granted until
+// the inventory's expiration. The planned starts after it were made
+// with it holding its cores for good, so they must be made anew (the
+// epoch moves); kept, C below would keep the start it had behind D's
+// end (1300) rather than the expiration's (1100). Only the fitted case
+// (place found the job's whole time free, nothing of the last pass
+// left) may keep the epoch for a span other than the one planned.
+func TestStartAsPlannedShorterThanPlanned(t *testing.T) {
+	var scheds [2]*Scheduler
+	for i := range scheds {
+		inv, err := resource.FromConfig([]resource.ConfigEntry{{Hosts: "n0", Cores: "0-3"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(inv.WithTimes(0, 1100), QueuePolicy{Kind: Conservative}, 0)
+		s.lookAtAll, s.noReplan = i == 1, i == 1
+		scheds[i] = s
+	}
+	now := 1000.0
+	each := func(f func(s *Scheduler) []schedproto.AllocResponse) string {
+		t.Helper()
+		var outs [2]string
+		for i, s := range scheds {
+			outs[i] = render(f(s))
+		}
+		if outs[0] != outs[1] {
+			t.Fatalf("at %v, keeping planned starts:\n%s\nmaking them anew:\n%s", now, outs[0], outs[1])
+		}
+		return outs[0]
+	}
+	alloc := func(id fluid.ID, ntasks int, dur float64) {
+		t.Helper()
+		js, err := jobspec.FromOptions(jobspec.Options{Command: []string{"true"}, NTasks: ntasks, Duration: dur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := js.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		each(func(s *Scheduler) []schedproto.AllocResponse {
+			out, err := s.Alloc(schedproto.Alloc{ID: id, Priority: 16, TSubmit: now + float64(id)/100, Jobspec: raw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		})
+	}
+	pass := func() string {
+		return each(func(s *Scheduler) []schedproto.AllocResponse { return s.Schedule(now) })
+	}
+	alloc(1, 4, 10) // X: every core until 1010
+	pass()
+	alloc(2, 2, 0)   // A: planned at 1010 until forever
+	alloc(3, 2, 290) // D: planned at 1010 until 1300
+	alloc(4, 2, 5)   // C: planned at 1300, behind A (forever) and D
+	if out := pass(); !strings.Contains(out, `"t_estimate":1300`) {
+		t.Fatalf("C is not planned at 1300 behind A and D:\n%s", out)
+	}
+	now = 1010 // X ends at its planned end: the planned starts stay
+	for _, s := range scheds {
+		if _, err := s.Free(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := pass(); !strings.Contains(out, `"t_estimate":1100`) {
+		t.Fatalf("C is not planned at 1100, when A's R expires:\n%s", out)
+	}
+}

@@ -365,7 +365,7 @@ var ErrDuplicate = errors.New("job already has an alloc request or resources")
 // satisfied is answered at once with DENY; any other waits for a pass.
 // The error is for protocol violations, which deserve an error response.
 func (s *Scheduler) Alloc(a schedproto.Alloc) ([]schedproto.AllocResponse, error) {
-	if _, ok := s.byID[a.ID]; ok || !s.pool.Allocated(a.ID).IsEmpty() {
+	if _, ok := s.byID[a.ID]; ok || s.pool.Holds(a.ID) {
 		return nil, fmt.Errorf("sched.alloc: job %s: %w", a.ID, ErrDuplicate)
 	}
 	deny := func(note string) []schedproto.AllocResponse {
@@ -491,7 +491,7 @@ func (s *Scheduler) Prioritize(p schedproto.Prioritize) {
 // reports it.
 func (s *Scheduler) Free(id fluid.ID) (schedproto.JobID, error) {
 	resp := schedproto.JobID{ID: id}
-	if s.pool.Allocated(id).IsEmpty() {
+	if !s.pool.Holds(id) {
 		return resp, fmt.Errorf("sched.free: job %s holds no resources", id)
 	}
 	s.dirty = true

@@ -355,6 +355,18 @@ func checkOutputLimit(js *jobspec.Jobspec, owner bool) error {
 // the set and states are only read.
 func admitAll(set *queue.Set, states map[string]queue.State, specs []*jobspec.Jobspec, us []queue.User) ([][]byte, int, error) {
 	canons := make([][]byte, len(specs))
+	if serial(len(specs)) {
+		// In order, without the closure each would be given (made on
+		// the heap for every batch, as each may hand it to goroutines):
+		// the first refusal is the same.
+		for i := range specs {
+			var err error
+			if canons[i], err = set.AdmitCanonical(specs[i], states, us[i]); err != nil {
+				return nil, i, err
+			}
+		}
+		return canons, len(specs), nil
+	}
 	errs := make([]error, len(specs))
 	each(len(specs), func(i int) {
 		canons[i], errs[i] = set.AdmitCanonical(specs[i], states, us[i])
@@ -367,9 +379,17 @@ func admitAll(set *queue.Set, states map[string]queue.State, specs []*jobspec.Jo
 	return canons, len(specs), nil
 }
 
+// serial reports whether each would call fn for n in this goroutine: a
+// caller with a small batch (a replay's, a submission's) loops itself,
+// and makes no closure for each.
+func serial(n int) bool { return eachWorkers(n) == 1 }
+
+// eachWorkers is how many goroutines each runs n calls on.
+func eachWorkers(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/256)) }
+
 // each calls fn for 0..n-1, a large n on every core.
 func each(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/256))
+	workers := eachWorkers(n)
 	if workers == 1 {
 		// Here: a goroutine of its own would grow its stack anew for
 		// each small batch (copystack was 3% of a replay, which submits
@@ -403,14 +423,23 @@ type parsed struct {
 // alone. The caller looks at the errors in order.
 func parseAll(reqs []SubmitRequest) []parsed {
 	out := make([]parsed, len(reqs))
-	each(len(reqs), func(i int) {
-		if js := reqs[i].Parsed; js != nil {
-			out[i].js = js
-			return
+	if serial(len(reqs)) { // see admitAll
+		for i := range reqs {
+			out[i] = parseOne(&reqs[i])
 		}
-		out[i].js, out[i].err = jobspec.Parse(reqs[i].Jobspec)
-	})
+		return out
+	}
+	each(len(reqs), func(i int) { out[i] = parseOne(&reqs[i]) })
 	return out
+}
+
+// parseOne is a request's jobspec, parsed unless it comes parsed.
+func parseOne(req *SubmitRequest) parsed {
+	if js := req.Parsed; js != nil {
+		return parsed{js: js}
+	}
+	js, err := jobspec.Parse(req.Jobspec)
+	return parsed{js: js, err: err}
 }
 
 // dependencies reads a jobspec's RFC 26 dependencies; a job named as a
