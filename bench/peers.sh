@@ -22,7 +22,7 @@ set -euo pipefail
 
 usage() {
 	cat <<'EOF'
-usage: bench/peers.sh [--jobs N] [--slots S] [--rounds R] [--arms LIST]
+usage: bench/peers.sh [--jobs N] [--slots S] [--rounds R] [--arms LIST] [--base DIR]
 
 N `true` jobs on S slots, run by xargs -P S (raw), fluxq, task-spooler
 (tsp -S S) and GNU parallel (-j S), in R interleaved rounds; prints each
@@ -36,6 +36,9 @@ bench/results/peers.json.
   --rounds R   rounds (default 5)
   --arms LIST  which to run, of raw,fluxq,tsp,parallel (default all); raw
                always runs, the ratios being to it
+  --base DIR   also run the fluxq and fluxsched in DIR (another build, as
+               bin/ of a worktree of main), as the arm "base", right
+               after fluxq in each round: two builds compared in one run
   --help       this text
 EOF
 }
@@ -51,7 +54,7 @@ count() {
 	fi
 	echo "$((10#$2))"
 }
-jobs=1000 slots=2 rounds=5 want=raw,fluxq,tsp,parallel
+jobs=1000 slots=2 rounds=5 want=raw,fluxq,tsp,parallel base=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--help | -h) usage; exit 0 ;;
@@ -65,6 +68,11 @@ while [ $# -gt 0 ]; do
 		want=$2
 		shift 2 ;;
 	--arms=*) want=${1#*=}; shift ;;
+	--base)
+		[ $# -ge 2 ] || die "--base wants a folder holding fluxq and fluxsched"
+		base=$2
+		shift 2 ;;
+	--base=*) base=${1#*=}; shift ;;
 	--jobs=* | --slots=* | --rounds=*)
 		v=$(count "${1%%=*}" "${1#*=}") || exit 2
 		case $1 in --jobs=*) jobs=$v ;; --slots=*) slots=$v ;; --rounds=*) rounds=$v ;; esac
@@ -80,6 +88,11 @@ done
 arms=(raw)
 for a in fluxq tsp parallel; do
 	[[ ,$want, == *,$a,* ]] && arms+=("$a")
+	if [ "$a" = fluxq ] && [ -n "$base" ]; then
+		[ -x "$base/fluxq" ] && [ -x "$base/fluxsched" ] || die "--base: no fluxq and fluxsched in \"$base\""
+		base=$(cd "$base" && pwd)
+		arms+=(base)
+	fi
 done
 
 # shellcheck source=bench/lib.sh source-path=SCRIPTDIR/..
@@ -157,9 +170,15 @@ arm_raw() {
 	r=$(rate "$jobs" "$t0" "$t1")
 }
 
+# arm_fluxq [NAME]: one run of $bin's fluxq, in a state directory of
+# NAME's (fluxq or base) and this round's. Sets cpu to the CPU per job of
+# fluxsched and of the exec agent, in ms: what they took from the cores
+# the jobs share, read from /proc/PID/stat before they are stopped.
+cpu=
 arm_fluxq() {
-	local t0 t1 log=$tmp/fluxsched.$round.log
-	export FLUXQ_STATE_DIR=$tmp/fluxq.$round
+	local name=${1:-fluxq} t0 t1 a fs ag=0
+	local log=$tmp/$name.$round.log
+	export FLUXQ_STATE_DIR=$tmp/$name.$round
 	agent_dirs+=("$FLUXQ_STATE_DIR")
 	"$bin/fluxsched" run --config "$tmp/fluxq.toml" >"$log" 2>&1 &
 	pid=$!
@@ -169,11 +188,22 @@ arm_fluxq() {
 	waited "$bin/fluxq" submit --quiet --cc "1-$jobs" true
 	waited "$bin/fluxq" wait --all
 	t1=$(now)
+	fs=$(cpu_ticks "$pid")
+	for a in $(agents "$FLUXQ_STATE_DIR"); do ag=$((ag + $(cpu_ticks "$a"))); done
+	cpu="$(ms_per_job "$fs" "$jobs") $(ms_per_job "$ag" "$jobs")"
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
 	pid=
 	stop_agents "$FLUXQ_STATE_DIR"
 	r=$(rate "$jobs" "$t0" "$t1")
+}
+
+# The other build's fluxq, run as this one's is.
+arm_base() {
+	local ours=$bin
+	bin=$base
+	arm_fluxq base
+	bin=$ours
 }
 
 # task-spooler's server and the client that waits for each job fork into
@@ -219,8 +249,8 @@ arm_parallel() {
 	r=$(rate "$jobs" "$t0" "$t1")
 }
 
-declare -A installed=([raw]=1 [fluxq]=1 [tsp]=${tsp:+1} [parallel]=${parallel:+1})
-declare -A rates=() ratios=()
+declare -A installed=([raw]=1 [fluxq]=1 [base]=1 [tsp]=${tsp:+1} [parallel]=${parallel:+1})
+declare -A rates=() ratios=() fscpu=() agcpu=()
 load_before=$(uptime)
 echo "$load_before"
 # shellcheck disable=SC2016 # the backquotes are markdown's
@@ -233,6 +263,10 @@ for ((round = 1; round <= rounds; round++)); do
 		"arm_$a"
 		[ "$a" = raw ] && raw=$r
 		rates[$a]+="$r "
+		if [ "$a" = fluxq ] || [ "$a" = base ]; then
+			fscpu[$a]+="${cpu% *} "
+			agcpu[$a]+="${cpu#* } "
+		fi
 		ratios[$a]+="$(awk -v a="$r" -v b="$raw" 'BEGIN { printf "%.4f", a / b }') "
 		line+=" $a $r"
 	done
@@ -245,6 +279,7 @@ label() {
 	case $1 in
 	raw) echo "raw" ;;
 	fluxq) echo "**fluxq**" ;;
+	base) echo "fluxq, the build in $base" ;;
 	tsp) echo "task-spooler${tsp_version:+ $tsp_version} (\`tsp -S $slots\`)" ;;
 	parallel) echo "GNU parallel${parallel_version:+ $parallel_version} (\`-j$slots\`)" ;;
 	esac
@@ -268,6 +303,11 @@ for a in "${arms[@]}"; do
 done
 echo
 echo "medians of $rounds rounds; ratios are each round's rate over raw's in the same round"
+for a in fluxq base; do
+	[ -n "${fscpu[$a]-}" ] || continue
+	printf '%s: CPU per job, fluxsched %s ms, exec agent %s ms (medians)\n' "$a" \
+		"$(tr ' ' '\n' <<<"${fscpu[$a]}" | grep . | median)" "$(tr ' ' '\n' <<<"${agcpu[$a]}" | grep . | median)"
+done
 echo "$load_after"
 
 # bench/results/peers.json: every round's figures and the medians.
@@ -278,8 +318,12 @@ json_list() { tr ' ' '\n' <<<"$1" | grep . | paste -sd, -; }
 	sep=
 	for a in "${arms[@]}"; do
 		if [ -n "${installed[$a]}" ]; then
-			printf '%s{"arm": "%s", "installed": true, "jobs_per_s": [%s], "ratios_to_raw": [%s], "median_jobs_per_s": %s, "median_ratio_to_raw": %s}' \
+			printf '%s{"arm": "%s", "installed": true, "jobs_per_s": [%s], "ratios_to_raw": [%s], "median_jobs_per_s": %s, "median_ratio_to_raw": %s' \
 				"$sep" "$a" "$(json_list "${rates[$a]}")" "$(json_list "${ratios[$a]}")" "${med[$a]}" "${medratio[$a]}"
+			if [ -n "${fscpu[$a]-}" ]; then
+				printf ', "fluxsched_cpu_ms_per_job": [%s], "agent_cpu_ms_per_job": [%s]' "$(json_list "${fscpu[$a]}")" "$(json_list "${agcpu[$a]}")"
+			fi
+			printf '}'
 		else
 			printf '%s{"arm": "%s", "installed": false}' "$sep" "$a"
 		fi

@@ -302,7 +302,7 @@ func (d *Daemon) serve(ctx context.Context, cancel context.CancelCauseFunc, opts
 	if err != nil {
 		return err
 	}
-	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits(), BootID: boot.ID()})
+	jm := jobmgr.New(jobmgr.Config{Inventory: s.schedR, Reservations: s.res, Down: down, Owner: uint32(os.Getuid()), Guests: cfg.Access.GuestLimits(), BootID: boot.ID(), TypedSched: true})
 	jm.SetQueues(cfg.QueueSet, s.qstates)
 	age, num := cfg.JobManager.Retention()
 	jm.SetRetention(jobmgr.Retention{AgeLimit: age, NumLimit: num})

@@ -47,6 +47,11 @@ func (d *Daemon) startScheduler(cmdline, params string, opts sched.Options, log 
 	var connect func() (wire.Conn, error)
 	if cmdline == "" {
 		opts.Logf = func(f string, a ...any) { log.Warn(fmt.Sprintf(f, a...)) }
+		// Its answers stay values on the pipe: the job manager takes a
+		// SUCCESS's R as it is (and encodes it once, to store it), where
+		// JSON had the scheduler encode it and the job manager parse it
+		// again.
+		opts.Typed = true
 		connect = func() (wire.Conn, error) {
 			jmEnd, schedEnd := wire.Pipe()
 			go func() {

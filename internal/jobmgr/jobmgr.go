@@ -102,6 +102,13 @@ type Config struct {
 	// A live instance sends JSON: its exec router reads the start
 	// request's bytes.
 	Typed bool
+	// TypedSched is Typed for the scheduler's messages alone: a live
+	// instance's (fluxsched run's), whose exec service reads JSON and
+	// whose scheduler, in process, decodes values as they are (one
+	// behind a socket, --sched-cmd, gets them encoded as it always did).
+	// A sched.alloc then hands its jobspec's bytes on without encoding
+	// the request around them and decoding it again.
+	TypedSched bool
 }
 
 // Outbox is what a loop turn produced, to act on after the commit.
@@ -560,13 +567,13 @@ func (m *Manager) respondSched(req wire.Message, v any) {
 	m.out.Sched = append(m.out.Sched, msg.Answering(req))
 }
 
-// schedMessage builds a message to the scheduler: typed (Config.Typed)
-// or JSON.
+// schedMessage builds a message to the scheduler: typed (Config.Typed,
+// Config.TypedSched) or JSON.
 func (m *Manager) schedMessage(t wire.Type, topic string, v any) (wire.Message, error) {
 	switch {
-	case m.cfg.Typed && t == wire.Request:
+	case (m.cfg.Typed || m.cfg.TypedSched) && t == wire.Request:
 		return wire.NewTypedRequest(topic, v), nil
-	case m.cfg.Typed:
+	case m.cfg.Typed || m.cfg.TypedSched:
 		return wire.NewTypedResponse(topic, v), nil
 	case t == wire.Request:
 		return wire.NewRequest(topic, v)

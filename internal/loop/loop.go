@@ -714,6 +714,9 @@ func (l *Loop) handle(tx *store.Tx, in input) {
 // logLine is a scheduler's message as it came, short enough for one log
 // line.
 func logLine(m wire.Message) string {
+	if e, err := m.Encoded(); err == nil {
+		m = e // a typed message (the built-in scheduler's) shows its payload
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return m.Topic

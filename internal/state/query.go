@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
+	"github.com/fluxq/fluxq/internal/procs"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -250,7 +250,8 @@ func severityOf(v any) (int, bool) {
 // name their job (ids[i]), in order.
 func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 	out := make([]api.JobSummary, len(raws))
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
+	workers, release := procs.Split(len(raws) / 1024)
+	defer release()
 	bad := make([][]int, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
