@@ -4,10 +4,10 @@
 // chunk while the later ones are still being encoded.
 package inorder
 
-import "github.com/fluxq/fluxq/internal/procs"
+import "runtime"
 
 // Each calls work(i) for every i in [0, n), on up to GOMAXPROCS
-// goroutines (the machine's in a process on one P: procs.Split), and emit(i, r) with each result in the order of i. It
+// goroutines, and emit(i, r) with each result in the order of i. It
 // returns the first error, of work(i) or of emit, in that order; then no
 // more is emitted, and the workers stop before their next piece (one
 // under way is finished and dropped). work must be safe to call
@@ -31,9 +31,7 @@ func Each[R any](n int, work func(i int) (R, error), emit func(i int, r R) error
 	close(next)
 	stop := make(chan struct{})
 	defer close(stop)
-	workers, release := procs.Split(n)
-	defer release()
-	for range workers {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		go func() {
 			for i := range next {
 				select {

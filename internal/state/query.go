@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/fluxq/fluxq/internal/eventlog"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
-	"github.com/fluxq/fluxq/internal/procs"
 	"github.com/fluxq/fluxq/internal/store"
 )
 
@@ -250,8 +250,7 @@ func severityOf(v any) (int, bool) {
 // name their job (ids[i]), in order.
 func decodeSummaries(raws [][]byte, ids []fluid.ID) ([]api.JobSummary, []int) {
 	out := make([]api.JobSummary, len(raws))
-	workers, release := procs.Split(len(raws) / 1024)
-	defer release()
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(raws)/1024))
 	bad := make([][]int, workers)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {

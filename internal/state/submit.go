@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
-	"github.com/fluxq/fluxq/internal/procs"
 	"github.com/fluxq/fluxq/internal/queue"
 	"github.com/fluxq/fluxq/internal/reservation"
 	"github.com/fluxq/fluxq/internal/store"
@@ -384,14 +384,12 @@ func admitAll(set *queue.Set, states map[string]queue.State, specs []*jobspec.Jo
 // and makes no closure for each.
 func serial(n int) bool { return eachWorkers(n) == 1 }
 
-// eachWorkers is how many goroutines each runs n calls on: as many as
-// its Split will give (the machine's Ps in a process on one P).
-func eachWorkers(n int) int { return min(procs.Max(), max(1, n/256)) }
+// eachWorkers is how many goroutines each runs n calls on.
+func eachWorkers(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/256)) }
 
 // each calls fn for 0..n-1, a large n on every core.
 func each(n int, fn func(i int)) {
-	workers, release := procs.Split(n / 256)
-	defer release()
+	workers := eachWorkers(n)
 	if workers == 1 {
 		// Here: a goroutine of its own would grow its stack anew for
 		// each small batch (copystack was 3% of a replay, which submits

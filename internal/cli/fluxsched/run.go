@@ -21,7 +21,6 @@ import (
 	"github.com/fluxq/fluxq/internal/config"
 	"github.com/fluxq/fluxq/internal/daemon"
 	"github.com/fluxq/fluxq/internal/gcpace"
-	"github.com/fluxq/fluxq/internal/procs"
 	"github.com/fluxq/fluxq/internal/resource"
 	"github.com/fluxq/fluxq/internal/sched"
 	"github.com/fluxq/fluxq/internal/store"
@@ -125,10 +124,6 @@ func run(c *cli.Context) error {
 		}
 	}()
 	gcpace.Start(ctx) // the process's collector, not the daemon's: tests run daemons in theirs
-	// One P but for work split across goroutines (a long listing, a large
-	// submission): the loop's hand-offs then wake no other thread. The
-	// process's, as the collector's pace is.
-	procs.Narrow()
 	return d.Run(ctx)
 }
 
