@@ -1,8 +1,10 @@
 package writes
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -168,7 +170,10 @@ func cancelAll(t *Turn, p api.CancelAllParams) (api.CancelAllResult, error) {
 	if q.States == 0 {
 		q.States = job.Active
 	}
-	jobs := t.JM.Selected(state.Selects(t.Caller.UID, q))
+	jobs, err := selected(t, q)
+	if err != nil {
+		return api.CancelAllResult{}, err
+	}
 	out := api.CancelAllResult{Matched: len(jobs)}
 	if p.DryRun {
 		return out, nil
@@ -180,6 +185,29 @@ func cancelAll(t *Turn, p api.CancelAllParams) (api.CancelAllResult, error) {
 		}
 	}
 	c.done()
+	return out, nil
+}
+
+// selected is the active jobs q takes as the last commit left them (what
+// a listing would have shown the caller), in id order. The loop's job
+// manager holds them so, and is asked. The direct path's has just taken
+// every job up in this transaction, and moved those that could go on
+// (DEPEND and PRIORITY to SCHED: jobmgr.Manager.Load), so the store's
+// summaries, which it saves only once the write has run, are read
+// instead, by the listing itself.
+func selected(t *Turn, q api.JobsQuery) ([]jobmgr.Selection, error) {
+	if !t.JM.Offline() {
+		return t.JM.Selected(state.Selects(t.Caller.UID, q)), nil
+	}
+	sums, err := state.ListJobs(t.Tx, t.Caller.UID, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]jobmgr.Selection, len(sums))
+	for i, s := range sums {
+		out[i] = jobmgr.Selection{ID: s.ID, UserID: s.UserID}
+	}
+	slices.SortFunc(out, func(a, b jobmgr.Selection) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
