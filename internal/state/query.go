@@ -77,10 +77,13 @@ func ListJobs(tx *store.Tx, uid uint32, q api.JobsQuery) ([]api.JobSummary, erro
 		ids = q.IDs
 	} else {
 		// In place: they are decoded before the transaction ends.
-		tx.ForEachJobSummary(func(id uint64, summary []byte) {
+		err := tx.ForEachJobSummary(func(id uint64, summary []byte) {
 			raws = append(raws, summary)
 			ids = append(ids, fluid.ID(id))
 		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	all, bad := decodeSummaries(raws, ids)
 	for _, i := range bad {

@@ -225,17 +225,20 @@ func (t *Tx) AppendJobValue(id uint64, key string, more []byte) error {
 }
 
 // ForEachJob calls fn for each job in id (submit) order, starting at the
-// first id >= from, until fn returns false or an error.
+// first id >= from, until fn returns false or an error. A damaged job/ids
+// is ErrCorrupt (orphans).
 func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []byte) (bool, error)) error {
 	c := t.kindBucket(kindIDs).Cursor()
+	o := t.orphans(u64(from))
 	var last []byte
 	for k, v := c.Seek(u64(from)); k != nil; k, v = c.Next() {
-		// bbolt reads a damaged page's elements as they lie, past its
-		// end if its count says so: what no store holds is damage.
-		if len(k) != 8 || !bytes.Equal(v, present) || (last != nil && bytes.Compare(last, k) >= 0) {
-			return fmt.Errorf("%w: job/ids holds a key that is not a job id in order", ErrCorrupt)
+		if err := checkID(last, k, v); err != nil {
+			return err
 		}
 		last = k
+		if err := o.upTo(k); err != nil {
+			return err
+		}
 		get := func(key string) []byte {
 			kd, ok := kindOf(key)
 			if !ok {
@@ -248,6 +251,37 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 			return err
 		}
 	}
+	return o.upTo(nil)
+}
+
+// orphans walks job/summary beside a walk of job/ids. Every job has a
+// summary, and no summary outlives its job (DeleteJob), so a summary
+// whose id job/ids lacks is damage to job/ids: a leaf whose element
+// count was made smaller, or whose elements bbolt read past its end
+// (for it trusts its file), reads as fewer jobs and no error at all,
+// and a listing would leave jobs out in silence. The full check at
+// fluxsched's start finds such a page; a command on the direct path
+// with a large store reads without it (internal/client, fullCheckMax).
+type orphans struct {
+	c *bolt.Cursor
+	k []byte
+}
+
+func (t *Tx) orphans(from []byte) *orphans {
+	c := t.kindBucket(kindSummary).Cursor()
+	k, _ := c.Seek(from)
+	return &orphans{c: c, k: k}
+}
+
+// upTo passes the summaries up to id (nil: every one left), which must
+// all be of id itself.
+func (o *orphans) upTo(id []byte) error {
+	for o.k != nil && (id == nil || bytes.Compare(o.k, id) <= 0) {
+		if id == nil || !bytes.Equal(o.k, id) {
+			return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
+		}
+		o.k, _ = o.c.Next()
+	}
 	return nil
 }
 
@@ -257,34 +291,52 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 // ends (in a read-write one, until its next write): a listing reads all
 // of them, then decodes them on every core, and keeps no byte of them
 // (100,000 copies were 40 MB of a listing's garbage). It walks job/ids,
-// job/summary and job/summary-crc side by side, each page once.
-func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) {
+// job/summary and job/summary-crc side by side, each page once; a
+// damaged job/ids is ErrCorrupt (checkID).
+func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) error {
 	ids := t.kindBucket(kindIDs).Cursor()
 	sums := t.kindBucket(kindSummary).Cursor()
 	crcs := t.kindBucket(kindSummarySum).Cursor()
 	sk, sv := sums.First()
 	ck, cv := crcs.First()
-	for k, _ := ids.First(); k != nil; k, _ = ids.Next() {
-		if len(k) != 8 {
-			// Damage, which the check at fluxsched's start reports;
-			// a listing shows the jobs it can.
-			continue
+	var last []byte
+	for k, v := ids.First(); k != nil; k, v = ids.Next() {
+		if err := checkID(last, k, v); err != nil {
+			return err
 		}
-		for sk != nil && bytes.Compare(sk, k) < 0 {
-			sk, sv = sums.Next()
+		last = k
+		if sk != nil && bytes.Compare(sk, k) < 0 {
+			return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
 		}
 		for ck != nil && bytes.Compare(ck, k) < 0 {
 			ck, cv = crcs.Next()
 		}
-		var v []byte
+		var sum []byte
 		if sk != nil && bytes.Equal(sk, k) {
-			v = sv
-			if ck != nil && bytes.Equal(ck, k) && !bytes.Equal(cv, SummarySum(v)) {
-				v = nil
+			sum = sv
+			if ck != nil && bytes.Equal(ck, k) && !bytes.Equal(cv, SummarySum(sum)) {
+				sum = nil
 			}
+			sk, sv = sums.Next()
 		}
-		fn(binary.BigEndian.Uint64(k), v)
+		fn(binary.BigEndian.Uint64(k), sum)
 	}
+	if sk != nil {
+		return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
+	}
+	return nil
+}
+
+// checkID is what every key of job/ids must be, after last (nil for the
+// first): a job id, in order, present. bbolt reads a damaged page's
+// elements as they lie, past its end if its count says so, without a
+// fault for many of them; what no store holds is damage, and reads as
+// ErrCorrupt rather than as fewer jobs.
+func checkID(last, k, v []byte) error {
+	if len(k) != 8 || !bytes.Equal(v, present) || (last != nil && bytes.Compare(last, k) >= 0) {
+		return fmt.Errorf("%w: job/ids holds a key that is not a job id in order", ErrCorrupt)
+	}
+	return nil
 }
 
 // DeleteJob removes a job's whole record (RFC 21 invalidate, or a purge).

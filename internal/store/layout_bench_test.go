@@ -155,11 +155,14 @@ func cancelRealStore(b *testing.B, path string) {
 	err = s.Update(func(tx *Tx) error {
 		tx.tx.OnCommit(func() { st = tx.tx.Stats() })
 		var pending []uint64
-		tx.ForEachJobSummary(func(id uint64, sum []byte) {
+		err := tx.ForEachJobSummary(func(id uint64, sum []byte) {
 			if bytes.Contains(sum, []byte(`"state":"SCHED"`)) {
 				pending = append(pending, id)
 			}
 		})
+		if err != nil {
+			return err
+		}
 		for _, id := range pending {
 			n++
 			sum, err := tx.JobValue(id, JobSummary)

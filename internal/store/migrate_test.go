@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -315,5 +316,36 @@ func TestMigrateRefusesUnknownRecord(t *testing.T) {
 	// Nothing of the batch moved: the next try meets the same job.
 	if _, err := Open(path, Options{Timeout: time.Second}); err == nil || !strings.Contains(err.Error(), `job 2: record "color"`) {
 		t.Fatalf("second try: %v", err)
+	}
+}
+
+// A job's key gone from job/ids while its summary stays (what a damaged
+// leaf of job/ids reads as, when bbolt reads it without a fault) is
+// damage to both walks of the jobs, never a job left out in silence,
+// whether it is the first, a middle or the last one.
+func TestWalksFindOrphanSummaries(t *testing.T) {
+	for _, gone := range []uint64{1, 2, 3} {
+		path := filepath.Join(t.TempDir(), "fluxq.db")
+		schema2(t, path, 3)
+		s, err := Open(path, Options{Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketJob).Bucket([]byte(kindIDsName)).Delete(u64(gone))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.View(func(tx *Tx) error {
+			if err := tx.ForEachJob(0, func(uint64, func(string) []byte) (bool, error) { return true, nil }); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("job %d gone from job/ids: ForEachJob = %v, want a damaged store", gone, err)
+			}
+			if err := tx.ForEachJobSummary(func(uint64, []byte) {}); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("job %d gone from job/ids: ForEachJobSummary = %v, want a damaged store", gone, err)
+			}
+			return nil
+		})
+		s.Close()
 	}
 }
