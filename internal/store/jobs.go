@@ -236,7 +236,7 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 			return err
 		}
 		last = k
-		if err := o.upTo(k); err != nil {
+		if _, err := o.at(k); err != nil {
 			return err
 		}
 		get := func(key string) []byte {
@@ -251,7 +251,8 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 			return err
 		}
 	}
-	return o.upTo(nil)
+	_, err := o.at(nil)
+	return err
 }
 
 // orphans walks job/summary beside a walk of job/ids. Every job has a
@@ -263,26 +264,29 @@ func (t *Tx) ForEachJob(from uint64, fn func(id uint64, get func(key string) []b
 // fluxsched's start finds such a page; a command on the direct path
 // with a large store reads without it (internal/client, fullCheckMax).
 type orphans struct {
-	c *bolt.Cursor
-	k []byte
+	c    *bolt.Cursor
+	k, v []byte
 }
 
 func (t *Tx) orphans(from []byte) *orphans {
 	c := t.kindBucket(kindSummary).Cursor()
-	k, _ := c.Seek(from)
-	return &orphans{c: c, k: k}
+	k, v := c.Seek(from)
+	return &orphans{c: c, k: k, v: v}
 }
 
-// upTo passes the summaries up to id (nil: every one left), which must
-// all be of id itself.
-func (o *orphans) upTo(id []byte) error {
-	for o.k != nil && (id == nil || bytes.Compare(o.k, id) <= 0) {
-		if id == nil || !bytes.Equal(o.k, id) {
-			return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
-		}
-		o.k, _ = o.c.Next()
+// at returns the summary of job id where it lies (nil when it has none)
+// and passes it; with id nil, it checks that none is left. A summary
+// before id is one of no job: damage.
+func (o *orphans) at(id []byte) ([]byte, error) {
+	if o.k != nil && (id == nil || bytes.Compare(o.k, id) < 0) {
+		return nil, fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
 	}
-	return nil
+	if o.k == nil || id == nil || !bytes.Equal(o.k, id) {
+		return nil, nil
+	}
+	v := o.v
+	o.k, o.v = o.c.Next()
+	return v, nil
 }
 
 // ForEachJobSummary calls fn with each job's summary, in id order, where
@@ -295,9 +299,8 @@ func (o *orphans) upTo(id []byte) error {
 // damaged job/ids is ErrCorrupt (checkID).
 func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) error {
 	ids := t.kindBucket(kindIDs).Cursor()
-	sums := t.kindBucket(kindSummary).Cursor()
+	o := t.orphans(u64(0))
 	crcs := t.kindBucket(kindSummarySum).Cursor()
-	sk, sv := sums.First()
 	ck, cv := crcs.First()
 	var last []byte
 	for k, v := ids.First(); k != nil; k, v = ids.Next() {
@@ -305,26 +308,20 @@ func (t *Tx) ForEachJobSummary(fn func(id uint64, summary []byte)) error {
 			return err
 		}
 		last = k
-		if sk != nil && bytes.Compare(sk, k) < 0 {
-			return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
+		sum, err := o.at(k)
+		if err != nil {
+			return err
 		}
 		for ck != nil && bytes.Compare(ck, k) < 0 {
 			ck, cv = crcs.Next()
 		}
-		var sum []byte
-		if sk != nil && bytes.Equal(sk, k) {
-			sum = sv
-			if ck != nil && bytes.Equal(ck, k) && !bytes.Equal(cv, SummarySum(sum)) {
-				sum = nil
-			}
-			sk, sv = sums.Next()
+		if sum != nil && ck != nil && bytes.Equal(ck, k) && !bytes.Equal(cv, SummarySum(sum)) {
+			sum = nil
 		}
 		fn(binary.BigEndian.Uint64(k), sum)
 	}
-	if sk != nil {
-		return fmt.Errorf("%w: job/summary holds a job that job/ids lacks", ErrCorrupt)
-	}
-	return nil
+	_, err := o.at(nil)
+	return err
 }
 
 // checkID is what every key of job/ids must be, after last (nil for the
