@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/jobspec"
@@ -78,5 +79,51 @@ func TestDiscard(t *testing.T) {
 				t.Errorf("the job prepared again ended %+v", got)
 			}
 		})
+	}
+}
+
+// TestDiscardRacesEnd: a Discard that comes as a launched job ends (the
+// exec service discards after a failed journal write while an earlier
+// start of the same id may be ending) neither blocks nor undoes the job:
+// finish locks the runner with the job locked, and Discard must not lock
+// them the other way round (it did, and TestDiscard hung in CI).
+func TestDiscardRacesEnd(t *testing.T) {
+	h := newHarness(t, ContainSubreaper)
+	const n = 100
+	specs := make([]Spec, n)
+	for i := range specs {
+		specs[i] = spec(t, fluid.ID(1001+i), jobspec.Options{Command: []string{"true"}}, 1, "0")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 1; i <= n; i++ {
+			s := specs[i-1]
+			rec, err := h.r.Prepare(s)
+			if err == nil {
+				err = h.r.Launch(rec, s)
+			}
+			if err != nil {
+				t.Errorf("job %s: %v", s.ID, err)
+				return
+			}
+			// Until it has ended: one of the tries meets its finish.
+			for h.r.job(s.ID) != nil {
+				h.r.Discard(s.ID)
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(failAfter):
+		// Not Fatal: the cleanup's Close would block on the same lock.
+		// A panic ends the test binary with every goroutine's stack.
+		panic("Discard blocked as a job ended (a lock order inverted)")
+	}
+	for i := 1; i <= n; i++ {
+		evs := h.wait(fluid.ID(1000 + i))
+		if got := summarize(evs); len(got) != 1 || got[0].Status != 0 || !got[0].Known {
+			t.Fatalf("job %d ended %+v", 1000+i, got)
+		}
 	}
 }

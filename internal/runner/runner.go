@@ -661,22 +661,27 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 // could not be journaled): nothing of it was forked, so its cgroup, empty,
 // goes back, and a folder made for it is removed. A job whose launch
 // began is not Discard's to touch.
+//
+// The job is locked with the runner unlocked: a job that ends takes r.mu
+// with j.mu held (finish), so j.mu comes first, always.
 func (r *Runner) Discard(id fluid.ID) {
-	r.mu.Lock()
-	j := r.jobs[id]
+	j := r.job(id)
 	if j == nil {
-		r.mu.Unlock()
 		return
 	}
 	j.mu.Lock()
-	started := j.launching || j.launched
-	cgroup := slices.Clone(j.rec.Cgroup)
-	j.mu.Unlock()
-	if started {
-		r.mu.Unlock()
+	if j.launching || j.launched || j.closed {
+		j.mu.Unlock()
 		return
 	}
-	delete(r.jobs, id)
+	// Closed: a Launch from here on refuses it.
+	j.closed = true
+	cgroup := slices.Clone(j.rec.Cgroup)
+	j.mu.Unlock()
+	r.mu.Lock()
+	if r.jobs[id] == j {
+		delete(r.jobs, id)
+	}
 	r.mu.Unlock()
 	j.dropMemLimit()
 	if j.slot != nil {
@@ -765,6 +770,10 @@ func (r *Runner) Launch(rec *Record, s Spec) error {
 	if j.launched || j.launching {
 		j.mu.Unlock()
 		return fmt.Errorf("job %s is already launched", rec.ID)
+	}
+	if j.closed {
+		j.mu.Unlock()
+		return fmt.Errorf("job %s was not prepared", rec.ID)
 	}
 	j.launching = true
 	terminated := j.terminating
