@@ -264,6 +264,8 @@ type Runner struct {
 	mem      *memLimits // nil: memory limits not enforced, for memWhy
 	memWhy   string
 
+	// mu is taken after a job's mu, never before it while holding it:
+	// a job that ends leaves r.jobs with its own lock held.
 	mu     sync.Mutex
 	jobs   map[fluid.ID]*job
 	closed bool
