@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -41,25 +42,102 @@ func (e Event) Validate() error {
 // MarshalJSON encodes the event as RFC 18 shows it: timestamp, name, then
 // context, with the context's keys sorted.
 func (e Event) MarshalJSON() ([]byte, error) {
+	return e.appendJSON(nil)
+}
+
+// appendJSON is MarshalJSON onto b. A job manager writes two events of
+// every job a cancel of many takes, so the common shapes (a name, a
+// context of short strings and integers) are written straight into b;
+// anything else is what the JSON package writes, and the bytes are the
+// same either way (TestAppendAsMarshal).
+func (e Event) appendJSON(b []byte) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	b.WriteString(`{"timestamp":`)
-	b.WriteString(strconv.FormatFloat(e.Timestamp, 'f', -1, 64))
-	b.WriteString(`,"name":`)
-	name, _ := json.Marshal(e.Name)
-	b.Write(name)
+	b = append(b, `{"timestamp":`...)
+	b = strconv.AppendFloat(b, e.Timestamp, 'f', -1, 64)
+	b = append(b, `,"name":`...)
+	b = appendString(b, e.Name)
 	if e.Context != nil {
-		ctx, err := json.Marshal(e.Context)
-		if err != nil {
-			return nil, fmt.Errorf("event %q: context: %w", e.Name, err)
+		b = append(b, `,"context":`...)
+		var ok bool
+		if b, ok = appendPlainContext(b, e.Context); !ok {
+			ctx, err := json.Marshal(e.Context)
+			if err != nil {
+				return nil, fmt.Errorf("event %q: context: %w", e.Name, err)
+			}
+			b = append(b, ctx...)
 		}
-		b.WriteString(`,"context":`)
-		b.Write(ctx)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// appendString appends s as a JSON string, as the JSON package writes it.
+func appendString(b []byte, s string) []byte {
+	if !plain(s) {
+		q, _ := json.Marshal(s) // a string always encodes
+		return append(b, q...)
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// plain reports whether s is written as it is between quotes: printable
+// ASCII that the JSON package neither escapes nor, as HTML, replaces.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendPlainContext appends ctx, keys sorted, when each of its values is
+// a string, a Go integer, a bool or null; it reports false, and leaves b
+// as it was, for any other.
+func appendPlainContext(b []byte, ctx map[string]any) ([]byte, bool) {
+	var keys [8]string
+	ks := keys[:0]
+	for k, v := range ctx {
+		switch v.(type) {
+		case string, int, int64, uint32, uint64, bool, nil:
+		default:
+			return b, false
+		}
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	start := len(b)
+	b = append(b, '{')
+	for i, k := range ks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		switch v := ctx[k].(type) {
+		case string:
+			b = appendString(b, v)
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case int64:
+			b = strconv.AppendInt(b, v, 10)
+		case uint32:
+			b = strconv.AppendUint(b, uint64(v), 10)
+		case uint64:
+			b = strconv.AppendUint(b, v, 10)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case nil:
+			b = append(b, "null"...)
+		default:
+			return b[:start], false
+		}
+	}
+	return append(b, '}'), true
 }
 
 // UnmarshalJSON decodes one event and checks it.
@@ -150,11 +228,10 @@ func isJSONNumber(b []byte) bool {
 // Append encodes events as eventlog lines, each ending in a newline, onto b.
 func Append(b []byte, events ...Event) ([]byte, error) {
 	for _, e := range events {
-		line, err := e.MarshalJSON()
-		if err != nil {
+		var err error
+		if b, err = e.appendJSON(b); err != nil {
 			return nil, err
 		}
-		b = append(b, line...)
 		b = append(b, '\n')
 	}
 	return b, nil

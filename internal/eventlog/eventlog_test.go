@@ -2,9 +2,11 @@ package eventlog
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -145,6 +147,76 @@ func TestLastName(t *testing.T) {
 		}
 		if evs, _ := Parse([]byte(tc.in)); len(evs) > 0 && evs[len(evs)-1].Name != got {
 			t.Errorf("LastName(%q) = %q, Parse's last event is %q", tc.in, got, evs[len(evs)-1].Name)
+		}
+	}
+}
+
+// marshalByPackage is an event as the JSON package writes it, the way
+// MarshalJSON wrote every event before its plain path.
+func marshalByPackage(t testing.TB, e Event) string {
+	t.Helper()
+	name, err := gojson.Marshal(e.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := `{"timestamp":` + strconv.FormatFloat(e.Timestamp, 'f', -1, 64) + `,"name":` + string(name)
+	if e.Context != nil {
+		ctx, err := gojson.Marshal(e.Context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s += `,"context":` + string(ctx)
+	}
+	return s + "}"
+}
+
+// TestAppendAsMarshal: the plain path writes the bytes the JSON package
+// writes, for every kind of value it takes and for those it leaves to
+// the package.
+func TestAppendAsMarshal(t *testing.T) {
+	for _, e := range []Event{
+		{1, "exception", map[string]any{"type": "cancel", "severity": 0, "note": "", "userid": uint32(1000)}},
+		{1.5, "clean", nil},
+		{2, "x", map[string]any{"a": int64(-7), "b": uint64(1 << 63), "c": true, "d": nil, "e": false}},
+		{3, "esc", map[string]any{"note": `a "quoted" <b> & \ é` + "\n\x01\u2028", "k\t": "v"}},
+		{4, "<name>", map[string]any{"f": 1.25, "n": gojson.Number("12"), "m": map[string]any{"z": 1, "a": []any{1, "x"}}}},
+		{5, "bad utf8 \xff", map[string]any{"s": "\xfe"}},
+		{6, "many", map[string]any{"a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6, "g": 7, "h": 8, "i": 9, "j": 10}},
+		{7, "empty", map[string]any{}},
+	} {
+		got, err := e.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := marshalByPackage(t, e); string(got) != want {
+			t.Errorf("event %q:\n got %s\nwant %s", e.Name, got, want)
+		}
+	}
+}
+
+func FuzzAppendAsMarshal(f *testing.F) {
+	f.Add(1.5, "exception", "note", "a <b>", int64(-3), true)
+	f.Add(1e9, "", "", "", int64(0), false)
+	f.Fuzz(func(t *testing.T, ts float64, name, key, str string, n int64, b bool) {
+		e := Event{ts, name, map[string]any{key: str, key + "n": n, key + "b": b, key + "u": uint32(n), key + "i": int(n)}}
+		got, err := e.MarshalJSON()
+		if err != nil {
+			return // Validate refused it, as before
+		}
+		if want := marshalByPackage(t, e); string(got) != want {
+			t.Fatalf("got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// BenchmarkAppendException: the exception a cancel posts on each job.
+func BenchmarkAppendException(b *testing.B) {
+	e := Event{1764790000.123456, "exception", map[string]any{"type": "cancel", "severity": 0, "note": "", "userid": uint32(1000)}}
+	var buf []byte
+	for b.Loop() {
+		var err error
+		if buf, err = Append(buf[:0], e); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
