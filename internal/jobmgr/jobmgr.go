@@ -318,14 +318,11 @@ func (m *Manager) Load(tx *store.Tx) error {
 	}
 	ops.SortInactive(inactive)
 	m.inactive = inactiveIndex{list: inactive}
-	for _, id := range ids {
-		rec, err := ops.Load(tx, id)
-		if err != nil {
-			return err
-		}
+	err = ops.LoadAll(tx, ids, func(rec *ops.Record) error {
 		if rec.Job.State == job.Inactive {
-			continue
+			return nil
 		}
+		id := rec.Job.ID
 		rec.Trim()
 		e := &entry{rec: rec}
 		j := rec.Job
@@ -343,6 +340,10 @@ func (m *Manager) Load(tx *store.Tx) error {
 		m.active[id] = e
 		m.countActive(j.UserID, 1)
 		m.track(e)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	rebooted, err := m.rebooted(tx)
 	if err != nil {
