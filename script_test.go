@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"golang.org/x/sys/unix"
 
 	"github.com/fluxq/fluxq/internal/cli/fluxq"
 	"github.com/fluxq/fluxq/internal/cli/fluxres"
@@ -87,6 +88,9 @@ func scriptParams(dir string) testscript.Params {
 				return os.Geteuid() == 0, nil
 			case "sshd": // hosts over OpenSSH can be made (sshhosts)
 				return sshtest.Missing() == "", nil
+			case "cpus2": // the test may run on two CPUs or more
+				var set unix.CPUSet
+				return unix.SchedGetaffinity(0, &set) == nil && set.Count() >= 2, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},

@@ -48,6 +48,7 @@ import (
 	"github.com/fluxq/fluxq/internal/connlimit"
 	"github.com/fluxq/fluxq/internal/cycletrace"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/journal"
 	"github.com/fluxq/fluxq/internal/runner"
 )
@@ -116,6 +117,7 @@ type jobRunner interface {
 	SetExpiration(fluid.ID, time.Time) (runner.Record, bool)
 	Signal(fluid.ID, syscall.Signal)
 	Terminate(fluid.ID)
+	SetSharedCPUs(idset.Set)
 	Close()
 }
 

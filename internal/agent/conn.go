@@ -18,6 +18,7 @@ import (
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
 	"github.com/fluxq/fluxq/internal/fsd"
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/wire"
 )
 
@@ -287,6 +288,12 @@ func (a *Agent) hello(cn *conn, m wire.Message) {
 		cn.send(errorLine(m.Topic, wire.EPROTO, err.Error()))
 		return
 	}
+	shared, err := idset.Parse(req.SharedCPUs)
+	if err != nil {
+		cn.send(errorLine(m.Topic, wire.EPROTO, "shared_cpus: "+err.Error()))
+		return
+	}
+	a.run.SetSharedCPUs(shared)
 	// What dead agents held is listed too, so that fluxsched takes it
 	// back here rather than launching it again.
 	a.adoptDead()

@@ -23,6 +23,7 @@ import (
 	"github.com/fluxq/fluxq/internal/agentproto"
 	"github.com/fluxq/fluxq/internal/execproto"
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/runner"
 	"github.com/fluxq/fluxq/internal/wire"
 )
@@ -47,6 +48,7 @@ type scripted struct {
 	// discarded counts Discard's calls.
 	onPrepare func(sp runner.Spec) *runner.Record
 	discarded map[fluid.ID]int
+	shared    string // the last SetSharedCPUs
 }
 
 func useScripted(t *testing.T) *scripted {
@@ -60,6 +62,12 @@ func useScripted(t *testing.T) *scripted {
 	}
 	t.Cleanup(func() { newRunner = old })
 	return s
+}
+
+func (s *scripted) SetSharedCPUs(cpus idset.Set) {
+	s.mu.Lock()
+	s.shared = cpus.String()
+	s.mu.Unlock()
 }
 
 func (s *scripted) Containment() string          { return "scripted" }
@@ -671,5 +679,38 @@ func TestStartMemoryLimit(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no Prepare")
+	}
+}
+
+// TestHelloSharedCPUs: a hello's shared CPUs reach the runner, a later
+// hello's replace them, and a hello whose set does not parse is refused
+// and changes nothing.
+func TestHelloSharedCPUs(t *testing.T) {
+	s := useScripted(t)
+	state := stateDir(t)
+	startAgent(t, state, "b1")
+	p := dial(t, state, "b1")
+	shared := func() string {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.shared
+	}
+	for _, tc := range []struct {
+		send, want string
+		refused    bool
+	}{
+		{"0-1", "0-1", false},
+		{"1,3", "1,3", false},
+		{"3,1", "1,3", true}, // RFC 22: ranges in order
+		{"zero", "1,3", true},
+		{"", "", false}, // an older fluxsched's: none
+	} {
+		m := p.call(agentproto.TopicHello, agentproto.HelloRequest{Build: "b1", SharedCPUs: tc.send})
+		if refused := m.Errnum == wire.EPROTO; refused != tc.refused {
+			t.Errorf("hello with shared CPUs %q: refused %v, want %v (%+v)", tc.send, refused, tc.refused, m)
+		}
+		if got := shared(); got != tc.want {
+			t.Errorf("after a hello with %q: the runner's shared CPUs %q, want %q", tc.send, got, tc.want)
+		}
 	}
 }

@@ -90,6 +90,12 @@ type HelloRequest struct {
 	// as from a hello that is not fluxsched's exec service): the agent
 	// keeps what it had.
 	IdleTimeout float64 `json:"idle_timeout,omitempty"`
+	// SharedCPUs are the CPUs of the agent's machine that more than one
+	// of the hosts it serves names (an idset): a test cluster of local
+	// hosts on the same cores (config.Config.SharedCPUs). A task whose
+	// cores include one runs unbound (runner.Runner.SetSharedCPUs).
+	// Empty (as from an older fluxsched): none.
+	SharedCPUs string `json:"shared_cpus,omitempty"`
 }
 
 // Hello answers agent.hello.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxq/fluxq/internal/fsd"
 	"github.com/fluxq/fluxq/internal/hostlist"
+	"github.com/fluxq/fluxq/internal/idset"
 	"github.com/fluxq/fluxq/internal/launcher"
 )
 
@@ -189,4 +190,46 @@ func (c *Config) HostTimeout() time.Duration {
 		return 0
 	}
 	return time.Duration(s * float64(time.Second))
+}
+
+// maxCPU bounds the CPUs SharedCPUs looks at: a CPU mask's size
+// (unix.CPUSet), past which no task is bound anyway.
+const maxCPU = 1024
+
+// SharedCPUs are the CPU ids that more than one host of [[resource.config]]
+// names when every host is this machine's (the local launcher): a test
+// cluster of local hosts on the same cores, such as "node[0-3]" with
+// cores "0-1" for 8 slots on 2 cores. Their tasks run unbound
+// (agentproto.HelloRequest.SharedCPUs): a core of such a host is not its
+// own, and binding every host's tasks to the same CPUs kept the kernel
+// from spreading them over the machine. Hosts given cores apart (a large
+// machine cut into hosts) share none, and their tasks stay bound. With a
+// launcher for other machines each host is a machine of its own: none.
+func (c *Config) SharedCPUs() idset.Set {
+	if kind, _, err := c.Launcher(); err != nil || kind != launcher.Local {
+		return idset.Set{}
+	}
+	var first [maxCPU]string // the first host naming each CPU
+	var shared []idset.Range
+	for _, e := range c.Resource.Config {
+		hl, err1 := hostlist.Parse(e.Hosts)
+		cores, err2 := idset.Parse(e.Cores)
+		if err1 != nil || err2 != nil {
+			continue // the entry's own check says what is wrong with it
+		}
+		hosts := hl.Expand()
+		for _, rg := range cores.Ranges() {
+			for cpu := rg.First; cpu <= rg.Last && cpu < maxCPU; cpu++ {
+				for _, h := range hosts {
+					if first[cpu] == "" {
+						first[cpu] = h
+					} else if first[cpu] != h {
+						shared = append(shared, idset.Range{First: cpu, Last: cpu})
+						break
+					}
+				}
+			}
+		}
+	}
+	return idset.FromRanges(shared)
 }

@@ -52,6 +52,36 @@ command = "srun -w {host} {command}"
 	}
 }
 
+// The CPUs that more than one local host names: those of hosts laid
+// over the same cores, none of hosts given cores apart, none with a
+// launcher for other machines.
+func TestSharedCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		name, toml, want string
+	}{
+		{"no config: this machine alone", "", ""},
+		{"one host", "[[resource.config]]\nhosts = \"n1\"\ncores = \"0-3\"\n", ""},
+		{"local hosts on the same cores", "[[resource.config]]\nhosts = \"n[0-3]\"\ncores = \"0-1\"\n", "0-1"},
+		{"hosts given cores apart", "[[resource.config]]\nhosts = \"n0\"\ncores = \"0-1\"\n[[resource.config]]\nhosts = \"n1\"\ncores = \"2-3\"\n", ""},
+		{"partly over each other", "[[resource.config]]\nhosts = \"n0\"\ncores = \"0-2\"\n[[resource.config]]\nhosts = \"n1\"\ncores = \"2-3\"\n", "2"},
+		{"one host in two entries", "[[resource.config]]\nhosts = \"n0\"\ncores = \"0-1\"\n[[resource.config]]\nhosts = \"n0\"\ngpus = \"0\"\ncores = \"1\"\n", ""},
+		{"past a CPU mask", "[[resource.config]]\nhosts = \"n[0-1]\"\ncores = \"1022-1100\"\n", "1022-1023"},
+		{"other machines", "[[resource.config]]\nhosts = \"n[1-2]\"\ncores = \"0-1\"\n[exec]\nlauncher = \"ssh\"\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.toml")
+			os.WriteFile(path, []byte(tc.toml), 0o600)
+			cfg, err := Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.SharedCPUs().String(); got != tc.want {
+				t.Errorf("SharedCPUs() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestHostTimeout(t *testing.T) {
 	for _, tc := range []struct {
 		value string

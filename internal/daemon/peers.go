@@ -168,6 +168,7 @@ func NewLauncher(cfg *config.Config, stateDir string, agentCommand []string, log
 		// The running config's, told to every agent at each hello, so an
 		// agent that outlived another fluxsched takes this one's.
 		IdleTimeout: cfg.AgentIdleTimeout(),
+		SharedCPUs:  cfg.SharedCPUs().String(),
 		Remote:      remote,
 	})
 }

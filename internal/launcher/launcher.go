@@ -93,6 +93,10 @@ type Options struct {
 	// connected, before it exits. Zero: not said (the agent keeps its
 	// own); negative: never.
 	IdleTimeout time.Duration
+	// SharedCPUs are the CPUs more than one of the local agent's hosts
+	// names (an idset, config.Config.SharedCPUs), told to it in the
+	// hello: their tasks run unbound. Empty: none.
+	SharedCPUs string
 	// Remote configures the launchers for other machines (SSH,
 	// Command); Command is not used by them (the agent on a host is
 	// started by its bridge there).
@@ -419,7 +423,7 @@ func lastWords(path string) string {
 
 // dial is Dial with this launcher's build and idle timeout.
 func (l *local) dial(ctx context.Context, path string) (*Agent, error) {
-	h := agentproto.HelloRequest{Build: l.opts.Build}
+	h := agentproto.HelloRequest{Build: l.opts.Build, SharedCPUs: l.opts.SharedCPUs}
 	switch t := l.opts.IdleTimeout; {
 	case t < 0:
 		h.IdleTimeout = -1

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxq/fluxq/internal/fluid"
+	"github.com/fluxq/fluxq/internal/idset"
 	fjob "github.com/fluxq/fluxq/internal/job"
 	"github.com/fluxq/fluxq/internal/jobspec"
 	"github.com/fluxq/fluxq/internal/rset"
@@ -244,6 +245,54 @@ func TestCoreBinding(t *testing.T) {
 	if after.get(); after.count() != set.count() {
 		t.Errorf("the runner's mask went from %d CPUs to %d", set.count(), after.count())
 	}
+}
+
+// A task whose cores another host of the instance names too runs
+// unbound (SetSharedCPUs), on every CPU the runner may use; one whose
+// cores are its own is still bound; and a set that names none binds as
+// before.
+func TestCoreBindingShared(t *testing.T) {
+	var set unixCPUSet
+	if !set.get() || set.count() < 2 {
+		t.Skip("needs 2 CPUs")
+	}
+	all := cpuList(t)
+	h := newHarness(t, "auto")
+	h.t = t
+	for i, tc := range []struct {
+		shared, cores, want string
+	}{
+		{"1", "1", all},
+		{"1", "0", "0"},
+		{"0-1", "0", all},
+		{"", "1", "1"},
+	} {
+		s, err := idset.Parse(tc.shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.r.SetSharedCPUs(s)
+		id := fluid.ID(2000 + i)
+		h.launch(spec(t, id, jobspec.Options{Command: sh("grep Cpus_allowed_list /proc/self/status")}, 1, tc.cores))
+		if diff := cmp.Diff([]summary{{Known: true}}, summarize(h.wait(id))); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		if got := readFile(t, filepath.Join(h.dir(id), shell.StdoutFile)); !strings.HasSuffix(got, "\t"+tc.want+"\n") {
+			t.Errorf("shared %q, cores %q: the task ran on %q, want %s", tc.shared, tc.cores, got, tc.want)
+		}
+	}
+}
+
+// cpuList is the runner's CPUs as /proc says them (Cpus_allowed_list).
+func cpuList(t *testing.T) string {
+	t.Helper()
+	for _, line := range strings.Split(readFile(t, "/proc/self/status"), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("no Cpus_allowed_list in /proc/self/status")
+	return ""
 }
 
 // Every descriptor a job used is closed once it has ended.

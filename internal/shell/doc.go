@@ -26,7 +26,9 @@
 // when every one of those core ids is a CPU the caller may run on; R's
 // core ids are the kernel's logical CPU ids (internal/resource discovers
 // them so). When they are not (a test cluster with more configured cores
-// than the machine has), the task runs unbound and nothing is reported.
+// than the machine has), the task runs unbound and nothing is reported;
+// so does a task whose cores another host on the same machine names too
+// (the runner's SetSharedCPUs: local hosts laid over the same cores).
 //
 // A job runs in attributes.system.cwd, or in /tmp with a message when that
 // is not a directory, as flux-shell falls back (CheckCwd, BadCwdMessage).
