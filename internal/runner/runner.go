@@ -265,8 +265,8 @@ type Runner struct {
 	mem      *memLimits // nil: memory limits not enforced, for memWhy
 	memWhy   string
 
-	// mu is taken after a job's mu, never before it while holding it:
-	// a job that ends leaves r.jobs with its own lock held.
+	// mu may be taken with a job's mu held (a job that ends leaves jobs
+	// so), so a job's mu is never taken with mu held.
 	mu     sync.Mutex
 	jobs   map[fluid.ID]*job
 	closed bool
@@ -668,7 +668,7 @@ func (r *Runner) Prepare(s Spec) (*Record, error) {
 // agentproto.HelloRequest.SharedCPUs); nil or empty: none. A task whose
 // cores include one of them runs unbound: its host's cores are not its
 // own, and binding each host's tasks to the same CPUs kept the kernel from
-// spreading them over the machine (1,000 true jobs on 4 local hosts of the
+// spreading them over the machine (3,000 true jobs on 4 local hosts of the
 // 2 cores left the cores idle a sixth of the time). Jobs launched from
 // then on follow it. CPUs past what a mask holds are no CPU of the
 // machine's.
