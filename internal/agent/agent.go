@@ -383,7 +383,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctxDone:
 			ctxDone = nil
 			a.log.Info("stopping on a signal")
-			a.stop(true)
+			a.stop(true, nil)
 		case <-tick.C:
 			if gone {
 				continue
@@ -391,7 +391,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			if !a.stateDirThere() {
 				gone = true
 				a.log.Warn("the state directory is gone: ending every job and exiting", "dir", a.opts.StateDir)
-				a.stop(true)
+				a.stop(true, nil)
 				continue
 			}
 			a.adoptDead()

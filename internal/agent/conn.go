@@ -251,11 +251,9 @@ func (a *Agent) dispatch(cn *conn, m wire.Message) {
 			cn.send(errorLine(m.Topic, wire.EPROTO, err.Error()))
 			return
 		}
-		if n := a.stop(s.Force); n > 0 {
+		if n := a.stop(s.Force, func() { cn.send(responseLine(m.Topic, nil)) }); n > 0 {
 			cn.send(errorLine(m.Topic, errBusy, runningJobs(n)))
-			return
 		}
-		cn.send(responseLine(m.Topic, nil))
 	case agentproto.TopicCancel:
 		var c agentproto.Cancel
 		if err := wire.Decode(m, &c, "id"); err != nil {

@@ -99,8 +99,9 @@ func (a *Agent) retire() {
 }
 
 // stop exits once no job runs: at once if none does, after ending them
-// with force; otherwise it refuses and returns how many run.
-func (a *Agent) stop(force bool) int {
+// with force; otherwise it refuses and returns how many run. reply, if
+// not nil, answers the stop once it is taken, under mu.
+func (a *Agent) stop(force bool, reply func()) int {
 	a.mu.Lock()
 	var running []fluid.ID
 	n := 0
@@ -119,6 +120,13 @@ func (a *Agent) stop(force bool) int {
 		return n
 	}
 	a.stopping = true
+	if reply != nil {
+		// Queued before anything can end the agent (checkExit, or the
+		// end of the last job terminated below): the exit flushes what
+		// is queued, and a reply sent after it was lost (TestRealStopForce
+		// failed 1 run in 15 under load).
+		reply()
+	}
 	a.checkExit()
 	a.mu.Unlock()
 	for _, id := range running {
