@@ -95,6 +95,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -272,8 +273,8 @@ type Runner struct {
 	closed bool
 	found  map[lookKey]found // see lookPath
 	// shared are the CPUs that more than one host of the instance names
-	// (SetSharedCPUs); nil: none.
-	shared *unix.CPUSet
+	// (SetSharedCPUs); nil: none. Read at every fork, set at each hello.
+	shared atomic.Pointer[unix.CPUSet]
 	// strays are the slots Strays found, locked, until Adopt takes them.
 	strays map[fluid.ID]*slot
 }
@@ -683,16 +684,7 @@ func (r *Runner) SetSharedCPUs(cpus idset.Set) {
 			}
 		}
 	}
-	r.mu.Lock()
-	r.shared = set
-	r.mu.Unlock()
-}
-
-// sharedCPUs is SetSharedCPUs's set, nil for none.
-func (r *Runner) sharedCPUs() *unix.CPUSet {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.shared
+	r.shared.Store(set)
 }
 
 // overlaps reports whether a and b have a CPU in common.
@@ -1178,7 +1170,7 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 		}
 	}()
 	files := []uintptr{uintptr(j.r.devnull), 0, 0}
-	shared := j.r.sharedCPUs()
+	shared := j.r.shared.Load()
 	for i := range p.Tasks {
 		t := &p.Tasks[i]
 		j.mu.Lock()

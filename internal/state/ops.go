@@ -12,6 +12,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -129,11 +130,10 @@ func LoadAll(tx *store.Tx, ids []fluid.ID, fn func(*Record) error) error {
 		now := ids[:min(chunk, len(ids))]
 		ids = ids[len(now):]
 		for i, id := range now {
-			if !tx.HasJob(uint64(id)) {
+			if err := tx.JobValues(uint64(id), keys[:], vals[i][:]); errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("job %s: %w", id, ErrUnknownJob)
-			}
-			for k, key := range keys {
-				vals[i][k], _ = tx.JobValue(uint64(id), key)
+			} else if err != nil {
+				return err
 			}
 		}
 		// A piece that meets a record it cannot decode keeps those before

@@ -207,6 +207,41 @@ func TestDeleteJob(t *testing.T) {
 	})
 }
 
+// JobValues gives what JobValue gives key by key, nil for a value the job
+// lacks; a job that is not there, or a key no record has, is an error.
+func TestJobValues(t *testing.T) {
+	s, _ := open(t)
+	keys := []string{JobJobspec, JobEventlog, JobR, JobSummary, JobUsage}
+	err := s.Update(func(tx *Tx) error {
+		if err := tx.CreateJob(7, map[string][]byte{JobJobspec: []byte("{}"), JobEventlog: []byte("e\n"), JobSummary: []byte(`{"id":7}`)}); err != nil {
+			return err
+		}
+		got := make([][]byte, len(keys))
+		if err := tx.JobValues(7, keys, got); err != nil {
+			return err
+		}
+		for i, key := range keys {
+			want, err := tx.JobValue(7, key)
+			if err != nil {
+				return err
+			}
+			if diff := cmp.Diff(want, got[i]); diff != "" {
+				t.Errorf("%s (-JobValue +JobValues):\n%s", key, diff)
+			}
+		}
+		if err := tx.JobValues(8, keys, got); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a missing job: %v, want ErrNotFound", err)
+		}
+		if err := tx.JobValues(7, []string{"nosuch"}, got[:1]); err == nil {
+			t.Error("a key no record has was read")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A store that cannot be opened says why, naming the file: a missing
 // directory, or one it may not enter.
 func TestOpenErrors(t *testing.T) {
