@@ -25,7 +25,9 @@ import (
 // turn of the loop carry the turn's number.
 type Step uint8
 
-// The steps, in the order of the cycle.
+// The steps, in the order of the cycle; the runner's steps inside
+// runner.Launch (between AgentForking and AgentLaunched) came later and
+// are numbered after, so that the numbers of the others stay.
 const (
 	AgentReaped        Step = iota + 1 // runner: the task's process reaped
 	AgentEnded                         // agent: the runner reports the job's end
@@ -43,6 +45,9 @@ const (
 	AgentLaunchWritten                 // agent: the launch record in the journal
 	AgentForking                       // agent: the launcher goroutine calls runner.Launch
 	AgentLaunched                      // agent: runner.Launch returned (the task forked)
+	RunnerSetUp                        // runner: output, pipes and program looked up
+	RunnerForkIn                       // runner: the thread bound, ForkExec called (a job's first task)
+	RunnerForkOut                      // runner: ForkExec returned
 	nSteps
 )
 
@@ -53,6 +58,7 @@ var names = [...]string{
 	LoopStartOut: "loop-start-out", ExecStartOut: "exec-start-out", AgentStartIn: "agent-start-in",
 	AgentPrepared: "agent-prepared", AgentLaunchWritten: "agent-launch-written",
 	AgentForking: "agent-forking", AgentLaunched: "agent-launched",
+	RunnerSetUp: "runner-set-up", RunnerForkIn: "runner-fork-in", RunnerForkOut: "runner-fork-out",
 }
 
 func (s Step) String() string {
@@ -150,7 +156,10 @@ var spans = []span{
 	{what: "runner.Prepare (cgroup, folder)", a: AgentStartIn, b: AgentPrepared},
 	{what: "the launch record into the journal", a: AgentPrepared, b: AgentLaunchWritten},
 	{what: "to the launcher goroutine", a: AgentLaunchWritten, b: AgentForking},
-	{what: "runner.Launch: fork and exec, bound to the core", a: AgentForking, b: AgentLaunched},
+	{what: "runner.Launch: output, pipes and program looked up", a: AgentForking, b: RunnerSetUp},
+	{what: "runner.Launch: the thread bound to the task's core", a: RunnerSetUp, b: RunnerForkIn},
+	{what: "runner.Launch: ForkExec (returns at the child's exec, on its core)", a: RunnerForkIn, b: RunnerForkOut},
+	{what: "runner.Launch: the rest, to its return", a: RunnerForkOut, b: AgentLaunched},
 	{what: "the job runs (`true`), its exit reaped", a: AgentLaunched, b: AgentReaped},
 }
 

@@ -1057,6 +1057,7 @@ func (j *job) start(rec *Record) (int, string) {
 	}
 	var started int
 	var forkErr error
+	cycletrace.At(cycletrace.RunnerSetUp, uint64(j.id))
 	if su.lookErr != nil {
 		forkErr = su.lookErr
 	} else {
@@ -1212,7 +1213,9 @@ func (j *job) fork(su *setup, writers []int) (int, error) {
 			sys = &tty
 		}
 		reaper.mu.Lock()
+		cycletrace.At(cycletrace.RunnerForkIn, uint64(j.id))
 		pid, err := syscall.ForkExec(su.prog, t.Argv, &syscall.ProcAttr{Dir: su.cwd, Env: t.Env, Files: files, Sys: sys})
+		cycletrace.At(cycletrace.RunnerForkOut, uint64(j.id))
 		if err == nil {
 			tk.pid = pid
 			reaper.tasks[pid] = tk
