@@ -147,9 +147,9 @@ func LoadAll(tx *store.Tx, ids []fluid.ID, fn func(*Record) error) error {
 			d := decoded{recs: make([]*Record, 0, hi-lo)}
 			for i := lo; i < hi && d.err == nil; i++ {
 				var rec *Record
-				rec, d.err = Decode(now[i], func(key string) []byte {
+				rec, d.err = decode(now[i], func(key string) []byte {
 					return vals[i][slices.Index(keys[:], key)]
-				})
+				}, true)
 				if d.err == nil {
 					d.recs = append(d.recs, rec)
 				}
@@ -199,6 +199,19 @@ func MayRun(tx *store.Tx, id fluid.ID) bool {
 // value by its key, nil when absent): what Load does with a store's,
 // and store recovery with values it salvaged.
 func Decode(id fluid.ID, get func(key string) []byte) (*Record, error) {
+	return decode(id, get, false)
+}
+
+// errNotJSON is a stored jobspec that a take-up found not to be JSON.
+var errNotJSON = errors.New("not valid JSON")
+
+// decode is Decode; with takeUp, the record of a job never allocated
+// takes its Spec from its stored summary (specOfSummary) rather than
+// from its jobspec parsed, whose bytes are then only checked to be JSON,
+// so that a torn or overwritten jobspec still stops the take-up. Store
+// checks (daemon's checkJobs) decode in full, holding the summary to the
+// jobspec and eventlog.
+func decode(id fluid.ID, get func(key string) []byte, takeUp bool) (*Record, error) {
 	raw := get(store.JobJobspec)
 	logb := get(store.JobEventlog)
 	rawR := get(store.JobR)
@@ -212,11 +225,30 @@ func Decode(id fluid.ID, get func(key string) []byte) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	js, err := jobspec.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("job %s: stored jobspec: %w", id, err)
+	rec := &Record{Job: j, Raw: raw, Events: events}
+	if len(sum) > 0 {
+		rec.Summary = new(Summary)
+		if err := json.Unmarshal(sum, rec.Summary); err != nil {
+			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
+		}
+		if j.State&job.Pending != 0 {
+			rec.Annotations = rec.Summary.Annotations
+		}
 	}
-	rec := &Record{Job: j, Spec: SpecOf(js), Raw: raw, Events: events}
+	var fromSummary bool
+	if takeUp && len(rawR) == 0 {
+		rec.Spec, fromSummary = specOfSummary(id, rec.Summary)
+	}
+	switch {
+	case !fromSummary:
+		js, err := jobspec.Parse(raw)
+		if err != nil {
+			return nil, fmt.Errorf("job %s: stored jobspec: %w", id, err)
+		}
+		rec.Spec = SpecOf(js)
+	case !json.Valid(raw):
+		return nil, fmt.Errorf("job %s: stored jobspec: %w", id, errNotJSON)
+	}
 	if len(rawR) > 0 {
 		if rec.R, err = rset.Parse(rawR); err != nil {
 			return nil, fmt.Errorf("job %s: stored R: %w", id, err)
@@ -227,15 +259,6 @@ func Decode(id fluid.ID, get func(key string) []byte) (*Record, error) {
 		rec.Usage = new(execproto.Usage)
 		if err := json.Unmarshal(usage, rec.Usage); err != nil {
 			return nil, fmt.Errorf("job %s: stored usage: %w", id, err)
-		}
-	}
-	if len(sum) > 0 {
-		rec.Summary = new(Summary)
-		if err := json.Unmarshal(sum, rec.Summary); err != nil {
-			return nil, fmt.Errorf("job %s: stored summary: %w", id, err)
-		}
-		if j.State&job.Pending != 0 {
-			rec.Annotations = rec.Summary.Annotations
 		}
 	}
 	return rec, nil
