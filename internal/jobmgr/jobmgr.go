@@ -138,8 +138,13 @@ type Manager struct {
 	cfg     Config
 	records Records // cfg.Records, or the store
 	active  map[fluid.ID]*entry
-	sched   schedLink
-	exec    execLink
+	// asStored is, for an Offline manager, each active job's state as
+	// its stored record had it before Load moved it on: what a listing
+	// showed the caller, and so what a selection of the direct path
+	// takes (Selected). nil for a loop's manager.
+	asStored map[fluid.ID]job.State
+	sched    schedLink
+	exec     execLink
 	// schedTag is the matchtag of the last request sent to the scheduler.
 	schedTag uint32
 	out      Outbox
@@ -318,11 +323,17 @@ func (m *Manager) Load(tx *store.Tx) error {
 	}
 	ops.SortInactive(inactive)
 	m.inactive = inactiveIndex{list: inactive}
+	if m.cfg.Offline {
+		m.asStored = make(map[fluid.ID]job.State, len(ids))
+	}
 	err = ops.LoadAll(tx, ids, func(rec *ops.Record) error {
 		if rec.Job.State == job.Inactive {
 			return nil
 		}
 		id := rec.Job.ID
+		if m.asStored != nil {
+			m.asStored[id] = rec.Job.State
+		}
 		rec.Trim()
 		e := &entry{rec: rec}
 		j := rec.Job

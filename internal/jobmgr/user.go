@@ -60,19 +60,35 @@ type Selection struct {
 // a cancel of many selects, from memory (api.CancelAll, flux-core's
 // raiseall). want sees as much of each job as a query reads (its id,
 // owner, state, name and queue, as its summary would say them), in one
-// summary reused for every job.
+// summary reused for every job. Of an Offline manager, a job's state is
+// the one it was taken up in (asStored), not the one Load moved it to in
+// this transaction: the caller chose from what the store said.
 func (m *Manager) Selected(want func(*api.JobSummary) bool) []Selection {
 	var out []Selection
 	var s api.JobSummary
 	for _, e := range m.active {
 		j := e.j()
 		s.ID, s.UserID, s.State, s.Name, s.Queue = j.ID, j.UserID, j.State, ops.JobName(e.rec), e.rec.Spec.Queue
+		if st, ok := m.asStored[j.ID]; ok {
+			s.State = st
+		}
 		if want(&s) {
 			out = append(out, Selection{ID: j.ID, UserID: j.UserID})
 		}
 	}
 	slices.SortFunc(out, func(a, b Selection) int { return cmp.Compare(a.ID, b.ID) })
 	return out
+}
+
+// ShellMayRun reports whether the processes of active job id may be
+// running, as the manager holds it: a shell was started on resources it
+// has not released (of an Offline manager, a job Load found in RUN or
+// CLEANUP, allocated and not released: execDetached). The direct path
+// asks it before a cancel, to have the exec agents stop those processes
+// once the cancel is committed.
+func (m *Manager) ShellMayRun(id fluid.ID) bool {
+	e := m.active[id]
+	return e != nil && e.exec.shellMayRun()
 }
 
 // Raise posts an exception on a job for uid; severity 0 ends it.

@@ -171,30 +171,6 @@ func LoadAll(tx *store.Tx, ids []fluid.ID, fn func(*Record) error) error {
 	return nil
 }
 
-// MayRun reports whether a job's processes may be running: it is in RUN
-// or CLEANUP, holds its resources and has not released them. The state
-// comes from the summary, so a pending job's record is not decoded (a
-// cancel of 100,000 pending jobs with no loop decoded each one whole,
-// jobspec and eventlog, 5 s of CPU, to find none running); a job that
-// may run, or whose summary does not read, is decoded. A summary the
-// transaction has not saved yet (jobmgr.DeferSummaries) is no less right
-// for this: what no loop runs never starts, so a job it shows pending
-// has never run, and one it shows running is decoded from its eventlog.
-func MayRun(tx *store.Tx, id fluid.ID) bool {
-	raw, err := tx.JobValue(uint64(id), store.JobSummary)
-	if err != nil {
-		return false
-	}
-	var s struct {
-		State job.State `json:"state"`
-	}
-	if json.Unmarshal(raw, &s) == nil && s.State&job.Running == 0 {
-		return false
-	}
-	rec, err := Load(tx, id)
-	return err == nil && rec.Job.State&job.Running != 0 && rec.Job.Allocated && !rec.Job.Released
-}
-
 // Decode decodes a job's record from its stored values (get returns a
 // value by its key, nil when absent): what Load does with a store's,
 // and store recovery with values it salvaged.

@@ -1,10 +1,8 @@
 package writes
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/fluxq/fluxq/internal/api"
 	"github.com/fluxq/fluxq/internal/fluid"
@@ -170,10 +168,7 @@ func cancelAll(t *Turn, p api.CancelAllParams) (api.CancelAllResult, error) {
 	if q.States == 0 {
 		q.States = job.Active
 	}
-	jobs, err := selected(t, q)
-	if err != nil {
-		return api.CancelAllResult{}, err
-	}
+	jobs := selected(t, q)
 	out := api.CancelAllResult{Matched: len(jobs)}
 	if p.DryRun {
 		return out, nil
@@ -189,26 +184,13 @@ func cancelAll(t *Turn, p api.CancelAllParams) (api.CancelAllResult, error) {
 }
 
 // selected is the active jobs q takes as the last commit left them (what
-// a listing would have shown the caller), in id order. The loop's job
-// manager holds them so, and is asked. The direct path's has just taken
-// every job up in this transaction, and moved those that could go on
-// (DEPEND and PRIORITY to SCHED: jobmgr.Manager.Load), so the store's
-// summaries, which it saves only once the write has run, are read
-// instead, by the listing itself.
-func selected(t *Turn, q api.JobsQuery) ([]jobmgr.Selection, error) {
-	if !t.JM.Offline() {
-		return t.JM.Selected(state.Selects(t.Caller.UID, q)), nil
-	}
-	sums, err := state.ListJobs(t.Tx, t.Caller.UID, q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]jobmgr.Selection, len(sums))
-	for i, s := range sums {
-		out[i] = jobmgr.Selection{ID: s.ID, UserID: s.UserID}
-	}
-	slices.SortFunc(out, func(a, b jobmgr.Selection) int { return cmp.Compare(a.ID, b.ID) })
-	return out, nil
+// a listing would have shown the caller), in id order, from the job
+// manager's memory. The direct path's has just taken every job up in
+// this transaction, and moved those that could go on (DEPEND and
+// PRIORITY to SCHED: jobmgr.Manager.Load); its selection sees each job
+// in the state it was taken up in.
+func selected(t *Turn, q api.JobsQuery) []jobmgr.Selection {
+	return t.JM.Selected(state.Selects(t.Caller.UID, q))
 }
 
 // canceller cancels jobs of one turn, one by one, and with no loop has the
@@ -221,8 +203,8 @@ type canceller struct {
 func (c *canceller) cancel(id fluid.ID, note string) error {
 	t := c.t
 	// Whether its processes may run, asked before the cancel ends the
-	// job: of a pending one, from its summary alone.
-	mayRun := t.JM.Offline() && state.MayRun(t.Tx, id)
+	// job.
+	mayRun := t.JM.Offline() && t.JM.ShellMayRun(id)
 	if err := t.JM.Cancel(t.Tx, id, t.Caller.UID, note); err != nil {
 		return err
 	}
