@@ -142,6 +142,13 @@ func appendPlainContext(b []byte, ctx map[string]any) ([]byte, bool) {
 
 // UnmarshalJSON decodes one event and checks it.
 func (e *Event) UnmarshalJSON(data []byte) error {
+	if ev, ok := parsePlain(data); ok {
+		if err := ev.Validate(); err != nil {
+			return err
+		}
+		*e = ev
+		return nil
+	}
 	ev, rawCtx, err := head(data)
 	if err != nil {
 		return err
@@ -242,6 +249,9 @@ func Append(b []byte, events ...Event) ([]byte, error) {
 // partial last line means corruption, and is reported rather than dropped.
 func Parse(data []byte) ([]Event, error) {
 	var events []Event
+	if n := bytes.Count(data, []byte{'\n'}); n > 0 {
+		events = make([]Event, 0, n) // one allocation, not one a doubling
+	}
 	for lineno := 1; len(data) > 0; lineno++ {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {

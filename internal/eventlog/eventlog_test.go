@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,4 +220,106 @@ func BenchmarkAppendException(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// pendingLog is a pending job's eventlog as a submission and a take-up
+// write it: what fluxsched's start and a direct cancel decode for every
+// job.
+const pendingLog = `{"timestamp":1796529014.716882,"name":"submit","context":{"flags":0,"urgency":16,"userid":0,"version":1}}
+{"timestamp":1796529014.716882,"name":"validate"}
+{"timestamp":1796529024.610673,"name":"depend"}
+{"timestamp":1796529024.6107092,"name":"priority","context":{"priority":16}}
+`
+
+func BenchmarkParse(b *testing.B) {
+	data := []byte(pendingLog)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// packageEvent is an event as the JSON package decodes it, the way
+// UnmarshalJSON decoded every event before its plain path.
+func packageEvent(data []byte) (Event, error) {
+	ev, rawCtx, err := head(data)
+	if err != nil {
+		return Event{}, err
+	}
+	if rawCtx != nil {
+		dec := gojson.NewDecoder(strings.NewReader(string(rawCtx)))
+		dec.UseNumber()
+		var ctx map[string]any
+		if err := dec.Decode(&ctx); err != nil || ctx == nil {
+			return Event{}, errors.New("context must be an object")
+		}
+		ev.Context = ctx
+	}
+	return ev, nil
+}
+
+// TestPlainAsPackage: the plain path takes the lines Append writes for
+// the common shapes, gives what the JSON package gives, and leaves
+// every line off its form to the package.
+func TestPlainAsPackage(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		plain bool
+	}{
+		{`{"timestamp":1796529014.716882,"name":"submit","context":{"flags":0,"urgency":16,"userid":0,"version":1}}`, true},
+		{`{"timestamp":1,"name":"clean"}`, true},
+		{`{"timestamp":2.5e3,"name":"x","context":{"a":-0.5,"b":"s p","c":true,"d":false,"e":null,"a":1E+2}}`, true},
+		{`{"timestamp":1,"name":"x","context":{}}`, true},
+		{`{"timestamp":1,"name":"x","context":{"note":"caf\u00e9"}}`, false},
+		{`{"timestamp":1,"name":"x","context":{"note":"café"}}`, false},
+		{`{"timestamp":1,"name":"x","context":{"m":{"a":1}}}`, false},
+		{`{"timestamp":1,"name":"x","context":{"l":[1,2]}}`, false},
+		{`{"timestamp":1, "name":"x"}`, false},
+		{`{"name":"x","timestamp":1}`, false},
+		{`{"timestamp":01,"name":"x"}`, false},
+		{`{"timestamp":1.,"name":"x"}`, false},
+		{`{"timestamp":"1","name":"x"}`, false},
+		{`{"timestamp":1,"name":"x","context":null}`, false},
+		{`{"timestamp":1,"name":"x","context":{"a":tru}}`, false},
+		{`{"timestamp":1,"name":"x"}{}`, false},
+		{`{"timestamp":1,"name":"x","context":{"a":1,}}`, false},
+		{`{"timestamp":1,"name":"x","other":2}`, false},
+	} {
+		got, ok := parsePlain([]byte(tc.line))
+		if ok != tc.plain {
+			t.Errorf("%s: plain %v, want %v", tc.line, ok, tc.plain)
+		}
+		if !ok {
+			continue
+		}
+		want, err := packageEvent([]byte(tc.line))
+		if err != nil {
+			t.Errorf("%s: the package refuses it (%v), the plain path takes it", tc.line, err)
+			continue
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-package +plain):\n%s", tc.line, diff)
+		}
+	}
+}
+
+func FuzzPlainAsPackage(f *testing.F) {
+	f.Add([]byte(`{"timestamp":1796529014.716882,"name":"submit","context":{"flags":0,"urgency":16,"userid":0,"version":1}}`))
+	f.Add([]byte(`{"timestamp":2.5e3,"name":"x","context":{"a":-0.5,"b":"s p","c":true,"d":false,"e":null}}`))
+	f.Add([]byte(`{"timestamp":1,"name":"x","context":{"m":{"a":1}}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, ok := parsePlain(line)
+		if !ok {
+			return
+		}
+		want, err := packageEvent(line)
+		if err != nil {
+			t.Fatalf("%q: the package refuses it (%v), the plain path takes it", line, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q (-package +plain):\n%s", line, diff)
+		}
+	})
 }
