@@ -304,19 +304,21 @@ func (m *Manager) Active() int { return len(m.active) }
 func (m *Manager) Load(tx *store.Tx) error {
 	var ids []fluid.ID
 	var inactive []ops.InactiveJob
-	err := tx.ForEachJob(0, func(id uint64, get func(string) []byte) (bool, error) {
+	// The summaries where they lie, walked beside job/ids: a job whose
+	// summary does not read (or fails its sum) is taken up from its
+	// eventlog.
+	err := tx.ForEachJobSummary(func(id uint64, sum []byte) {
 		var s struct {
 			State     job.State `json:"state"`
 			UserID    uint32    `json:"userid"`
 			TInactive float64   `json:"t_inactive"`
 		}
-		if err := json.Unmarshal(get(store.JobSummary), &s); err == nil && s.State == job.Inactive {
+		if err := json.Unmarshal(sum, &s); err == nil && s.State == job.Inactive {
 			// Purge and retention find the oldest in memory.
 			inactive = append(inactive, ops.InactiveJob{ID: fluid.ID(id), UserID: s.UserID, T: s.TInactive})
-			return true, nil
+			return
 		}
 		ids = append(ids, fluid.ID(id))
-		return true, nil
 	})
 	if err != nil {
 		return err

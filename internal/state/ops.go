@@ -125,16 +125,24 @@ func Load(tx *store.Tx, id fluid.ID) (*Record, error) {
 func LoadAll(tx *store.Tx, ids []fluid.ID, fn func(*Record) error) error {
 	const chunk, piece = 8192, 256
 	keys := [...]string{store.JobJobspec, store.JobEventlog, store.JobR, store.JobSummary, store.JobUsage}
-	vals := make([][len(keys)][]byte, min(chunk, len(ids)))
+	vals := make([][]byte, min(chunk, len(ids))*len(keys))
+	nums := make([]uint64, 0, min(chunk, len(ids)))
 	for len(ids) > 0 {
 		now := ids[:min(chunk, len(ids))]
 		ids = ids[len(now):]
-		for i, id := range now {
-			if err := tx.JobValues(uint64(id), keys[:], vals[i][:]); errors.Is(err, store.ErrNotFound) {
-				return fmt.Errorf("job %s: %w", id, ErrUnknownJob)
-			} else if err != nil {
-				return err
+		nums = nums[:0]
+		for _, id := range now {
+			nums = append(nums, uint64(id))
+		}
+		if err := tx.JobValues(nums, keys[:], vals); errors.Is(err, store.ErrNotFound) {
+			for _, id := range now {
+				if !tx.HasJob(uint64(id)) {
+					return fmt.Errorf("job %s: %w", id, ErrUnknownJob)
+				}
 			}
+			return err
+		} else if err != nil {
+			return err
 		}
 		// A piece that meets a record it cannot decode keeps those before
 		// it, which are handed on before its error.
@@ -148,7 +156,7 @@ func LoadAll(tx *store.Tx, ids []fluid.ID, fn func(*Record) error) error {
 			for i := lo; i < hi && d.err == nil; i++ {
 				var rec *Record
 				rec, d.err = decode(now[i], func(key string) []byte {
-					return vals[i][slices.Index(keys[:], key)]
+					return vals[i*len(keys)+slices.Index(keys[:], key)]
 				}, true)
 				if d.err == nil {
 					d.recs = append(d.recs, rec)

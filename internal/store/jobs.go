@@ -166,23 +166,83 @@ func (t *Tx) JobValue(id uint64, key string) ([]byte, error) {
 	return clone(t.value(b, k)), nil
 }
 
-// JobValues is JobValue for several keys of one job, the job looked up
-// once: dst[i] is a copy of keys[i]'s value (nil when the job has none).
+// JobValues is JobValue for several keys of each of ids: dst[i*len(keys)+j]
+// is a copy of keys[j]'s value of ids[i] (nil when the job has none).
 // The take-up of every job reads five values of each (state.LoadAll),
-// and a lookup of the job for each was a sixth of that read.
-func (t *Tx) JobValues(id uint64, keys []string, dst [][]byte) error {
-	b := u64(id)
-	if !t.has(b) {
-		return fmt.Errorf("job %d: %w", id, ErrNotFound)
-	}
-	for i, key := range keys {
-		k, err := recordKind(id, key)
-		if err != nil {
-			return err
+// in id order: each bucket is walked by a cursor of its own, a job a few
+// past the last one reached by stepping to it rather than by a search
+// from the root for every value (what a Get costs), and each job looked
+// up once rather than once a value.
+func (t *Tx) JobValues(ids []uint64, keys []string, dst [][]byte) error {
+	var kinds [nKinds]kind
+	ks := kinds[:0]
+	for _, key := range keys {
+		k, ok := kindOf(key)
+		if !ok {
+			return fmt.Errorf("no record %q in a job", key)
 		}
-		dst[i] = clone(t.value(b, k))
+		ks = append(ks, k)
+	}
+	var walks [nKinds]valueWalk
+	for k := range walks {
+		walks[k].b = t.kindBucket(kind(k))
+	}
+	var b [8]byte
+	for i, id := range ids {
+		binary.BigEndian.PutUint64(b[:], id)
+		if walks[kindIDs].at(b[:]) == nil {
+			return fmt.Errorf("job %d: %w", id, ErrNotFound)
+		}
+		for j, k := range ks {
+			v := walks[k].at(b[:])
+			if k == kindSummary && v != nil {
+				if sum := walks[kindSummarySum].at(b[:]); sum != nil && !bytes.Equal(sum, SummarySum(v)) {
+					v = nil // as value reads it
+				}
+			}
+			dst[i*len(keys)+j] = clone(v)
+		}
 	}
 	return nil
+}
+
+// valueWalk reads one bucket's values at the keys asked, by a cursor: a key
+// at most walkSteps past the one before is reached by Next, any other by
+// Seek. Its values are valid as a cursor's are: until the transaction's
+// next write.
+type valueWalk struct {
+	b    *bolt.Bucket
+	c    *bolt.Cursor
+	k, v []byte
+	last []byte // the key asked before, nil at first
+}
+
+// walkSteps is how far a valueWalk steps before it searches instead: ids of
+// jobs taken up are mostly consecutive, with the inactive ones between.
+const walkSteps = 4
+
+// at is the value at key, nil for none.
+func (w *valueWalk) at(key []byte) []byte {
+	switch {
+	case w.c == nil:
+		w.c = w.b.Cursor()
+		w.k, w.v = w.c.Seek(key)
+	case bytes.Compare(key, w.last) <= 0:
+		w.k, w.v = w.c.Seek(key)
+	default:
+		for n := 0; w.k != nil && bytes.Compare(w.k, key) < 0; n++ {
+			if n == walkSteps {
+				w.k, w.v = w.c.Seek(key)
+				break
+			}
+			w.k, w.v = w.c.Next()
+		}
+	}
+	w.last = append(w.last[:0], key...)
+	if w.k == nil || !bytes.Equal(w.k, key) {
+		return nil
+	}
+	return w.v
 }
 
 // InJobValue calls fn with one value of a job's record where it lies in

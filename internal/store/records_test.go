@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -207,32 +208,64 @@ func TestDeleteJob(t *testing.T) {
 	})
 }
 
-// JobValues gives what JobValue gives key by key, nil for a value the job
-// lacks; a job that is not there, or a key no record has, is an error.
+// JobValues gives what JobValue gives key by key, job by job, nil for a
+// value a job lacks (or a summary that fails its sum), whatever the
+// order of the ids and the gaps between them (its walks step over a few
+// and search past more, and go back by searching); a job that is not
+// there, or a key no record has, is an error.
 func TestJobValues(t *testing.T) {
 	s, _ := open(t)
 	keys := []string{JobJobspec, JobEventlog, JobR, JobSummary, JobUsage}
 	err := s.Update(func(tx *Tx) error {
-		if err := tx.CreateJob(7, map[string][]byte{JobJobspec: []byte("{}"), JobEventlog: []byte("e\n"), JobSummary: []byte(`{"id":7}`)}); err != nil {
-			return err
-		}
-		got := make([][]byte, len(keys))
-		if err := tx.JobValues(7, keys, got); err != nil {
-			return err
-		}
-		for i, key := range keys {
-			want, err := tx.JobValue(7, key)
-			if err != nil {
+		var all []uint64
+		for id := uint64(1); id <= 60; id++ {
+			if id%7 == 3 {
+				continue // a gap
+			}
+			vals := map[string][]byte{JobJobspec: []byte(fmt.Sprintf(`{"j":%d}`, id)), JobEventlog: []byte(fmt.Sprintf("e%d\n", id))}
+			if id%2 == 0 {
+				vals[JobSummary] = []byte(fmt.Sprintf(`{"id":%d}`, id))
+			}
+			if id%5 == 0 {
+				vals[JobR] = []byte("{}")
+			}
+			if err := tx.CreateJob(id, vals); err != nil {
 				return err
 			}
-			if diff := cmp.Diff(want, got[i]); diff != "" {
-				t.Errorf("%s (-JobValue +JobValues):\n%s", key, diff)
+			all = append(all, id)
+		}
+		// A summary that fails its sum reads as none.
+		if err := tx.kindBucket(kindSummary).Put(u64(10), []byte(`{"id":11}`)); err != nil {
+			return err
+		}
+		var gapped []uint64
+		for i, id := range all {
+			if i%9 < 3 {
+				gapped = append(gapped, id)
 			}
 		}
-		if err := tx.JobValues(8, keys, got); !errors.Is(err, ErrNotFound) {
+		for _, ids := range [][]uint64{all, {5}, gapped, {50, 40, 2, 2, 58, 1}} {
+			got := make([][]byte, len(ids)*len(keys))
+			if err := tx.JobValues(ids, keys, got); err != nil {
+				return err
+			}
+			for i, id := range ids {
+				for j, key := range keys {
+					want, err := tx.JobValue(id, key)
+					if err != nil {
+						return err
+					}
+					if diff := cmp.Diff(want, got[i*len(keys)+j]); diff != "" {
+						t.Errorf("job %d %s (-JobValue +JobValues):\n%s", id, key, diff)
+					}
+				}
+			}
+		}
+		got := make([][]byte, 3*len(keys))
+		if err := tx.JobValues([]uint64{1, 3, 4}, keys, got); !errors.Is(err, ErrNotFound) {
 			t.Errorf("a missing job: %v, want ErrNotFound", err)
 		}
-		if err := tx.JobValues(7, []string{"nosuch"}, got[:1]); err == nil {
+		if err := tx.JobValues([]uint64{1}, []string{"nosuch"}, got[:1]); err == nil {
 			t.Error("a key no record has was read")
 		}
 		return nil
